@@ -1,0 +1,266 @@
+"""The engine: a LinMaxMatch automaton over any set of keys.
+
+It knows tries, failure links and pops, direction and word boundaries; it
+knows nothing of BERT or Chinese.  A preset gives it
+
+* keys (strings) with their ids,
+* a suffix indicator (any string, possibly empty): keys that start with it
+  also match as continuations, with the indicator stripped,
+* a boundary class per code point (see :mod:`segkit.engine.charmap`),
+* what to do with what cannot be matched: ``"word"`` (the whole word becomes
+  the unk id) or ``"char"`` (every unseen character becomes a one-character
+  token),
+* a direction: ``"forward"`` (longest prefix first) or ``"backward"``
+  (longest suffix first, run as forward matching of the reversed word with
+  reversed keys; the outputs are mapped back).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Sequence
+
+import numpy as np
+
+from . import build, kernels
+from .charmap import MAX_CODE_POINT, build_charmap, lookup
+
+_UNLIMITED = np.iinfo(np.int32).max
+
+
+def to_code_points(text: str) -> np.ndarray:
+    """Code points of ``text`` as a uint32 array (lone surrogates kept)."""
+    if not isinstance(text, str):
+        raise TypeError(f"expected text as str, found {type(text).__name__}: {text!r:.80}")
+    return np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
+
+
+def join_code_points(texts: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
+    """All texts as one code point array plus ``bounds`` (length n+1)."""
+    try:
+        lengths = np.fromiter(map(len, texts), dtype=np.int64, count=len(texts))
+        joined = "".join(texts)
+    except TypeError:
+        for i, t in enumerate(texts):
+            if not isinstance(t, str):
+                raise TypeError(
+                    f"expected a sequence of str, found {type(t).__name__} at index {i}: {t!r:.80}"
+                ) from None
+        raise
+    bounds = np.zeros(len(lengths) + 1, dtype=np.int64)
+    np.cumsum(lengths, out=bounds[1:])
+    return to_code_points(joined), bounds
+
+
+@dataclass(frozen=True)
+class EngineConfig:
+    """How the automaton matches (everything but the keys)."""
+
+    suffix_indicator: str = ""
+    unknown: str = "word"  # "word" or "char"
+    direction: str = "forward"  # "forward" or "backward"
+    unk_id: int = -1
+    char_id: int = -1
+    max_word_chars: int | None = None
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.suffix_indicator, str):
+            raise TypeError(
+                f"suffix_indicator must be a str, found {type(self.suffix_indicator).__name__}"
+            )
+        if self.unknown not in ("word", "char"):
+            raise ValueError(f"unknown must be 'word' or 'char', found {self.unknown!r}")
+        if self.direction not in ("forward", "backward"):
+            raise ValueError(f"direction must be 'forward' or 'backward', found {self.direction!r}")
+        if self.direction == "backward" and self.suffix_indicator:
+            raise ValueError(
+                "backward matching is defined for an empty suffix indicator only, "
+                f"found {self.suffix_indicator!r}"
+            )
+        if self.max_word_chars is not None and (
+            not isinstance(self.max_word_chars, int) or self.max_word_chars < 1
+        ):
+            raise ValueError(f"max_word_chars must be a positive int or None, found {self.max_word_chars!r}")
+
+
+class Automaton:
+    """A compiled LinMaxMatch automaton (immutable; safe to share across threads).
+
+    Build one with :meth:`Automaton.build`.  The arrays are
+
+    ``cmap``
+        code point -> ``symbol << 2 | boundary class`` (two-level table);
+    ``trans``
+        (slots, 2) int32: double-array ``base`` and ``check``;
+    ``fails``
+        (slots, 2) int32: failure link and failure pops (a single pop inline
+        as a negative number, else an offset into ``pool``);
+    ``pool``
+        failure pops: a count followed by (token id, characters covered) pairs;
+    ``params``
+        scalars of :mod:`segkit.engine.kernels`.
+    """
+
+    __slots__ = ("cmap", "trans", "fails", "pool", "params", "word_params", "config", "num_symbols")
+
+    def __init__(self, cmap, trans, fails, pool, params, config: EngineConfig, num_symbols: int):
+        self.cmap = cmap
+        self.trans = trans
+        self.fails = fails
+        self.pool = pool
+        self.params = params
+        word_params = params.copy()
+        word_params[kernels.P_CLSMASK] = 0
+        self.word_params = word_params
+        self.config = config
+        self.num_symbols = num_symbols
+        for a in (cmap, trans, fails, pool, params, word_params):
+            a.setflags(write=False)
+
+    # ------------------------------------------------------------------ build
+    @classmethod
+    def build(
+        cls,
+        keys: Sequence[str],
+        ids: Sequence[int] | np.ndarray,
+        config: EngineConfig,
+        classes: np.ndarray | None = None,
+    ) -> "Automaton":
+        """Build the automaton for ``keys`` (``keys[i]`` has id ``ids[i]``).
+
+        Empty keys are ignored; keys must be distinct.  ``classes`` is a uint8
+        array over all code points (``None``: every character is a word
+        character).
+        """
+        ids = np.asarray(ids, dtype=np.int32)
+        if len(keys) != ids.size:
+            raise ValueError(f"expected one id per key, found {len(keys)} keys and {ids.size} ids")
+        sfx = config.suffix_indicator
+        cps = to_code_points("".join(keys))
+        lengths = np.fromiter(map(len, keys), dtype=np.int64, count=len(keys))
+        ends = np.cumsum(lengths)
+        starts = ends - lengths
+        counts = np.bincount(cps, minlength=MAX_CODE_POINT + 1)
+        alphabet = np.flatnonzero(counts)
+        # Frequent characters get small symbols: denser double-array rows.
+        alphabet = alphabet[np.argsort(-counts[alphabet], kind="stable")]
+        nsym = int(alphabet.size)
+        sym_of_cp = np.zeros(MAX_CODE_POINT + 1, dtype=np.int32)
+        sym_of_cp[alphabet] = np.arange(1, nsym + 1, dtype=np.int32)
+        # Symbols of all keys, then one extra symbol per alphabet character
+        # (the one-character keys of the "char" unknown policy).
+        syms = np.concatenate([sym_of_cp[cps], np.arange(1, nsym + 1, dtype=np.int32)])
+        parts = [(starts, ends, 0, ids)]  # (start, end, tree, token id)
+        if sfx:
+            ls = len(sfx)
+            cont = lengths > ls
+            for j, ch in enumerate(to_code_points(sfx).astype(np.int64)):
+                cont[cont] = cps[starts[cont] + j] == ch
+            parts.append((starts[cont] + ls, ends[cont], 1, ids[cont]))
+        if config.unknown == "char":
+            one = np.arange(cps.size, cps.size + nsym, dtype=np.int64)
+            char_ids = np.full(nsym, config.char_id, dtype=np.int32)
+            parts.append((one, one + 1, 0, char_ids))
+            if sfx:
+                parts.append((one, one + 1, 1, char_ids))
+        key_start = np.concatenate([p[0] for p in parts])
+        key_end = np.concatenate([p[1] for p in parts])
+        key_tree = np.concatenate([np.full(p[0].size, p[2], dtype=np.int32) for p in parts])
+        key_tok = np.concatenate([p[3] for p in parts]).astype(np.int32)
+        sroot = 1 if sfx else 0
+        trans, fails, pool = build.build_automaton(
+            syms, key_start, key_end, key_tree, key_tok, nsym, sroot, config.direction == "backward"
+        )
+        if classes is None:
+            classes = np.zeros(MAX_CODE_POINT + 1, dtype=np.uint8)
+        cmap = build_charmap(alphabet, classes)
+        params = np.zeros(kernels.N_PARAMS, dtype=np.int64)
+        params[kernels.P_SROOT] = sroot
+        params[kernels.P_UNK] = config.unk_id
+        params[kernels.P_MAXCHARS] = _UNLIMITED if config.max_word_chars is None else config.max_word_chars
+        params[kernels.P_CHARMODE] = 1 if config.unknown == "char" else 0
+        params[kernels.P_CHARID] = config.char_id
+        params[kernels.P_CLSMASK] = 3
+        return cls(cmap, trans, fails, pool, params, config, nsym)
+
+    # --------------------------------------------------------------- matching
+    @property
+    def backward(self) -> bool:
+        return self.config.direction == "backward"
+
+    def segment(self, text: str, *, pretokenize: bool = True):
+        """``(ids, starts, ends)`` int32 arrays for one text."""
+        cps = to_code_points(text)
+        params = self.params if pretokenize else self.word_params
+        if self.backward:
+            ids, st, en = kernels.segment(cps[::-1].copy(), self.cmap, self.trans, self.fails, self.pool, params)
+            n = cps.size
+            return ids[::-1].copy(), (n - en[::-1]).astype(np.int32), (n - st[::-1]).astype(np.int32)
+        return kernels.segment(cps, self.cmap, self.trans, self.fails, self.pool, params)
+
+    def segment_ids(self, text: str, *, pretokenize: bool = True) -> np.ndarray:
+        """Token ids of one text (int32)."""
+        cps = to_code_points(text)
+        params = self.params if pretokenize else self.word_params
+        if self.backward:
+            return kernels.segment_ids(cps[::-1].copy(), self.cmap, self.trans, self.fails, self.pool, params)[::-1].copy()
+        return kernels.segment_ids(cps, self.cmap, self.trans, self.fails, self.pool, params)
+
+    def segment_batch(self, texts: Sequence[str], *, offsets: bool = True, pretokenize: bool = True):
+        """All texts in one compiled call.
+
+        Returns ``(ids, starts, ends, row_splits)`` (``starts``/``ends`` are
+        ``None`` when ``offsets=False``); the tokens of text ``t`` are
+        ``row_splits[t]:row_splits[t+1]``.
+        """
+        cps, bounds = join_code_points(texts)
+        params = self.params if pretokenize else self.word_params
+        if self.backward:
+            n = cps.size
+            rcps = cps[::-1].copy()
+            rbounds = (n - bounds[::-1]).copy()
+            if offsets:
+                ids, st, en, rows = kernels.segment_batch(rcps, rbounds, self.cmap, self.trans, self.fails, self.pool, params)
+                lengths = np.diff(bounds)[::-1]
+                # offsets are relative to each reversed text: mirror them.
+                owner = np.repeat(np.arange(lengths.size), np.diff(rows))
+                ln = lengths[owner].astype(np.int32)
+                st, en = ln - en, ln - st
+                return ids[::-1].copy(), st[::-1].copy(), en[::-1].copy(), (rows[-1] - rows[::-1]).copy()
+            ids, rows = kernels.segment_batch_ids(rcps, rbounds, self.cmap, self.trans, self.fails, self.pool, params)
+            return ids[::-1].copy(), None, None, (rows[-1] - rows[::-1]).copy()
+        if offsets:
+            return kernels.segment_batch(cps, bounds, self.cmap, self.trans, self.fails, self.pool, params)
+        ids, rows = kernels.segment_batch_ids(cps, bounds, self.cmap, self.trans, self.fails, self.pool, params)
+        return ids, None, None, rows
+
+    # ------------------------------------------------------------ inspection
+    def node(self, key: str, *, continuation: bool = False) -> int:
+        """Slot of the node reached by reading ``key`` from a root, or -1."""
+        u = 1 if (continuation and self.config.suffix_indicator) else 0
+        for ch in key:
+            v = int(lookup(self.cmap, np.array([ord(ch)]))[0])
+            s = int(self.trans[u, 0]) + (v >> 2)
+            if (v >> 2) == 0 or s >= self.trans.shape[0] or int(self.trans[s, 1]) != u:
+                return -1
+            u = s
+        return u
+
+    def failure(self, slot: int) -> tuple[int, list[tuple[int, int]]]:
+        """``(f(v), F(v))`` of a node: its failure link (-1 for none) and its
+        failure pops as (token id, characters covered) pairs."""
+        f = int(self.fails[slot, 0])
+        if f < 0:
+            return -1, []
+        ref = int(self.fails[slot, 1])
+        if ref < 0:
+            packed = -1 - ref
+            return f, [((packed >> 8) - 1, packed & 255)]
+        cnt = int(self.pool[ref])
+        pops = self.pool[ref + 1 : ref + 1 + 2 * cnt].reshape(-1, 2)
+        return f, [(int(a), int(b)) for a, b in pops]
+
+    @property
+    def nbytes(self) -> int:
+        """Memory held by the automaton's arrays."""
+        return int(self.cmap.nbytes + self.trans.nbytes + self.fails.nbytes + self.pool.nbytes)

@@ -1,0 +1,266 @@
+"""The compiled single pass: pre-tokenization fused with LinMaxMatch.
+
+Every entry point takes the text as a uint32 array of code points and the
+automaton as five arrays (``cmap``, ``trans``, ``fails``, ``pool``,
+``params``); it
+releases the GIL and allocates only its output (grown geometrically, never
+per token).  Whether offsets are produced is decided at compile time: the
+``*_ids`` entry points skip them entirely.
+
+``params`` (int64):
+
+0. slot of the continuation root (0 when the suffix indicator is empty);
+1. id emitted for an unmatchable word (the unk id);
+2. longest word, in characters, that is matched at all (longer ones are unk);
+3. 1 when unseen characters become one-character tokens (then no word is
+   ever unk except for the length limit), 0 when a word with an unmatchable
+   part becomes one unk token;
+4. id given to such one-character tokens;
+5. class mask: 3 to honour the boundary classes of the char map, 0 to treat
+   the whole input as one word.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+P_SROOT, P_UNK, P_MAXCHARS, P_CHARMODE, P_CHARID, P_CLSMASK = range(6)
+N_PARAMS = 6
+
+
+@njit(cache=True, nogil=True)
+def _grow(arr, need):
+    out = np.empty(max(2 * arr.size, need + 16), arr.dtype)
+    out[: arr.size] = arr
+    return out
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _emit_pops(ref, pool, ids, st, en, k, pos, with_offsets):
+    """Append a node's failure pops; ``k = -1`` when the outputs are full.
+
+    ``ref < 0`` encodes a single pop inline (see ``build.inline_single_pops``),
+    otherwise it is an offset into ``pool``.
+    """
+    if ref < 0:
+        if k >= ids.size:
+            return -1, pos
+        packed = -1 - ref
+        cov = packed & 255
+        ids[k] = (packed >> 8) - 1
+        if with_offsets:
+            st[k] = pos
+            en[k] = pos + cov
+        return k + 1, pos + cov
+    cnt = pool[ref]
+    if k + cnt > ids.size:
+        return -1, pos
+    for e in range(cnt):
+        ids[k] = pool[ref + 1 + 2 * e]
+        cov = pool[ref + 2 + 2 * e]
+        if with_offsets:
+            st[k] = pos
+            en[k] = pos + cov
+        pos += cov
+        k += 1
+    return k, pos
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _segment_range(cps, i, b, cmap, trans, fails, pool, params, ids, st, en, k, with_offsets):
+    """Tokenize ``cps[i:b]`` into the outputs from slot ``k`` on.
+
+    Returns ``(i, k, done)``.  When the outputs fill up, it stops at the start
+    of the current word (rolling back its tokens) with ``done=False`` so the
+    caller can grow them and resume; the arrays are never reallocated here,
+    which keeps the loop free of reference counting.
+    """
+    sroot = params[0]
+    unk = params[1]
+    maxc = params[2]
+    charmode = params[3] != 0
+    charid = params[4]
+    clsmask = params[5]
+    cap = ids.size
+    while i < b:
+        c = cps[i]
+        v = cmap[cmap[c >> 8] + (c & 255)]
+        cls = v & clsmask
+        if cls == 1:  # separator
+            i += 1
+            continue
+        ws = i  # word start
+        kw = k  # first output slot of this word
+        pos = i  # next character not yet covered by an output token
+        u = 0
+        ok = True
+        j = i
+        sym = v >> 2
+        while True:
+            # One step: follow failure links (emitting pops) until sym is consumed.
+            while True:
+                t = trans[u, 0] + sym
+                if trans[t, 1] == u:
+                    u = t
+                    break
+                f = fails[u, 0]
+                if f < 0:
+                    if charmode and (u == 0 or u == sroot):
+                        if k >= cap:
+                            return ws, kw, False
+                        ids[k] = charid
+                        if with_offsets:
+                            st[k] = j
+                            en[k] = j + 1
+                        k += 1
+                        pos = j + 1
+                        u = sroot
+                        break
+                    ok = False
+                    break
+                k, pos = _emit_pops(fails[u, 1], pool, ids, st, en, k, pos, with_offsets)
+                if k < 0:
+                    return ws, kw, False
+                u = f
+            if not ok:
+                break
+            j += 1
+            if cls == 2 or j >= b:
+                break
+            c = cps[j]
+            v = cmap[cmap[c >> 8] + (c & 255)]
+            if (v & clsmask) != 0:
+                break
+            sym = v >> 2
+        if ok:
+            # End of word: pop everything still pending.
+            while u != 0 and u != sroot:
+                f = fails[u, 0]
+                if f < 0:
+                    ok = False
+                    break
+                k, pos = _emit_pops(fails[u, 1], pool, ids, st, en, k, pos, with_offsets)
+                if k < 0:
+                    return ws, kw, False
+                u = f
+        if not ok:
+            if cls == 2:
+                j = ws + 1
+            else:
+                while j < b:
+                    c = cps[j]
+                    if (cmap[cmap[c >> 8] + (c & 255)] & clsmask) != 0:
+                        break
+                    j += 1
+        if not ok or j - ws > maxc:
+            k = kw
+            if k >= cap:
+                return ws, kw, False
+            ids[k] = unk
+            if with_offsets:
+                st[k] = ws
+                en[k] = j
+            k += 1
+        i = j
+    return i, k, True
+
+
+@njit(cache=True, nogil=True)
+def _run_offsets(cps, a, b, cmap, trans, fails, pool, params, ids, st, en, k):
+    return _segment_range(cps, a, b, cmap, trans, fails, pool, params, ids, st, en, k, True)
+
+
+@njit(cache=True, nogil=True)
+def _run_ids(cps, a, b, cmap, trans, fails, pool, params, ids, k):
+    return _segment_range(cps, a, b, cmap, trans, fails, pool, params, ids, ids, ids, k, False)
+
+
+@njit(cache=True, nogil=True)
+def segment_batch(cps, bounds, cmap, trans, fails, pool, params):
+    """Tokens of many texts concatenated in ``cps``; text ``t`` is
+    ``cps[bounds[t]:bounds[t+1]]``.  Offsets are relative to each text.
+    Returns ``(ids, starts, ends, row_splits)``."""
+    cap = cps.size // 2 + 16
+    ids = np.empty(cap, np.int32)
+    st = np.empty(cap, np.int32)
+    en = np.empty(cap, np.int32)
+    nt = bounds.size - 1
+    rows = np.empty(nt + 1, np.int64)
+    rows[0] = 0
+    k = 0
+    for t in range(nt):
+        a = bounds[t]
+        b = bounds[t + 1]
+        k0 = k
+        i = a
+        while True:
+            i, k, done = _run_offsets(cps, i, b, cmap, trans, fails, pool, params, ids, st, en, k)
+            if done:
+                break
+            ids = _grow(ids, k + b - i)
+            st = _grow(st, k + b - i)
+            en = _grow(en, k + b - i)
+        if a:
+            for q in range(k0, k):
+                st[q] -= a
+                en[q] -= a
+        rows[t + 1] = k
+    return ids[:k], st[:k], en[:k], rows
+
+
+@njit(cache=True, nogil=True)
+def segment_batch_ids(cps, bounds, cmap, trans, fails, pool, params):
+    """Like :func:`segment_batch` without offsets: ``(ids, row_splits)``."""
+    cap = cps.size // 2 + 16
+    ids = np.empty(cap, np.int32)
+    nt = bounds.size - 1
+    rows = np.empty(nt + 1, np.int64)
+    rows[0] = 0
+    k = 0
+    for t in range(nt):
+        b = bounds[t + 1]
+        i = bounds[t]
+        while True:
+            i, k, done = _run_ids(cps, i, b, cmap, trans, fails, pool, params, ids, k)
+            if done:
+                break
+            ids = _grow(ids, k + b - i)
+        rows[t + 1] = k
+    return ids[:k], rows
+
+
+@njit(cache=True, nogil=True)
+def segment(cps, cmap, trans, fails, pool, params):
+    """Tokens of one text: ``(ids, starts, ends)``, offsets in code points."""
+    cap = cps.size // 2 + 16
+    ids = np.empty(cap, np.int32)
+    st = np.empty(cap, np.int32)
+    en = np.empty(cap, np.int32)
+    n = cps.size
+    i = 0
+    k = 0
+    while True:
+        i, k, done = _run_offsets(cps, i, n, cmap, trans, fails, pool, params, ids, st, en, k)
+        if done:
+            break
+        ids = _grow(ids, k + n - i)
+        st = _grow(st, k + n - i)
+        en = _grow(en, k + n - i)
+    return ids[:k], st[:k], en[:k]
+
+
+@njit(cache=True, nogil=True)
+def segment_ids(cps, cmap, trans, fails, pool, params):
+    """Token ids of one text, no offsets."""
+    cap = cps.size // 2 + 16
+    ids = np.empty(cap, np.int32)
+    n = cps.size
+    i = 0
+    k = 0
+    while True:
+        i, k, done = _run_ids(cps, i, n, cmap, trans, fails, pool, params, ids, k)
+        if done:
+            break
+        ids = _grow(ids, k + n - i)
+    return ids[:k]

@@ -1,0 +1,49 @@
+"""Unicode character classes over all code points, from the ``regex`` tables.
+
+Each function returns a boolean numpy array of length ``0x110000``.  They are
+computed once per process (about 30 ms in all) and cached.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+
+import numpy as np
+import regex
+
+N_CODE_POINTS = 0x110000
+
+
+@lru_cache(maxsize=1)
+def _all_code_points() -> str:
+    return np.arange(N_CODE_POINTS, dtype=np.uint32).tobytes().decode("utf-32-le", "surrogatepass")
+
+
+@lru_cache(maxsize=None)
+def property_mask(pattern: str) -> np.ndarray:
+    """Code points matched by a one-character ``regex`` class, e.g. ``r"\\p{P}"``."""
+    found = np.fromiter(
+        (m.start() for m in regex.finditer(pattern, _all_code_points())), dtype=np.int64
+    )
+    mask = np.zeros(N_CODE_POINTS, dtype=bool)
+    mask[found] = True
+    mask.setflags(write=False)
+    return mask
+
+
+def white_space() -> np.ndarray:
+    """Unicode ``White_Space`` (what Rust's ``char::is_whitespace`` tests)."""
+    return property_mask(r"\p{White_Space}")
+
+
+def punctuation() -> np.ndarray:
+    """General category P* (Pc, Pd, Ps, Pe, Pi, Pf, Po)."""
+    return property_mask(r"\p{P}")
+
+
+def ranges_mask(ranges) -> np.ndarray:
+    """Code points inside any of the inclusive ``(first, last)`` ranges."""
+    mask = np.zeros(N_CODE_POINTS, dtype=bool)
+    for a, b in ranges:
+        mask[a : b + 1] = True
+    return mask

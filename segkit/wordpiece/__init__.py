@@ -1,0 +1,5 @@
+"""WordPiece (BERT) preset."""
+
+from .preset import WordPiece
+
+__all__ = ["WordPiece"]

@@ -1,0 +1,1 @@
+"""Bundled vocabularies (installed as ``segkit.vocabularies``); see README.md."""
