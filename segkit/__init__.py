@@ -10,6 +10,9 @@ Public API
     Token <-> id tables and the error raised for unreadable vocabularies.
 :class:`Automaton`, :class:`EngineConfig`
     The preset-agnostic LinMaxMatch engine, for writing new segmenters.
+``ChineseMaxMatch`` and other plugins
+    Resolved lazily from the entry-point group ``segkit.plugins``
+    (see :mod:`segkit.plugins`).
 """
 
 from .encoding import BatchEncoding, Encoding
@@ -18,6 +21,15 @@ from .vocab import Vocabulary, VocabularyError
 from .wordpiece import WordPiece
 
 __version__ = "0.1.0"
+
+
+def __getattr__(name: str):
+    # Plugins (e.g. ChineseMaxMatch from segkit_cjk) resolve on first access.
+    if name.startswith("__"):
+        raise AttributeError(name)
+    import importlib
+
+    return importlib.import_module("segkit.plugins").load(name)
 
 __all__ = [
     "WordPiece",

@@ -1,0 +1,146 @@
+"""Compiled post-passes of the Chinese preset (merging alnum runs, choosing
+between forward and backward results).  Both work on the flat token arrays of
+a whole batch: no per-token Python work."""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+_ALPHA = 1
+_DIGIT = 2
+_POINT = 3
+_PERCENT = 4
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _kind(c):
+    if 48 <= c <= 57 or 0xFF10 <= c <= 0xFF19:
+        return _DIGIT
+    if 65 <= c <= 90 or 97 <= c <= 122 or 0xFF21 <= c <= 0xFF3A or 0xFF41 <= c <= 0xFF5A:
+        return _ALPHA
+    if c == 46 or c == 0xFF0E:
+        return _POINT
+    if c == 37 or c == 0xFF05:
+        return _PERCENT
+    return 0
+
+
+@njit(cache=True, nogil=True)
+def merge_alnum_runs(cps, bounds, ids, st, en, rows, run_id):
+    """Merge adjacent one-character tokens into runs of Latin letters and
+    digits (half- or full-width); a point between two digits and a percent
+    sign after a digit join the run.  Merged tokens get ``run_id``.
+
+    Offsets are relative to each text (``cps[bounds[t]:bounds[t+1]]``).
+    Returns new ``(ids, st, en, rows)``.
+    """
+    n = ids.size
+    oid = np.empty(n, np.int32)
+    ost = np.empty(n, np.int32)
+    oen = np.empty(n, np.int32)
+    orows = np.empty(rows.size, np.int64)
+    orows[0] = 0
+    k = 0
+    for t in range(rows.size - 1):
+        base = bounds[t]
+        run_open = False  # last output token is a run that may grow
+        last_digit = False  # ... and it ends with a digit
+        for q in range(rows[t], rows[t + 1]):
+            s = st[q]
+            e = en[q]
+            kind = _kind(cps[base + s]) if e - s == 1 else 0
+            adjacent = run_open and oen[k - 1] == s
+            if kind == _ALPHA or kind == _DIGIT:
+                if adjacent:
+                    oen[k - 1] = e
+                    oid[k - 1] = run_id
+                else:
+                    oid[k] = ids[q]
+                    ost[k] = s
+                    oen[k] = e
+                    k += 1
+                run_open = True
+                last_digit = kind == _DIGIT
+                continue
+            if kind == _POINT and adjacent and last_digit and q + 1 < rows[t + 1]:
+                s2 = st[q + 1]
+                if s2 == e and en[q + 1] - s2 == 1 and _kind(cps[base + s2]) == _DIGIT:
+                    oen[k - 1] = e
+                    oid[k - 1] = run_id
+                    last_digit = False
+                    continue
+            if kind == _PERCENT and adjacent and last_digit:
+                oen[k - 1] = e
+                oid[k - 1] = run_id
+                run_open = False
+                continue
+            oid[k] = ids[q]
+            ost[k] = s
+            oen[k] = e
+            k += 1
+            run_open = False
+        orows[t + 1] = k
+    return oid[:k], ost[:k], oen[:k], orows
+
+
+@njit(cache=True, nogil=True)
+def choose_bidirectional(fid, fst, fen, frows, bid, bst, ben, brows):
+    """Combine forward and backward results.
+
+    The text is cut at every position where both results have a word
+    boundary; in each stretch where they differ, the result with fewer
+    words wins, then the one with fewer one-character words, then backward.
+    """
+    cap = fid.size + bid.size
+    oid = np.empty(cap, np.int32)
+    ost = np.empty(cap, np.int32)
+    oen = np.empty(cap, np.int32)
+    orows = np.empty(frows.size, np.int64)
+    orows[0] = 0
+    k = 0
+    for t in range(frows.size - 1):
+        a = frows[t]
+        b = brows[t]
+        fa_end = frows[t + 1]
+        ba_end = brows[t + 1]
+        while a < fa_end and b < ba_end:
+            a0 = a
+            b0 = b
+            # Grow both sides until their ends meet at a common boundary.
+            while fen[a] != ben[b]:
+                if fen[a] < ben[b]:
+                    a += 1
+                else:
+                    b += 1
+            nf = a - a0 + 1
+            nb = b - b0 + 1
+            use_forward = False
+            if nf < nb:
+                use_forward = True
+            elif nf == nb:
+                sf = 0
+                sb = 0
+                for q in range(a0, a + 1):
+                    if fen[q] - fst[q] == 1:
+                        sf += 1
+                for q in range(b0, b + 1):
+                    if ben[q] - bst[q] == 1:
+                        sb += 1
+                use_forward = sf < sb
+            if use_forward:
+                for q in range(a0, a + 1):
+                    oid[k] = fid[q]
+                    ost[k] = fst[q]
+                    oen[k] = fen[q]
+                    k += 1
+            else:
+                for q in range(b0, b + 1):
+                    oid[k] = bid[q]
+                    ost[k] = bst[q]
+                    oen[k] = ben[q]
+                    k += 1
+            a += 1
+            b += 1
+        orows[t + 1] = k
+    return oid[:k], ost[:k], oen[:k], orows

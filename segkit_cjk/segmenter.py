@@ -1,0 +1,204 @@
+"""Chinese word segmentation by forward, backward or bidirectional MaxMatch."""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections.abc import Iterable, Sequence
+
+import numpy as np
+
+from segkit.engine import Automaton, EngineConfig, join_code_points
+from segkit.engine.charmap import SPACE
+from segkit.unicode import white_space
+
+from . import _kernels
+from .dictionary import clean_words, read_dictionary
+
+MODES = ("forward", "backward", "bidirectional")
+
+#: Id of tokens that are not dictionary words (unseen characters, merged runs).
+NOT_A_WORD = -1
+
+
+def _classes() -> np.ndarray:
+    classes = np.zeros(0x110000, dtype=np.uint8)
+    classes[white_space()] = SPACE
+    return classes
+
+
+class ChineseMaxMatch:
+    """Dictionary-based Chinese word segmentation with MaxMatch, in linear time.
+
+    Parameters
+    ----------
+    dictionary
+        A path to a word list (one word per line) or a jieba-format dictionary
+        (``word [freq] [tag]``), an iterable of words, or None for the bundled
+        default (jieba's dictionary, 349,045 words, MIT licence).
+    mode
+        ``"forward"`` (longest word starting at the current position),
+        ``"backward"`` (longest word ending at the current position, scanning
+        from the end) or ``"bidirectional"`` (both, then per ambiguous stretch
+        the result with fewer words, then fewer one-character words, then the
+        backward one; a stretch is the text between two positions where both
+        results have a word boundary).
+    alnum_runs
+        True: runs of Latin letters and digits (half- or full-width, with a
+        decimal point between digits and a trailing percent sign) become one
+        token, as jieba users expect.  False: the textbook algorithm, where
+        every character that starts no dictionary word is a token of its own.
+
+    Notes
+    -----
+    Whitespace (Unicode ``White_Space``) separates words and is not part of
+    any token: ``"".join(cut(text))`` is ``text`` without its whitespace,
+    and :meth:`tokenize` gives each token's character offsets in ``text``.
+    Punctuation is matched like any other character (a dictionary entry can
+    contain it); an unmatched punctuation mark is a one-character token.
+    Characters of other scripts pass through the same way: a run of letters
+    is kept whole with ``alnum_runs=True`` only for Latin letters and digits.
+
+    Examples
+    --------
+    >>> seg = ChineseMaxMatch(["研究", "研究生", "生命", "命", "起源"], mode="forward")
+    >>> seg.cut("研究生命起源")
+    ['研究生', '命', '起源']
+    >>> ChineseMaxMatch(["研究", "研究生", "生命", "命", "起源"], mode="backward").cut("研究生命起源")
+    ['研究', '生命', '起源']
+    """
+
+    def __init__(
+        self,
+        dictionary: str | os.PathLike | Iterable[str] | None = None,
+        *,
+        mode: str = "forward",
+        alnum_runs: bool = True,
+    ) -> None:
+        if mode not in MODES:
+            raise ValueError(f"mode must be one of {', '.join(map(repr, MODES))}, found {mode!r}")
+        self.mode = mode
+        self.alnum_runs = bool(alnum_runs)
+        if dictionary is None:
+            from .default import default_words
+
+            words = default_words()
+        elif isinstance(dictionary, (str, os.PathLike)):
+            words = read_dictionary(dictionary)
+        else:
+            words = clean_words(dictionary)
+        self._words: list[str] = words
+        self._lock = threading.Lock()
+        self._automata: dict[str, Automaton] = {}
+
+    # ------------------------------------------------------------ dictionary
+    @property
+    def words(self) -> list[str]:
+        """The dictionary words (a copy)."""
+        return list(self._words)
+
+    def add_word(self, word: str) -> None:
+        """Add a word; it takes effect from the next call on.
+
+        The automaton is rebuilt lazily on that call, so adding many words
+        before segmenting costs one rebuild.
+        """
+        self.add_words([word])
+
+    def add_words(self, words: Iterable[str]) -> None:
+        """Add several words (see :meth:`add_word`)."""
+        new = clean_words(words, "add_word")
+        with self._lock:
+            known = set(self._words)
+            fresh = [w for w in new if w not in known]
+            if fresh:
+                self._words = self._words + fresh
+                self._automata = {}
+
+    def load_userdict(self, path: str | os.PathLike) -> None:
+        """Add the words of a user dictionary file (word list or jieba format)."""
+        self.add_words(read_dictionary(path))
+
+    def _automaton(self, direction: str) -> Automaton:
+        automata = self._automata
+        a = automata.get(direction)
+        if a is None:
+            with self._lock:
+                a = self._automata.get(direction)
+                if a is None:
+                    config = EngineConfig(unknown="char", direction=direction, char_id=NOT_A_WORD)
+                    words = self._words
+                    a = Automaton.build(words, np.arange(len(words), dtype=np.int32), config, _classes())
+                    self._automata[direction] = a
+        return a
+
+    # ---------------------------------------------------------- segmentation
+    def _segment_arrays(self, texts: Sequence[str]):
+        cps, bounds = join_code_points(texts)
+        if self.mode == "bidirectional":
+            f = self._segment_direction("forward", texts)
+            b = self._segment_direction("backward", texts)
+            ids, st, en, rows = _kernels.choose_bidirectional(*f, *b)
+        else:
+            ids, st, en, rows = self._segment_direction(self.mode, texts)
+        if self.alnum_runs and ids.size:
+            ids, st, en, rows = _kernels.merge_alnum_runs(cps, bounds, ids, st, en, rows, NOT_A_WORD)
+        return ids, st, en, rows
+
+    def _segment_direction(self, direction: str, texts: Sequence[str]):
+        return self._automaton(direction).segment_batch(texts)
+
+    def tokenize_batch(self, texts: Sequence[str]) -> list[list[tuple[str, int, int]]]:
+        """:meth:`tokenize` for many texts, in one compiled call per direction."""
+        texts = _check_batch(texts)
+        ids, st, en, rows = self._segment_arrays(texts)
+        st_l, en_l, rows_l = st.tolist(), en.tolist(), rows.tolist()
+        out = []
+        for t, text in enumerate(texts):
+            a, b = rows_l[t], rows_l[t + 1]
+            out.append([(text[s:e], s, e) for s, e in zip(st_l[a:b], en_l[a:b])])
+        return out
+
+    def cut_batch(self, texts: Sequence[str]) -> list[list[str]]:
+        """:meth:`cut` for many texts, in one compiled call per direction."""
+        texts = _check_batch(texts)
+        ids, st, en, rows = self._segment_arrays(texts)
+        st_l, en_l, rows_l = st.tolist(), en.tolist(), rows.tolist()
+        out = []
+        for t, text in enumerate(texts):
+            a, b = rows_l[t], rows_l[t + 1]
+            out.append([text[s:e] for s, e in zip(st_l[a:b], en_l[a:b])])
+        return out
+
+    def cut(self, text: str) -> list[str]:
+        """The words of ``text``.
+
+        >>> ChineseMaxMatch(["北京", "大学", "北京大学"]).cut("我在北京大学读书")
+        ['我', '在', '北京大学', '读', '书']
+        """
+        return self.cut_batch([_check_text(text)])[0]
+
+    def tokenize(self, text: str) -> list[tuple[str, int, int]]:
+        """The words of ``text`` with their character offsets ``(word, start, end)``.
+
+        >>> ChineseMaxMatch(["你好"]).tokenize("你好 world 3.5%")
+        [('你好', 0, 2), ('world', 3, 8), ('3.5%', 9, 13)]
+        """
+        return self.tokenize_batch([_check_text(text)])[0]
+
+    def __repr__(self) -> str:
+        return f"ChineseMaxMatch(words={len(self._words)}, mode={self.mode!r}, alnum_runs={self.alnum_runs})"
+
+
+def _check_text(text: object) -> str:
+    if not isinstance(text, str):
+        raise TypeError(f"expected text as str, found {type(text).__name__}: {text!r:.80}")
+    return text
+
+
+def _check_batch(texts: object) -> Sequence[str]:
+    if isinstance(texts, str):
+        raise TypeError("expected a sequence of texts, found a single str; use cut()/tokenize()")
+    if not isinstance(texts, Sequence):
+        texts = list(texts)  # type: ignore[arg-type]
+    return texts  # type: ignore[return-value]
