@@ -6,6 +6,8 @@ Public API
     BERT's WordPiece tokenizer (greedy longest-match-first), end to end.
 :class:`Encoding`, :class:`BatchEncoding`
     Results of ``encode`` / ``encode_batch``.
+:func:`load`, :class:`ModelFileError`
+    Load any preset saved with ``.save(path)`` (memory-mapped, no rebuild).
 :class:`Vocabulary`, :class:`VocabularyError`
     Token <-> id tables and the error raised for unreadable vocabularies.
 :class:`Automaton`, :class:`EngineConfig`
@@ -17,6 +19,8 @@ Public API
 
 from .encoding import BatchEncoding, Encoding
 from .engine import Automaton, EngineConfig
+from .models import load
+from .storage import ModelFileError
 from .vocab import Vocabulary, VocabularyError
 from .wordpiece import WordPiece
 
@@ -39,5 +43,7 @@ __all__ = [
     "VocabularyError",
     "Automaton",
     "EngineConfig",
+    "load",
+    "ModelFileError",
     "__version__",
 ]

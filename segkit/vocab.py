@@ -19,6 +19,11 @@ class VocabularyError(ValueError):
 class Vocabulary:
     """An immutable token <-> id mapping.
 
+    Two storage forms behind one interface: plain Python lists and a dict
+    (the fastest lookups; what :meth:`load` builds), or a marisa-trie with an
+    id mapping (compact; what saved models and large dictionaries use), from
+    which the plain form is materialized on first need.
+
     Parameters
     ----------
     tokens
@@ -27,20 +32,92 @@ class Vocabulary:
         Non-negative, distinct ids (default: ``0..len(tokens)-1``).
     """
 
-    __slots__ = ("_tokens", "_ids", "_index", "_by_id")
+    __slots__ = ("_tokens", "_ids", "_index", "_by_id", "_trie", "_mid_to_id", "_id_to_mid", "_blob")
 
     def __init__(self, tokens: list[str], ids: list[int] | None = None):
-        self._tokens = list(tokens)
-        self._ids = list(range(len(self._tokens))) if ids is None else list(ids)
-        self._index = dict(zip(self._tokens, self._ids))
+        self._trie = None
+        self._mid_to_id = None
+        self._id_to_mid = None
+        self._blob = None
+        self._tokens: list[str] | None = list(tokens)
+        self._ids: list[int] | None = list(range(len(self._tokens))) if ids is None else list(ids)
+        self._index: dict[str, int] | None = dict(zip(self._tokens, self._ids))
         if ids is None:
-            self._by_id: list[str | None] = list(self._tokens)
+            self._by_id: list[str | None] | None = list(self._tokens)
         else:
             size = (max(self._ids) + 1) if self._ids else 0
             by_id: list[str | None] = [None] * size
             for t, i in zip(self._tokens, self._ids):
                 by_id[i] = t
             self._by_id = by_id
+
+    # ------------------------------------------------------- marisa backing
+    @classmethod
+    def from_marisa(cls, trie, mid_to_id: np.ndarray, id_to_mid: np.ndarray, tokens_blob=None) -> "Vocabulary":
+        """A vocabulary backed by a ``marisa_trie.Trie``.
+
+        ``mid_to_id[k]`` is the vocabulary id of marisa key ``k``;
+        ``id_to_mid[i]`` is the marisa key of id ``i`` (-1 for an unused id;
+        several ids may share a key when the vocabulary had duplicates).
+        ``tokens_blob`` optionally holds the tokens of all ids joined by
+        ``"\n"`` in UTF-8 (see :meth:`tokens_blob`), which makes restoring the
+        plain form fast.
+        """
+        v = cls.__new__(cls)
+        v._trie = trie
+        v._mid_to_id = np.asarray(mid_to_id, dtype=np.int32)
+        v._id_to_mid = np.asarray(id_to_mid, dtype=np.int32)
+        v._blob = tokens_blob
+        v._tokens = v._ids = v._index = v._by_id = None
+        return v
+
+    def tokens_blob(self) -> bytes | None:
+        """The token of every id joined by ``"\n"`` (UTF-8), or None when a
+        token contains a newline."""
+        by_id = self.id_to_token
+        if any("\n" in t for t in by_id if t):
+            return None
+        return "\n".join(t or "" for t in by_id).encode("utf-8")
+
+    def to_marisa(self):
+        """``(trie, mid_to_id, id_to_mid)``: the compact form (built if needed)."""
+        if self._trie is None:
+            self._materialize()
+            import marisa_trie
+
+            trie = marisa_trie.Trie(self._tokens)
+            mid_to_id = np.empty(len(trie), dtype=np.int32)
+            index = self._index
+            for t, k in trie.items():
+                mid_to_id[k] = index[t]
+            by_id = self._by_id
+            id_to_mid = np.full(len(by_id), -1, dtype=np.int32)
+            get = trie.get
+            id_to_mid[:] = [-1 if t is None else get(t) for t in by_id]
+            return trie, mid_to_id, id_to_mid
+        return self._trie, self._mid_to_id, self._id_to_mid
+
+    def _materialize(self) -> None:
+        if self._tokens is not None:
+            return
+        trie, mid_to_id, id_to_mid = self._trie, self._mid_to_id, self._id_to_mid
+        ids_sorted = np.sort(mid_to_id).tolist()
+        if self._blob is not None:
+            by_id = bytes(self._blob).decode("utf-8").split("\n")
+            if len(by_id) != id_to_mid.size:
+                raise ValueError(f"vocabulary blob holds {len(by_id)} tokens, expected {id_to_mid.size}")
+            for i in np.flatnonzero(id_to_mid < 0).tolist():
+                by_id[i] = None
+        else:
+            items = trie.items()
+            key_of = np.empty(len(items) + 1, dtype=object)  # last slot: None for unused ids
+            key_of[np.fromiter((k for _, k in items), dtype=np.int64, count=len(items))] = [t for t, _ in items]
+            by_id = key_of[np.where(id_to_mid >= 0, id_to_mid, len(items))].tolist()
+        tokens = [by_id[i] for i in ids_sorted]
+        self._index = dict(zip(tokens, ids_sorted))
+        self._ids = ids_sorted
+        self._by_id = by_id
+        self._tokens = tokens
 
     # -------------------------------------------------------------- loading
     @classmethod
@@ -142,28 +219,62 @@ class Vocabulary:
 
     # ---------------------------------------------------------------- access
     def __len__(self) -> int:
+        if self._tokens is None:
+            return int(self._mid_to_id.size)
         return len(self._tokens)
 
     def __contains__(self, token: object) -> bool:
+        if self._tokens is None:
+            if self._trie is None:
+                self._materialize()
+                return token in self._index
+            return isinstance(token, str) and token in self._trie
         return token in self._index
+
+    def __reduce__(self):
+        # Cheap: arrays and bytes, never a rebuild of anything.
+        if self._trie is not None:
+            blob = self._blob if self._by_id is None else self.tokens_blob()
+            return (
+                _vocabulary_from_bytes,
+                (self._trie.tobytes(), self._mid_to_id, self._id_to_mid, None if blob is None else bytes(blob)),
+            )
+        blob = self.tokens_blob() if self._by_id is not None else self._blob
+        if blob is None:
+            return (Vocabulary, (self.tokens, self.ids))
+        present = np.zeros(self.size, dtype=np.int32)
+        present[[i for i, t in enumerate(self.id_to_token) if t is None]] = -1
+        return (_vocabulary_from_bytes, (None, np.asarray(self.ids, dtype=np.int32), present, bytes(blob)))
 
     @property
     def tokens(self) -> list[str]:
-        """The distinct tokens (in id order for files and sequences)."""
+        """The distinct tokens (in id order)."""
+        self._materialize()
         return self._tokens
 
     @property
     def ids(self) -> list[int]:
         """``ids[i]`` is the id of ``tokens[i]``."""
+        self._materialize()
         return self._ids
 
     def id(self, token: str) -> int | None:
         """The id of ``token``, or None."""
+        if self._index is None and self._trie is None:
+            self._materialize()
+        if self._index is None:
+            k = self._trie.get(token) if isinstance(token, str) else None
+            return None if k is None else int(self._mid_to_id[k])
         return self._index.get(token)
 
     def token(self, id: int) -> str:
         """The token with id ``id`` (IndexError for an unknown id)."""
-        if 0 <= id < len(self._by_id):
+        if self._by_id is None and self._trie is None:
+            self._materialize()
+        if self._by_id is None:
+            if 0 <= id < self._id_to_mid.size and self._id_to_mid[id] >= 0:
+                return self._trie.restore_key(int(self._id_to_mid[id]))
+        elif 0 <= id < len(self._by_id):
             t = self._by_id[id]
             if t is not None:
                 return t
@@ -172,11 +283,30 @@ class Vocabulary:
     @property
     def id_to_token(self) -> list[str | None]:
         """List indexed by id (None where an id is unused)."""
+        self._materialize()
         return self._by_id
+
+    @property
+    def size(self) -> int:
+        """One more than the largest id."""
+        return self._id_to_mid.size if self._by_id is None else len(self._by_id)
 
     def to_dict(self) -> dict[str, int]:
         """A copy of the mapping token -> id."""
+        self._materialize()
         return dict(self._index)
+
+
+def _vocabulary_from_bytes(raw: bytes | None, mid_to_id, id_to_mid, blob=None) -> Vocabulary:
+    # Unpickling helper.  ``raw is None``: a packed vocabulary without a trie
+    # (ids of the distinct tokens, -1 marks for unused ids, and the blob).
+    trie = None
+    if raw is not None:
+        import marisa_trie
+
+        trie = marisa_trie.Trie()
+        trie.frombytes(raw)
+    return Vocabulary.from_marisa(trie, mid_to_id, id_to_mid, blob)
 
 
 def _read_vocab_file(path: Path) -> tuple[list[str], str]:

@@ -11,6 +11,7 @@ import numpy as np
 from segkit.engine import Automaton, EngineConfig, join_code_points
 from segkit.engine.charmap import SPACE
 from segkit.unicode import white_space
+from segkit.vocab import Vocabulary
 
 from . import _kernels
 from .dictionary import clean_words, read_dictionary
@@ -75,33 +76,40 @@ class ChineseMaxMatch:
         mode: str = "forward",
         alnum_runs: bool = True,
     ) -> None:
-        if mode not in MODES:
-            raise ValueError(f"mode must be one of {', '.join(map(repr, MODES))}, found {mode!r}")
-        self.mode = mode
-        self.alnum_runs = bool(alnum_runs)
         if dictionary is None:
-            from .default import default_words
+            from .default import default_segmenter
 
-            words = default_words()
-        elif isinstance(dictionary, (str, os.PathLike)):
+            loaded = default_segmenter(_check_mode(mode))
+            self._assemble(loaded._vocab, mode, alnum_runs, loaded._automata)
+            return
+        if isinstance(dictionary, (str, os.PathLike)):
             words = read_dictionary(dictionary)
         else:
             words = clean_words(dictionary)
-        self._words: list[str] = words
+        self._assemble(Vocabulary(words), _check_mode(mode), alnum_runs, {})
+
+    def _assemble(self, vocab: Vocabulary, mode: str, alnum_runs: bool, automata: dict) -> None:
+        self.mode = mode
+        self.alnum_runs = bool(alnum_runs)
+        self._vocab = vocab
         self._lock = threading.Lock()
-        self._automata: dict[str, Automaton] = {}
+        self._automata: dict[str, Automaton] = dict(automata)
+
+    def _directions(self) -> tuple[str, ...]:
+        return ("forward", "backward") if self.mode == "bidirectional" else (self.mode,)
 
     # ------------------------------------------------------------ dictionary
     @property
     def words(self) -> list[str]:
         """The dictionary words (a copy)."""
-        return list(self._words)
+        return list(self._vocab.tokens)
 
     def add_word(self, word: str) -> None:
         """Add a word; it takes effect from the next call on.
 
         The automaton is rebuilt lazily on that call, so adding many words
-        before segmenting costs one rebuild.
+        before segmenting costs one rebuild.  Calls already running keep the
+        automaton they started with.
         """
         self.add_words([word])
 
@@ -109,10 +117,10 @@ class ChineseMaxMatch:
         """Add several words (see :meth:`add_word`)."""
         new = clean_words(words, "add_word")
         with self._lock:
-            known = set(self._words)
-            fresh = [w for w in new if w not in known]
+            vocab = self._vocab
+            fresh = [w for w in new if w not in vocab]
             if fresh:
-                self._words = self._words + fresh
+                self._vocab = Vocabulary(vocab.tokens + fresh)
                 self._automata = {}
 
     def load_userdict(self, path: str | os.PathLike) -> None:
@@ -120,17 +128,50 @@ class ChineseMaxMatch:
         self.add_words(read_dictionary(path))
 
     def _automaton(self, direction: str) -> Automaton:
-        automata = self._automata
-        a = automata.get(direction)
+        a = self._automata.get(direction)
         if a is None:
             with self._lock:
                 a = self._automata.get(direction)
                 if a is None:
                     config = EngineConfig(unknown="char", direction=direction, char_id=NOT_A_WORD)
-                    words = self._words
-                    a = Automaton.build(words, np.arange(len(words), dtype=np.int32), config, _classes())
-                    self._automata[direction] = a
+                    vocab = self._vocab
+                    a = Automaton.build(vocab.tokens, vocab.ids, config, _classes())
+                    automata = dict(self._automata)
+                    automata[direction] = a
+                    self._automata = automata
         return a
+
+    # ---------------------------------------------------- saving and loading
+    def save(self, path: str | os.PathLike) -> None:
+        """Write the dictionary and the automata of this mode to one file
+        (read back with :func:`segkit.load`, memory-mapped, no rebuild)."""
+        from segkit.models import save
+
+        save(self, path)
+
+    def _model_state(self):
+        from segkit.models import automaton_arrays, vocabulary_state
+
+        arrays, blobs = vocabulary_state(self._vocab)
+        configs = {}
+        for d in self._directions():
+            conf, arr = automaton_arrays(self._automaton(d), d)
+            configs[d] = conf
+            arrays.update(arr)
+        return {"mode": self.mode, "alnum_runs": self.alnum_runs, "automata": configs}, arrays, blobs
+
+    @classmethod
+    def _from_model(cls, config, arrays, blobs, source):
+        from segkit.models import automaton_from_arrays, vocabulary_from_state
+
+        vocab = vocabulary_from_state(arrays, blobs, source=source)
+        automata = {d: automaton_from_arrays(c, arrays, d, source) for d, c in config["automata"].items()}
+        obj = cls.__new__(cls)
+        obj._assemble(vocab, _check_mode(config["mode"]), config["alnum_runs"], automata)
+        return obj
+
+    def __reduce__(self):
+        return (_from_parts, (self._vocab, self.mode, self.alnum_runs, dict(self._automata)))
 
     # ---------------------------------------------------------- segmentation
     def _segment_arrays(self, texts: Sequence[str]):
@@ -187,7 +228,19 @@ class ChineseMaxMatch:
         return self.tokenize_batch([_check_text(text)])[0]
 
     def __repr__(self) -> str:
-        return f"ChineseMaxMatch(words={len(self._words)}, mode={self.mode!r}, alnum_runs={self.alnum_runs})"
+        return f"ChineseMaxMatch(words={len(self._vocab)}, mode={self.mode!r}, alnum_runs={self.alnum_runs})"
+
+
+def _check_mode(mode: object) -> str:
+    if mode not in MODES:
+        raise ValueError(f"mode must be one of {', '.join(map(repr, MODES))}, found {mode!r}")
+    return mode  # type: ignore[return-value]
+
+
+def _from_parts(vocab, mode, alnum_runs, automata) -> "ChineseMaxMatch":
+    obj = ChineseMaxMatch.__new__(ChineseMaxMatch)
+    obj._assemble(vocab, mode, alnum_runs, automata)
+    return obj
 
 
 def _check_text(text: object) -> str:

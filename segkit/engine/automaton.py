@@ -115,7 +115,8 @@ class Automaton:
         self.config = config
         self.num_symbols = num_symbols
         for a in (cmap, trans, fails, pool, params, word_params):
-            a.setflags(write=False)
+            if a.flags.writeable:
+                a.setflags(write=False)
 
     # ------------------------------------------------------------------ build
     @classmethod
@@ -182,6 +183,10 @@ class Automaton:
         params[kernels.P_CHARID] = config.char_id
         params[kernels.P_CLSMASK] = 3
         return cls(cmap, trans, fails, pool, params, config, nsym)
+
+    def __reduce__(self):
+        # Pickles as arrays: unpickling validates and wraps them, no rebuild.
+        return _automaton_reduce(self)
 
     # --------------------------------------------------------------- matching
     @property
@@ -264,3 +269,95 @@ class Automaton:
     def nbytes(self) -> int:
         """Memory held by the automaton's arrays."""
         return int(self.cmap.nbytes + self.trans.nbytes + self.fails.nbytes + self.pool.nbytes)
+
+
+# ---------------------------------------------------------------- persistence
+_ARRAY_NAMES = ("cmap", "trans", "fails", "pool", "params")
+
+
+def automaton_state(a: Automaton) -> tuple[dict, dict[str, np.ndarray]]:
+    """``(config, arrays)`` of an automaton, for model files and pickling."""
+    config = {
+        "suffix_indicator": a.config.suffix_indicator,
+        "unknown": a.config.unknown,
+        "direction": a.config.direction,
+        "unk_id": a.config.unk_id,
+        "char_id": a.config.char_id,
+        "max_word_chars": a.config.max_word_chars,
+        "num_symbols": a.num_symbols,
+    }
+    return config, {name: getattr(a, name) for name in _ARRAY_NAMES}
+
+
+def automaton_from_state(config: dict, arrays: dict[str, np.ndarray], *, source: str = "automaton") -> Automaton:
+    """Rebuild an :class:`Automaton` from :func:`automaton_state` output.
+
+    Every array is validated first (dtypes, shapes and that every index the
+    kernels follow stays inside its array), so a damaged or crafted file
+    raises ``ValueError`` instead of making the compiled loop read out of
+    bounds.
+    """
+    from .kernels import N_PARAMS, P_SROOT
+
+    try:
+        cfg = EngineConfig(
+            suffix_indicator=config["suffix_indicator"],
+            unknown=config["unknown"],
+            direction=config["direction"],
+            unk_id=int(config["unk_id"]),
+            char_id=int(config["char_id"]),
+            max_word_chars=config["max_word_chars"],
+        )
+        nsym = int(config["num_symbols"])
+        cmap, trans, fails, pool, params = (arrays[n] for n in _ARRAY_NAMES)
+    except (KeyError, TypeError) as e:
+        raise ValueError(f"{source}: incomplete automaton description ({e!r})") from None
+
+    def bad(what: str) -> ValueError:
+        return ValueError(f"{source}: invalid automaton: {what}")
+
+    for name, arr, ndim, dt in (
+        ("cmap", cmap, 1, np.int32),
+        ("trans", trans, 2, np.int32),
+        ("fails", fails, 2, np.int32),
+        ("pool", pool, 1, np.int32),
+        ("params", params, 1, np.int64),
+    ):
+        if arr.dtype != dt or arr.ndim != ndim or not arr.flags.c_contiguous:
+            raise bad(f"array {name!r} has dtype {arr.dtype}, {arr.ndim} dimensions; expected {np.dtype(dt)}, {ndim}")
+    n_pages = (MAX_CODE_POINT + 1) >> 8
+    size = trans.shape[0]
+    if trans.shape[1] != 2 or fails.shape != trans.shape or params.size != N_PARAMS or pool.size < 1:
+        raise bad("array shapes do not fit together")
+    if cmap.size < n_pages + 256 or (cmap.size - n_pages) % 256:
+        raise bad("character map has the wrong size")
+    pages = cmap[:n_pages]
+    if pages.min() < n_pages or pages.max() > cmap.size - 256 or ((pages - n_pages) % 256).any():
+        raise bad("character map points outside itself")
+    values = cmap[n_pages:]
+    if values.min() < 0 or (values >> 2).max() > nsym:
+        raise bad("character map holds symbols outside the alphabet")
+    base, check = trans[:, 0], trans[:, 1]
+    if size < 2 or base.min() < 0 or int(base.max()) + nsym >= size or check.min() < -2 or check.max() >= size:
+        raise bad("transition table indexes outside itself")
+    link, ref = fails[:, 0], fails[:, 1]
+    if link.min() < -1 or link.max() >= size:
+        raise bad("failure links point outside the table")
+    pooled = ref[(link >= 0) & (ref >= 0)]
+    if pooled.size:
+        if pooled.max() >= pool.size:
+            raise bad("failure pops point outside the pool")
+        counts = pool[pooled]
+        if counts.min() < 0 or (pooled + 1 + 2 * counts.astype(np.int64)).max() > pool.size:
+            raise bad("failure pops run past the end of the pool")
+    if int(params[P_SROOT]) not in (0, 1):
+        raise bad("continuation root must be slot 0 or 1")
+    return Automaton(
+        np.ascontiguousarray(cmap), trans, fails, pool, np.array(params, dtype=np.int64), cfg, nsym
+    )
+
+
+def _automaton_reduce(a: Automaton):
+    config, arrays = automaton_state(a)
+    return (automaton_from_state, (config, {k: np.array(v) for k, v in arrays.items()}))
+

@@ -319,25 +319,37 @@ def build_automaton(syms, key_start, key_end, key_tree, key_tok, nsym, sroot, re
     fails = np.empty((base.size, 2), np.int32)
     fails[:, 0] = table[:, FAIL]
     fails[:, 1] = table[:, POPS]
-    inline_single_pops(fails, pool)
+    pool = inline_single_pops(fails, pool)
     return trans, fails, pool
 
 
 @njit(cache=True, nogil=True)
 def inline_single_pops(fails, pool):
-    """Store one-token pop lists in the node itself: ``-1 - ((id + 1) << 8 | covered)``.
+    """Store one-token pop lists in the node itself and compact the pool.
 
-    Most failures pop exactly one token (the node's own), so the matching
-    loop then never touches the pool for them.  Lists that do not fit
-    (ids >= 2**23 - 1, more than 255 characters) stay in the pool.
+    A single pop is stored as ``-1 - ((id + 1) << 8 | covered)``.  Most
+    failures pop exactly one token (the node's own), so the matching loop
+    then never touches the pool for them.  Lists that do not fit (ids >=
+    2**23 - 1, more than 255 characters) or hold several pops stay in the
+    pool, which is rebuilt with only those.  Returns the new pool.
     """
+    out = np.empty(pool.size, np.int32)
+    out[0] = 0
+    size = 1
     for v in range(fails.shape[0]):
         if fails[v, 0] < 0:
+            fails[v, 1] = 0
             continue
         ref = fails[v, 1]
-        if pool[ref] != 1:
-            continue
-        tid = pool[ref + 1]
-        cov = pool[ref + 2]
-        if -1 <= tid < (1 << 23) - 1 and 0 <= cov < 256:
-            fails[v, 1] = -1 - (((tid + 1) << 8) | cov)
+        cnt = pool[ref]
+        if cnt == 1:
+            tid = pool[ref + 1]
+            cov = pool[ref + 2]
+            if -1 <= tid < (1 << 23) - 1 and 0 <= cov < 256:
+                fails[v, 1] = -1 - (((tid + 1) << 8) | cov)
+                continue
+        fails[v, 1] = size
+        for e in range(1 + 2 * cnt):
+            out[size + e] = pool[ref + e]
+        size += 1 + 2 * cnt
+    return out[:size].copy()

@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
+from pathlib import Path
 
 from ..encoding import BatchEncoding, Encoding
 from ..engine import Automaton, EngineConfig
 from ..vocab import Vocabulary, VocabSource
 from .pretokenize import bert_classes
+
+_SETTINGS = ("suffix_indicator", "unk_token", "max_input_chars_per_word", "cjk")
 
 
 class WordPiece:
@@ -62,25 +66,83 @@ class WordPiece:
         cjk: str | None = "hf",
         duplicates: str = "error",
     ) -> None:
-        self.vocab = Vocabulary.load(vocab, duplicates=duplicates)
-        unk_id = self.vocab.id(unk_token)
+        vocab = Vocabulary.load(vocab, duplicates=duplicates)
+        unk_id = vocab.id(unk_token)
         if unk_id is None:
             raise ValueError(
-                f"unk_token {unk_token!r} is not in the vocabulary ({len(self.vocab)} tokens); "
+                f"unk_token {unk_token!r} is not in the vocabulary ({len(vocab)} tokens); "
                 "pass the vocabulary's unknown token as unk_token="
             )
-        self.suffix_indicator = suffix_indicator
-        self.unk_token = unk_token
-        self.unk_id = unk_id
-        self.max_input_chars_per_word = max_input_chars_per_word
-        self.cjk = cjk
+        if isinstance(max_input_chars_per_word, bool) or not isinstance(max_input_chars_per_word, int) or max_input_chars_per_word < 1:
+            raise ValueError(f"max_input_chars_per_word must be a positive int, found {max_input_chars_per_word!r}")
         config = EngineConfig(
             suffix_indicator=suffix_indicator,
             unknown="word",
             unk_id=unk_id,
             max_word_chars=max_input_chars_per_word,
         )
-        self.automaton = Automaton.build(self.vocab.tokens, self.vocab.ids, config, bert_classes(cjk))
+        automaton = Automaton.build(vocab.tokens, vocab.ids, config, bert_classes(cjk))
+        self._assemble(vocab, automaton, suffix_indicator, unk_token, max_input_chars_per_word, cjk)
+
+    def _assemble(self, vocab, automaton, suffix_indicator, unk_token, max_input_chars_per_word, cjk) -> None:
+        self.vocab = vocab
+        self.automaton = automaton
+        self.suffix_indicator = suffix_indicator
+        self.unk_token = unk_token
+        self.unk_id = automaton.config.unk_id
+        self.max_input_chars_per_word = max_input_chars_per_word
+        self.cjk = cjk
+
+    # ---------------------------------------------------- saving and loading
+    @classmethod
+    def from_pretrained(cls, name: str) -> "WordPiece":
+        """A bundled vocabulary by name (no network access, ever).
+
+        Built once and then kept in segkit's model cache (see
+        :mod:`segkit.cache`), so later starts load it without a build.
+
+        >>> WordPiece.from_pretrained("bert-base-multilingual-cased").tokenize("Tokenizers")
+        ['To', '##ken', '##izer', '##s']
+        """
+        from ..cache import cache_key, cached
+        from ..models import load
+        from ..resources import bundled_vocabulary
+
+        path = bundled_vocabulary(name)
+        settings = {"suffix_indicator": "##", "unk_token": "[UNK]", "max_input_chars_per_word": 100, "cjk": "hf"}
+        key = cache_key(f"wordpiece-{name}", settings, Path(path).read_bytes())
+        return cached(key, lambda: cls(path, **settings), load)
+
+    def save(self, path: str | os.PathLike) -> None:
+        """Write this tokenizer to one file; :func:`segkit.load` reads it back
+        in milliseconds (memory-mapped, nothing rebuilt)."""
+        from ..models import save
+
+        save(self, path)
+
+    def _model_state(self):
+        from ..models import automaton_arrays, vocabulary_state
+
+        aconf, arrays = automaton_arrays(self.automaton, "automaton")
+        varrays, blobs = vocabulary_state(self.vocab)
+        arrays.update(varrays)
+        config = {k: getattr(self, k) for k in _SETTINGS}
+        config["automaton"] = aconf
+        return config, arrays, blobs
+
+    @classmethod
+    def _from_model(cls, config, arrays, blobs, source):
+        from ..models import automaton_from_arrays, vocabulary_from_state
+
+        vocab = vocabulary_from_state(arrays, blobs, source=source)
+        automaton = automaton_from_arrays(config["automaton"], arrays, "automaton", source)
+        obj = cls.__new__(cls)
+        obj._assemble(vocab, automaton, *(config[k] for k in _SETTINGS))
+        return obj
+
+    def __reduce__(self):
+        # Pickles as arrays (automaton) and a packed vocabulary: no rebuild.
+        return (_wordpiece_from_parts, (self.vocab, self.automaton, tuple(getattr(self, k) for k in _SETTINGS)))
 
     # ------------------------------------------------------------- tokenize
     def tokenize(self, text: str) -> list[str]:
@@ -155,3 +217,9 @@ class WordPiece:
             f"WordPiece(vocab_size={len(self.vocab)}, suffix_indicator={self.suffix_indicator!r}, "
             f"unk_token={self.unk_token!r}, max_input_chars_per_word={self.max_input_chars_per_word})"
         )
+
+
+def _wordpiece_from_parts(vocab, automaton, settings) -> WordPiece:
+    obj = WordPiece.__new__(WordPiece)
+    obj._assemble(vocab, automaton, *settings)
+    return obj
