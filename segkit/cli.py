@@ -41,22 +41,37 @@ def _build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+class _InputError(Exception):
+    pass
+
+
 def _lines(paths: Sequence[str]) -> Iterator[str]:
     for p in paths:
         if p == "-":
-            for line in sys.stdin:
-                yield line.rstrip("\n").rstrip("\r")
-            continue
-        try:
-            fh = open(p, encoding="utf-8")
-        except FileNotFoundError:
-            raise SystemExit(f"segkit: error: input file not found: {p}") from None
-        with fh:
+            stream = sys.stdin.buffer
+            name = "<stdin>"
+        else:
             try:
-                for line in fh:
-                    yield line.rstrip("\n").rstrip("\r")
-            except UnicodeDecodeError as e:
-                raise SystemExit(f"segkit: error: {p}: not valid UTF-8 ({e.reason} at byte {e.start} of a line)") from None
+                stream = open(p, "rb")
+            except FileNotFoundError:
+                raise _InputError(f"input file not found: {p}") from None
+            except IsADirectoryError:
+                raise _InputError(f"input is a directory, not a file: {p}") from None
+            name = p
+        try:
+            for lineno, raw in enumerate(stream, 1):
+                try:
+                    line = raw.decode("utf-8")
+                except UnicodeDecodeError as e:
+                    raise _InputError(
+                        f"{name}: line {lineno}: not valid UTF-8 (byte {raw[e.start]:#04x} at column {e.start + 1})"
+                    ) from None
+                if lineno == 1:
+                    line = line.lstrip("\ufeff")
+                yield line.rstrip("\n").rstrip("\r")
+        finally:
+            if stream is not sys.stdin.buffer:
+                stream.close()
 
 
 def _batches(items: Iterable[str], size: int) -> Iterator[list[str]]:
@@ -97,17 +112,22 @@ def main(argv: Sequence[str] | None = None) -> int:
         progress = tqdm(unit=" texts", file=sys.stderr)
     out = sys.stdout
     itos = wp.vocab.id_to_token
-    for batch in _batches(texts, args.batch_size):
-        enc = wp.encode_batch(batch)
-        for text, e in zip(batch, enc):
-            if args.format == "tokens":
-                out.write(" ".join(itos[i] for i in e.ids) + "\n")
-            elif args.format == "ids":
-                out.write(" ".join(map(str, e.ids)) + "\n")
-            else:
-                out.write(json.dumps({"text": text, "ids": e.ids, "tokens": e.tokens, "offsets": e.offsets}, ensure_ascii=False) + "\n")
-        if progress is not None:
-            progress.update(len(batch))
+    try:
+        for batch in _batches(texts, args.batch_size):
+            enc = wp.encode_batch(batch)
+            for text, e in zip(batch, enc):
+                if args.format == "tokens":
+                    out.write(" ".join(itos[i] for i in e.ids) + "\n")
+                elif args.format == "ids":
+                    out.write(" ".join(map(str, e.ids)) + "\n")
+                else:
+                    record = {"text": text, "ids": e.ids, "tokens": e.tokens, "offsets": e.offsets}
+                    out.write(json.dumps(record, ensure_ascii=False) + "\n")
+            if progress is not None:
+                progress.update(len(batch))
+    except _InputError as e:
+        print(f"segkit: error: {e}", file=sys.stderr)
+        return 2
     if progress is not None:
         progress.close()
     return 0

@@ -54,7 +54,7 @@ class Vocabulary:
     # ------------------------------------------------------- marisa backing
     @classmethod
     def from_marisa(cls, trie, mid_to_id: np.ndarray, id_to_mid: np.ndarray, tokens_blob=None) -> "Vocabulary":
-        """A vocabulary backed by a ``marisa_trie.Trie``.
+        r"""A vocabulary backed by a ``marisa_trie.Trie``.
 
         ``mid_to_id[k]`` is the vocabulary id of marisa key ``k``;
         ``id_to_mid[i]`` is the marisa key of id ``i`` (-1 for an unused id;
@@ -72,7 +72,7 @@ class Vocabulary:
         return v
 
     def tokens_blob(self) -> bytes | None:
-        """The token of every id joined by ``"\n"`` (UTF-8), or None when a
+        r"""The token of every id joined by ``"\n"`` (UTF-8), or None when a
         token contains a newline."""
         by_id = self.id_to_token
         if any("\n" in t for t in by_id if t):
@@ -193,27 +193,29 @@ class Vocabulary:
                 return v
         elif len(set(tokens)) == len(tokens):
             return cls(tokens, ids)
-        first: dict[str, int] = {}
-        keep_tokens, keep_ids = [], []
-        by_id_extra = []
+        first: dict[str, int] = {}  # token -> position in keep_*
+        keep_tokens: list[str] = []
+        keep_ids: list[int] = []
         for t, i in zip(tokens, ids):
             if t in first:
                 if duplicates == "error":
-                    place = f"{where}: lines {first[t] + 1} and {i + 1}" if where else f"ids {first[t]} and {i}"
+                    i0 = keep_ids[first[t]]
+                    place = f"{where}: lines {i0 + 1} and {i + 1}" if where else f"ids {i0} and {i}"
                     raise VocabularyError(
                         f"duplicate token {t!r} ({place}); pass duplicates='first' or 'last' to accept it"
                     )
-                by_id_extra.append((t, i))
                 if duplicates == "last":
-                    keep_ids[keep_tokens.index(t)] = i
+                    keep_ids[first[t]] = i
                 continue
-            first[t] = i
+            first[t] = len(keep_tokens)
             keep_tokens.append(t)
             keep_ids.append(i)
         v = cls(keep_tokens, keep_ids)
-        for t, i in by_id_extra:
-            if i >= len(v._by_id):
-                v._by_id.extend([None] * (i + 1 - len(v._by_id)))
+        # Every id still decodes to its token, the dropped occurrences too.
+        size = max(ids) + 1 if ids else 0
+        if len(v._by_id) < size:
+            v._by_id.extend([None] * (size - len(v._by_id)))
+        for t, i in zip(tokens, ids):
             v._by_id[i] = t
         return v
 

@@ -20,6 +20,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Sequence
 
+import threading
+
 import numpy as np
 
 from . import build, kernels
@@ -86,37 +88,33 @@ class EngineConfig:
 class Automaton:
     """A compiled LinMaxMatch automaton (immutable; safe to share across threads).
 
-    Build one with :meth:`Automaton.build`.  The arrays are
+    Build one with :meth:`Automaton.build`.  All of it lives in one int32
+    array, :attr:`packed` (see :mod:`segkit.engine.kernels`); the parts are
+    available as views:
 
     ``cmap``
         code point -> ``symbol << 2 | boundary class`` (two-level table);
     ``trans``
-        (slots, 2) int32: double-array ``base`` and ``check``;
+        (slots, 2): double-array ``base`` and ``check``;
     ``fails``
-        (slots, 2) int32: failure link and failure pops (a single pop inline
-        as a negative number, else an offset into ``pool``);
+        (slots, 2): failure link and failure pops (a single pop inline as a
+        negative number, else an offset into ``pool``);
     ``pool``
         failure pops: a count followed by (token id, characters covered) pairs;
     ``params``
         scalars of :mod:`segkit.engine.kernels`.
     """
 
-    __slots__ = ("cmap", "trans", "fails", "pool", "params", "word_params", "config", "num_symbols")
+    __slots__ = ("packed", "cmap", "trans", "fails", "pool", "params", "config", "num_symbols", "_local")
 
-    def __init__(self, cmap, trans, fails, pool, params, config: EngineConfig, num_symbols: int):
-        self.cmap = cmap
-        self.trans = trans
-        self.fails = fails
-        self.pool = pool
-        self.params = params
-        word_params = params.copy()
-        word_params[kernels.P_CLSMASK] = 0
-        self.word_params = word_params
+    def __init__(self, packed: np.ndarray, config: EngineConfig, num_symbols: int):
+        if packed.flags.writeable:
+            packed.setflags(write=False)
+        self.packed = packed
+        self.cmap, self.trans, self.fails, self.pool, self.params = kernels.unpack(packed)
         self.config = config
         self.num_symbols = num_symbols
-        for a in (cmap, trans, fails, pool, params, word_params):
-            if a.flags.writeable:
-                a.setflags(write=False)
+        self._local = threading.local()  # per-thread scratch for single texts
 
     # ------------------------------------------------------------------ build
     @classmethod
@@ -175,14 +173,13 @@ class Automaton:
         if classes is None:
             classes = np.zeros(MAX_CODE_POINT + 1, dtype=np.uint8)
         cmap = build_charmap(alphabet, classes)
-        params = np.zeros(kernels.N_PARAMS, dtype=np.int64)
+        params = np.zeros(kernels.N_PARAMS, dtype=np.int32)
         params[kernels.P_SROOT] = sroot
         params[kernels.P_UNK] = config.unk_id
         params[kernels.P_MAXCHARS] = _UNLIMITED if config.max_word_chars is None else config.max_word_chars
         params[kernels.P_CHARMODE] = 1 if config.unknown == "char" else 0
         params[kernels.P_CHARID] = config.char_id
-        params[kernels.P_CLSMASK] = 3
-        return cls(cmap, trans, fails, pool, params, config, nsym)
+        return cls(kernels.pack(cmap, trans, fails, pool, params), config, nsym)
 
     def __reduce__(self):
         # Pickles as arrays: unpickling validates and wraps them, no rebuild.
@@ -193,23 +190,48 @@ class Automaton:
     def backward(self) -> bool:
         return self.config.direction == "backward"
 
+    def _scratch(self, n: int):
+        loc = self._local
+        buf = getattr(loc, "buf", None)
+        if buf is None or buf.shape[1] < n:
+            buf = np.empty((3, max(n, 256)), dtype=np.int32)
+            loc.buf = buf
+        return buf
+
     def segment(self, text: str, *, pretokenize: bool = True):
-        """``(ids, starts, ends)`` int32 arrays for one text."""
+        """``(ids, starts, ends)`` int32 arrays (fresh) for one text."""
+        ids, st, en = self.segment_rows(text, pretokenize=pretokenize)
+        return ids, st, en
+
+    def segment_rows(self, text: str, *, pretokenize: bool = True) -> np.ndarray:
+        """One fresh (3, n) int32 array: ids, starts, ends of one text's tokens."""
         cps = to_code_points(text)
-        params = self.params if pretokenize else self.word_params
+        n = cps.size
+        buf = self._scratch(n)
         if self.backward:
-            ids, st, en = kernels.segment(cps[::-1].copy(), self.cmap, self.trans, self.fails, self.pool, params)
-            n = cps.size
-            return ids[::-1].copy(), (n - en[::-1]).astype(np.int32), (n - st[::-1]).astype(np.int32)
-        return kernels.segment(cps, self.cmap, self.trans, self.fails, self.pool, params)
+            k = kernels.segment_into(cps[::-1].copy(), self.packed, 3 if pretokenize else 0, buf)
+            out = buf[:, k - 1 :: -1] if k else buf[:, :0]
+            res = np.empty((3, k), dtype=np.int32)
+            res[0] = out[0]
+            res[1] = n - out[2]
+            res[2] = n - out[1]
+            return res
+        k = kernels.segment_into(cps, self.packed, 3 if pretokenize else 0, buf)
+        return buf[:, :k].copy()
 
     def segment_ids(self, text: str, *, pretokenize: bool = True) -> np.ndarray:
-        """Token ids of one text (int32)."""
+        """Token ids of one text (a fresh int32 array)."""
+        return np.array(self.segment_id_list(text, pretokenize=pretokenize), dtype=np.int32)
+
+    def segment_id_list(self, text: str, *, pretokenize: bool = True) -> list[int]:
+        """Token ids of one text as a list (the fastest single-text path)."""
         cps = to_code_points(text)
-        params = self.params if pretokenize else self.word_params
+        ids = self._scratch(cps.size)[0]
         if self.backward:
-            return kernels.segment_ids(cps[::-1].copy(), self.cmap, self.trans, self.fails, self.pool, params)[::-1].copy()
-        return kernels.segment_ids(cps, self.cmap, self.trans, self.fails, self.pool, params)
+            k = kernels.segment_ids_into(cps[::-1].copy(), self.packed, 3 if pretokenize else 0, ids)
+            return ids[:k][::-1].tolist()
+        k = kernels.segment_ids_into(cps, self.packed, 3 if pretokenize else 0, ids)
+        return ids[:k].tolist()
 
     def segment_batch(self, texts: Sequence[str], *, offsets: bool = True, pretokenize: bool = True):
         """All texts in one compiled call.
@@ -219,24 +241,29 @@ class Automaton:
         ``row_splits[t]:row_splits[t+1]``.
         """
         cps, bounds = join_code_points(texts)
-        params = self.params if pretokenize else self.word_params
+        return self.segment_code_points(cps, bounds, offsets=offsets, pretokenize=pretokenize)
+
+    def segment_code_points(self, cps: np.ndarray, bounds: np.ndarray, *, offsets: bool = True, pretokenize: bool = True):
+        """:meth:`segment_batch` on texts already joined by :func:`join_code_points`."""
+        mask = 3 if pretokenize else 0
+        auto = self.packed
         if self.backward:
             n = cps.size
             rcps = cps[::-1].copy()
             rbounds = (n - bounds[::-1]).copy()
             if offsets:
-                ids, st, en, rows = kernels.segment_batch(rcps, rbounds, self.cmap, self.trans, self.fails, self.pool, params)
+                ids, st, en, rows = kernels.segment_batch(rcps, rbounds, auto, mask)
                 lengths = np.diff(bounds)[::-1]
                 # offsets are relative to each reversed text: mirror them.
                 owner = np.repeat(np.arange(lengths.size), np.diff(rows))
                 ln = lengths[owner].astype(np.int32)
                 st, en = ln - en, ln - st
                 return ids[::-1].copy(), st[::-1].copy(), en[::-1].copy(), (rows[-1] - rows[::-1]).copy()
-            ids, rows = kernels.segment_batch_ids(rcps, rbounds, self.cmap, self.trans, self.fails, self.pool, params)
+            ids, rows = kernels.segment_batch_ids(rcps, rbounds, auto, mask)
             return ids[::-1].copy(), None, None, (rows[-1] - rows[::-1]).copy()
         if offsets:
-            return kernels.segment_batch(cps, bounds, self.cmap, self.trans, self.fails, self.pool, params)
-        ids, rows = kernels.segment_batch_ids(cps, bounds, self.cmap, self.trans, self.fails, self.pool, params)
+            return kernels.segment_batch(cps, bounds, auto, mask)
+        ids, rows = kernels.segment_batch_ids(cps, bounds, auto, mask)
         return ids, None, None, rows
 
     # ------------------------------------------------------------ inspection
@@ -268,13 +295,10 @@ class Automaton:
     @property
     def nbytes(self) -> int:
         """Memory held by the automaton's arrays."""
-        return int(self.cmap.nbytes + self.trans.nbytes + self.fails.nbytes + self.pool.nbytes)
+        return int(self.packed.nbytes)
 
 
 # ---------------------------------------------------------------- persistence
-_ARRAY_NAMES = ("cmap", "trans", "fails", "pool", "params")
-
-
 def automaton_state(a: Automaton) -> tuple[dict, dict[str, np.ndarray]]:
     """``(config, arrays)`` of an automaton, for model files and pickling."""
     config = {
@@ -286,7 +310,7 @@ def automaton_state(a: Automaton) -> tuple[dict, dict[str, np.ndarray]]:
         "max_word_chars": a.config.max_word_chars,
         "num_symbols": a.num_symbols,
     }
-    return config, {name: getattr(a, name) for name in _ARRAY_NAMES}
+    return config, {"packed": a.packed}
 
 
 def automaton_from_state(config: dict, arrays: dict[str, np.ndarray], *, source: str = "automaton") -> Automaton:
@@ -309,19 +333,29 @@ def automaton_from_state(config: dict, arrays: dict[str, np.ndarray], *, source:
             max_word_chars=config["max_word_chars"],
         )
         nsym = int(config["num_symbols"])
-        cmap, trans, fails, pool, params = (arrays[n] for n in _ARRAY_NAMES)
+        packed = arrays["packed"]
     except (KeyError, TypeError) as e:
         raise ValueError(f"{source}: incomplete automaton description ({e!r})") from None
 
     def bad(what: str) -> ValueError:
         return ValueError(f"{source}: invalid automaton: {what}")
 
+    if packed.dtype != np.int32 or packed.ndim != 1 or packed.size < kernels.HEADER:
+        raise bad(f"packed array has dtype {packed.dtype} and {packed.ndim} dimensions; expected 1-d int32")
+    h = packed[: kernels.HEADER].astype(np.int64)
+    ends = h[: kernels.H_END + 1]
+    if ends[0] != kernels.HEADER or (np.diff(ends) < 0).any() or ends[-1] != packed.size:
+        raise bad("section offsets do not fit the packed array")
+    if (ends[2] - ends[1]) % 2 or (ends[3] - ends[2]) % 2:
+        raise bad("transition or failure section has an odd length")
+    cmap, trans, fails, pool, params = kernels.unpack(packed)
+
     for name, arr, ndim, dt in (
         ("cmap", cmap, 1, np.int32),
         ("trans", trans, 2, np.int32),
         ("fails", fails, 2, np.int32),
         ("pool", pool, 1, np.int32),
-        ("params", params, 1, np.int64),
+        ("params", params, 1, np.int32),
     ):
         if arr.dtype != dt or arr.ndim != ndim or not arr.flags.c_contiguous:
             raise bad(f"array {name!r} has dtype {arr.dtype}, {arr.ndim} dimensions; expected {np.dtype(dt)}, {ndim}")
@@ -352,9 +386,7 @@ def automaton_from_state(config: dict, arrays: dict[str, np.ndarray], *, source:
             raise bad("failure pops run past the end of the pool")
     if int(params[P_SROOT]) not in (0, 1):
         raise bad("continuation root must be slot 0 or 1")
-    return Automaton(
-        np.ascontiguousarray(cmap), trans, fails, pool, np.array(params, dtype=np.int64), cfg, nsym
-    )
+    return Automaton(packed, cfg, nsym)
 
 
 def _automaton_reduce(a: Automaton):

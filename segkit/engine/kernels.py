@@ -1,13 +1,19 @@
 """The compiled single pass: pre-tokenization fused with LinMaxMatch.
 
 Every entry point takes the text as a uint32 array of code points and the
-automaton as five arrays (``cmap``, ``trans``, ``fails``, ``pool``,
-``params``); it
-releases the GIL and allocates only its output (grown geometrically, never
-per token).  Whether offsets are produced is decided at compile time: the
+automaton as ONE packed int32 array (see :func:`pack`): each array argument
+costs a Numba call about half a microsecond, which matters for short texts.
+Kernels release the GIL.  Single-text entry points write into buffers the
+caller provides (a text of n characters never yields more than n tokens);
+batch entry points allocate their output, grown geometrically, never per
+token.  Whether offsets are produced is decided at compile time: the
 ``*_ids`` entry points skip them entirely.
 
-``params`` (int64):
+Packed layout: ``auto[0:8]`` is a header of section offsets (char map,
+transitions, failure data, pops pool, parameters, end); ``trans`` holds
+``base, check`` pairs and ``fails`` holds ``link, pops`` pairs, flattened.
+
+Parameters (``auto[auto[P]:]``):
 
 0. slot of the continuation root (0 when the suffix indicator is empty);
 1. id emitted for an unmatchable word (the unk id);
@@ -15,9 +21,10 @@ per token).  Whether offsets are produced is decided at compile time: the
 3. 1 when unseen characters become one-character tokens (then no word is
    ever unk except for the length limit), 0 when a word with an unmatchable
    part becomes one unk token;
-4. id given to such one-character tokens;
-5. class mask: 3 to honour the boundary classes of the char map, 0 to treat
-   the whole input as one word.
+4. id given to such one-character tokens.
+
+``clsmask`` (an argument): 3 to honour the boundary classes of the char
+map, 0 to treat the whole input as one word.
 """
 
 from __future__ import annotations
@@ -25,8 +32,33 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-P_SROOT, P_UNK, P_MAXCHARS, P_CHARMODE, P_CHARID, P_CLSMASK = range(6)
-N_PARAMS = 6
+P_SROOT, P_UNK, P_MAXCHARS, P_CHARMODE, P_CHARID = range(5)
+N_PARAMS = 5
+H_CMAP, H_TRANS, H_FAILS, H_POOL, H_PARAMS, H_END = range(6)
+HEADER = 8
+
+
+def pack(cmap, trans, fails, pool, params) -> np.ndarray:
+    """One int32 array holding all parts of an automaton (see module doc)."""
+    parts = [cmap.ravel(), trans.ravel(), fails.ravel(), pool.ravel(), np.asarray(params, dtype=np.int32)]
+    offsets = np.cumsum([HEADER] + [p.size for p in parts])
+    out = np.empty(int(offsets[-1]), dtype=np.int32)
+    out[:HEADER] = 0
+    out[: len(offsets)] = offsets
+    for p, a in zip(parts, offsets[:-1]):
+        out[a : a + p.size] = p
+    return out
+
+
+def unpack(auto: np.ndarray):
+    """Views ``(cmap, trans, fails, pool, params)`` into a packed automaton."""
+    h = auto[:HEADER]
+    cmap = auto[h[H_CMAP] : h[H_TRANS]]
+    trans = auto[h[H_TRANS] : h[H_FAILS]].reshape(-1, 2)
+    fails = auto[h[H_FAILS] : h[H_POOL]].reshape(-1, 2)
+    pool = auto[h[H_POOL] : h[H_PARAMS]]
+    params = auto[h[H_PARAMS] : h[H_END]]
+    return cmap, trans, fails, pool, params
 
 
 @njit(cache=True, nogil=True)
@@ -68,7 +100,7 @@ def _emit_pops(ref, pool, ids, st, en, k, pos, with_offsets):
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _segment_range(cps, i, b, cmap, trans, fails, pool, params, ids, st, en, k, with_offsets):
+def _segment_range(cps, i, b, auto, clsmask, ids, st, en, k, with_offsets):
     """Tokenize ``cps[i:b]`` into the outputs from slot ``k`` on.
 
     Returns ``(i, k, done)``.  When the outputs fill up, it stops at the start
@@ -76,12 +108,16 @@ def _segment_range(cps, i, b, cmap, trans, fails, pool, params, ids, st, en, k, 
     caller can grow them and resume; the arrays are never reallocated here,
     which keeps the loop free of reference counting.
     """
-    sroot = params[0]
-    unk = params[1]
-    maxc = params[2]
-    charmode = params[3] != 0
-    charid = params[4]
-    clsmask = params[5]
+    cmap = auto[auto[0] : auto[1]]
+    trans = auto[auto[1] : auto[2]]
+    fails = auto[auto[2] : auto[3]]
+    pool = auto[auto[3] : auto[4]]
+    pa = auto[4]
+    sroot = auto[pa]
+    unk = auto[pa + 1]
+    maxc = auto[pa + 2]
+    charmode = auto[pa + 3] != 0
+    charid = auto[pa + 4]
     cap = ids.size
     while i < b:
         c = cps[i]
@@ -100,11 +136,11 @@ def _segment_range(cps, i, b, cmap, trans, fails, pool, params, ids, st, en, k, 
         while True:
             # One step: follow failure links (emitting pops) until sym is consumed.
             while True:
-                t = trans[u, 0] + sym
-                if trans[t, 1] == u:
+                t = trans[2 * u] + sym
+                if trans[2 * t + 1] == u:
                     u = t
                     break
-                f = fails[u, 0]
+                f = fails[2 * u]
                 if f < 0:
                     if charmode and (u == 0 or u == sroot):
                         if k >= cap:
@@ -119,7 +155,7 @@ def _segment_range(cps, i, b, cmap, trans, fails, pool, params, ids, st, en, k, 
                         break
                     ok = False
                     break
-                k, pos = _emit_pops(fails[u, 1], pool, ids, st, en, k, pos, with_offsets)
+                k, pos = _emit_pops(fails[2 * u + 1], pool, ids, st, en, k, pos, with_offsets)
                 if k < 0:
                     return ws, kw, False
                 u = f
@@ -136,11 +172,11 @@ def _segment_range(cps, i, b, cmap, trans, fails, pool, params, ids, st, en, k, 
         if ok:
             # End of word: pop everything still pending.
             while u != 0 and u != sroot:
-                f = fails[u, 0]
+                f = fails[2 * u]
                 if f < 0:
                     ok = False
                     break
-                k, pos = _emit_pops(fails[u, 1], pool, ids, st, en, k, pos, with_offsets)
+                k, pos = _emit_pops(fails[2 * u + 1], pool, ids, st, en, k, pos, with_offsets)
                 if k < 0:
                     return ws, kw, False
                 u = f
@@ -167,17 +203,32 @@ def _segment_range(cps, i, b, cmap, trans, fails, pool, params, ids, st, en, k, 
 
 
 @njit(cache=True, nogil=True)
-def _run_offsets(cps, a, b, cmap, trans, fails, pool, params, ids, st, en, k):
-    return _segment_range(cps, a, b, cmap, trans, fails, pool, params, ids, st, en, k, True)
+def _run_offsets(cps, a, b, auto, clsmask, ids, st, en, k):
+    return _segment_range(cps, a, b, auto, clsmask, ids, st, en, k, True)
 
 
 @njit(cache=True, nogil=True)
-def _run_ids(cps, a, b, cmap, trans, fails, pool, params, ids, k):
-    return _segment_range(cps, a, b, cmap, trans, fails, pool, params, ids, ids, ids, k, False)
+def _run_ids(cps, a, b, auto, clsmask, ids, k):
+    return _segment_range(cps, a, b, auto, clsmask, ids, ids, ids, k, False)
 
 
 @njit(cache=True, nogil=True)
-def segment_batch(cps, bounds, cmap, trans, fails, pool, params):
+def segment_into(cps, auto, clsmask, out):
+    """Tokens of one text into the rows of ``out`` (3, >= ``cps.size``):
+    ids, starts, ends (that size always suffices); returns the token count."""
+    i, k, done = _run_offsets(cps, 0, cps.size, auto, clsmask, out[0], out[1], out[2], 0)
+    return k
+
+
+@njit(cache=True, nogil=True)
+def segment_ids_into(cps, auto, clsmask, ids):
+    """Token ids of one text into ``ids`` (at least ``cps.size`` long)."""
+    i, k, done = _run_ids(cps, 0, cps.size, auto, clsmask, ids, 0)
+    return k
+
+
+@njit(cache=True, nogil=True)
+def segment_batch(cps, bounds, auto, clsmask):
     """Tokens of many texts concatenated in ``cps``; text ``t`` is
     ``cps[bounds[t]:bounds[t+1]]``.  Offsets are relative to each text.
     Returns ``(ids, starts, ends, row_splits)``."""
@@ -195,7 +246,7 @@ def segment_batch(cps, bounds, cmap, trans, fails, pool, params):
         k0 = k
         i = a
         while True:
-            i, k, done = _run_offsets(cps, i, b, cmap, trans, fails, pool, params, ids, st, en, k)
+            i, k, done = _run_offsets(cps, i, b, auto, clsmask, ids, st, en, k)
             if done:
                 break
             ids = _grow(ids, k + b - i)
@@ -210,7 +261,7 @@ def segment_batch(cps, bounds, cmap, trans, fails, pool, params):
 
 
 @njit(cache=True, nogil=True)
-def segment_batch_ids(cps, bounds, cmap, trans, fails, pool, params):
+def segment_batch_ids(cps, bounds, auto, clsmask):
     """Like :func:`segment_batch` without offsets: ``(ids, row_splits)``."""
     cap = cps.size // 2 + 16
     ids = np.empty(cap, np.int32)
@@ -222,45 +273,9 @@ def segment_batch_ids(cps, bounds, cmap, trans, fails, pool, params):
         b = bounds[t + 1]
         i = bounds[t]
         while True:
-            i, k, done = _run_ids(cps, i, b, cmap, trans, fails, pool, params, ids, k)
+            i, k, done = _run_ids(cps, i, b, auto, clsmask, ids, k)
             if done:
                 break
             ids = _grow(ids, k + b - i)
         rows[t + 1] = k
     return ids[:k], rows
-
-
-@njit(cache=True, nogil=True)
-def segment(cps, cmap, trans, fails, pool, params):
-    """Tokens of one text: ``(ids, starts, ends)``, offsets in code points."""
-    cap = cps.size // 2 + 16
-    ids = np.empty(cap, np.int32)
-    st = np.empty(cap, np.int32)
-    en = np.empty(cap, np.int32)
-    n = cps.size
-    i = 0
-    k = 0
-    while True:
-        i, k, done = _run_offsets(cps, i, n, cmap, trans, fails, pool, params, ids, st, en, k)
-        if done:
-            break
-        ids = _grow(ids, k + n - i)
-        st = _grow(st, k + n - i)
-        en = _grow(en, k + n - i)
-    return ids[:k], st[:k], en[:k]
-
-
-@njit(cache=True, nogil=True)
-def segment_ids(cps, cmap, trans, fails, pool, params):
-    """Token ids of one text, no offsets."""
-    cap = cps.size // 2 + 16
-    ids = np.empty(cap, np.int32)
-    n = cps.size
-    i = 0
-    k = 0
-    while True:
-        i, k, done = _run_ids(cps, i, n, cmap, trans, fails, pool, params, ids, k)
-        if done:
-            break
-        ids = _grow(ids, k + n - i)
-    return ids[:k]

@@ -152,7 +152,7 @@ class WordPiece:
         ['a', '##b', ',', '[UNK]']
         """
         itos = self.vocab.id_to_token
-        return [itos[i] for i in self.automaton.segment_ids(text).tolist()]
+        return [itos[i] for i in self.automaton.segment_id_list(text)]
 
     def tokenize_word(self, word: str) -> list[str]:
         """WordPiece one word as it is (no pre-tokenization).
@@ -161,13 +161,13 @@ class WordPiece:
         ['a', '##.', '##b']
         """
         itos = self.vocab.id_to_token
-        return [itos[i] for i in self.automaton.segment_ids(word, pretokenize=False).tolist()]
+        return [itos[i] for i in self.automaton.segment_id_list(word, pretokenize=False)]
 
     # --------------------------------------------------------------- encode
     def encode(self, text: str) -> Encoding:
         """Ids, tokens and character offsets of ``text``."""
-        ids, st, en = self.automaton.segment(text)
-        return Encoding(ids, st, en, self.vocab.id_to_token)
+        rows = self.automaton.segment_rows(text)
+        return Encoding(rows[0], rows[1], rows[2], self.vocab.id_to_token)
 
     def encode_batch(self, texts: Sequence[str]) -> BatchEncoding:
         """Encode many texts in one compiled call; a sequence of :class:`Encoding`."""
@@ -178,7 +178,7 @@ class WordPiece:
 
     def encode_ids(self, text: str) -> list[int]:
         """Just the ids of ``text`` (the fastest path for a single text)."""
-        return self.automaton.segment_ids(text).tolist()
+        return self.automaton.segment_id_list(text)
 
     # --------------------------------------------------------------- decode
     def decode(self, ids: Sequence[int]) -> str:
