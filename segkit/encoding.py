@@ -1,4 +1,11 @@
-"""Results of encoding: one :class:`Encoding` per text, and a lazy batch."""
+"""Results of encoding: one :class:`Encoding` per text, and a lazy batch.
+
+Both hold int32 arrays; Python lists are made only for the attribute that
+is read.  Rows of the underlying array: ids, type ids, attention mask,
+special tokens mask, starts, ends, word indices (-1 for none); results of
+plain tokenization (no template, truncation or padding) keep only ids,
+starts, ends and word indices, the other rows being implied.
+"""
 
 from __future__ import annotations
 
@@ -6,13 +13,23 @@ from collections.abc import Sequence
 from typing import Iterator, overload
 
 import numpy as np
+from numba import njit
+
+_FULL = 7
+_PLAIN = 4
+
+
+def _rows(data: np.ndarray):
+    """(ids, type, attention, special, starts, ends, words) of either layout."""
+    if data.shape[0] == _FULL:
+        return tuple(data)
+    n = data.shape[1]
+    zeros = np.zeros(n, dtype=np.int32)
+    return data[0], zeros, np.ones(n, dtype=np.int32), zeros, data[1], data[2], data[3]
 
 
 class Encoding:
-    """The tokens of one text.
-
-    Attributes are computed from int32 arrays on first access, so building
-    many encodings costs no per-token Python work until it is asked for.
+    """The tokens of one text (or text pair), with everything a model needs.
 
     Attributes
     ----------
@@ -21,63 +38,105 @@ class Encoding:
     tokens : list[str]
         Token strings.
     offsets : list[tuple[int, int]]
-        ``(start, end)`` character offsets into the original text, end
-        exclusive.
+        ``(start, end)`` character offsets into the original text (end
+        exclusive); ``(0, 0)`` for template and padding tokens.  In a pair,
+        offsets of the second sequence refer to the second text.
+    type_ids : list[int]
+        0 for the first sequence (with ``[CLS]`` and the first ``[SEP]``), 1
+        for the second.
+    attention_mask : list[int]
+        1 for real tokens, 0 for padding.
+    special_tokens_mask : list[int]
+        1 for tokens added by the template and for padding.
+    word_ids : list[int | None]
+        Index of the pre-tokenized word each token comes from (per sequence),
+        None for template and padding tokens.
     """
 
-    __slots__ = ("_ids", "_starts", "_ends", "_id_to_token")
+    __slots__ = ("_data", "_id_to_token")
 
-    def __init__(self, ids: np.ndarray, starts: np.ndarray, ends: np.ndarray, id_to_token: Sequence):
-        self._ids = ids
-        self._starts = starts
-        self._ends = ends
+    def __init__(self, data: np.ndarray, id_to_token: Sequence):
+        self._data = data
         self._id_to_token = id_to_token
 
     @property
     def ids(self) -> list[int]:
-        return self._ids.tolist()
+        return self._data[0].tolist()
 
     @property
     def tokens(self) -> list[str]:
         itos = self._id_to_token
-        return [itos[i] for i in self._ids.tolist()]
+        return [itos[i] for i in self._data[0].tolist()]
 
     @property
     def offsets(self) -> list[tuple[int, int]]:
-        return list(zip(self._starts.tolist(), self._ends.tolist()))
+        r = _rows(self._data)
+        return list(zip(r[4].tolist(), r[5].tolist()))
+
+    @property
+    def type_ids(self) -> list[int]:
+        return _rows(self._data)[1].tolist()
+
+    @property
+    def attention_mask(self) -> list[int]:
+        return _rows(self._data)[2].tolist()
+
+    @property
+    def special_tokens_mask(self) -> list[int]:
+        return _rows(self._data)[3].tolist()
+
+    @property
+    def word_ids(self) -> list[int | None]:
+        return [None if w < 0 else w for w in _rows(self._data)[6].tolist()]
 
     @property
     def ids_array(self) -> np.ndarray:
         """Token ids as an int32 numpy array (no copy)."""
-        return self._ids
+        return self._data[0]
 
     @property
     def offsets_array(self) -> np.ndarray:
         """Offsets as an (n, 2) int32 numpy array."""
-        return np.stack([self._starts, self._ends], axis=1)
+        r = _rows(self._data)
+        return np.stack([r[4], r[5]], axis=1)
 
     def __len__(self) -> int:
-        return int(self._ids.size)
+        return int(self._data.shape[1])
 
     def __repr__(self) -> str:
-        return f"Encoding(num_tokens={len(self)}, tokens={self.tokens[:8]!r}{'...' if len(self) > 8 else ''})"
+        more = "..." if len(self) > 8 else ""
+        return f"Encoding(num_tokens={len(self)}, tokens={self.tokens[:8]!r}{more})"
+
+
+@njit(cache=True, nogil=True)
+def _to_matrix(values, rows, width, fill, out):
+    for t in range(rows.size - 1):
+        a = rows[t]
+        n = rows[t + 1] - a
+        for j in range(width):
+            out[t, j] = values[a + j] if j < n else fill
 
 
 class BatchEncoding(Sequence):
     """The encodings of a batch, held as flat arrays.
 
-    Behaves as a read-only sequence of :class:`Encoding` (created on access).
-    ``ids_flat``/``row_splits`` give the whole batch without per-text objects.
+    Behaves as a read-only sequence of :class:`Encoding` (created on
+    access); :meth:`to_numpy` gives model-ready matrices without any
+    per-token Python objects.
+
+    Attributes
+    ----------
+    row_splits : numpy.ndarray
+        Tokens of text ``t`` are ``row_splits[t]:row_splits[t+1]`` of the flat arrays.
     """
 
-    __slots__ = ("ids_flat", "starts_flat", "ends_flat", "row_splits", "_id_to_token")
+    __slots__ = ("_data", "row_splits", "_id_to_token", "pad_id")
 
-    def __init__(self, ids, starts, ends, row_splits, id_to_token):
-        self.ids_flat = ids
-        self.starts_flat = starts
-        self.ends_flat = ends
+    def __init__(self, data: np.ndarray, row_splits: np.ndarray, id_to_token: Sequence, pad_id: int = 0):
+        self._data = data
         self.row_splits = row_splits
         self._id_to_token = id_to_token
+        self.pad_id = pad_id
 
     def __len__(self) -> int:
         return int(self.row_splits.size - 1)
@@ -96,18 +155,67 @@ class BatchEncoding(Sequence):
         if not 0 <= i < n:
             raise IndexError(f"batch index {i} out of range for {n} texts")
         a, b = int(self.row_splits[i]), int(self.row_splits[i + 1])
-        return Encoding(self.ids_flat[a:b], self.starts_flat[a:b], self.ends_flat[a:b], self._id_to_token)
+        return Encoding(self._data[:, a:b], self._id_to_token)
 
     def __iter__(self) -> Iterator[Encoding]:
         for i in range(len(self)):
             yield self[i]
 
     @property
+    def ids_flat(self) -> np.ndarray:
+        """All token ids of the batch, concatenated (int32)."""
+        return self._data[0]
+
+    @property
     def ids(self) -> list[list[int]]:
         """Token ids of every text."""
-        flat = self.ids_flat.tolist()
+        flat = self._data[0].tolist()
         rs = self.row_splits.tolist()
         return [flat[rs[i] : rs[i + 1]] for i in range(len(rs) - 1)]
+
+    def to_numpy(
+        self,
+        dtype=np.int64,
+        *,
+        return_special_tokens_mask: bool = False,
+        return_offsets: bool = False,
+        return_word_ids: bool = False,
+    ) -> dict[str, np.ndarray]:
+        """Model inputs as (batch, length) matrices.
+
+        Rows shorter than the longest are padded (pad id, type 0, attention
+        0).  Keys: ``input_ids``, ``token_type_ids``, ``attention_mask``,
+        and on request ``special_tokens_mask``, ``offset_mapping`` (batch,
+        length, 2) and ``word_ids`` (-1 for none).
+
+        >>> import segkit
+        >>> wp = segkit.WordPiece(["[PAD]", "[UNK]", "a", "##b"])
+        >>> wp.encode_batch(["ab", "a a a"]).to_numpy()["input_ids"]
+        array([[2, 3, 0],
+               [2, 2, 2]])
+        """
+        rows = self.row_splits
+        width = int(np.diff(rows).max()) if rows.size > 1 else 0
+        r = _rows(self._data)
+        b = len(self)
+
+        def mat(values, fill):
+            out = np.empty((b, width), dtype=dtype)
+            _to_matrix(np.ascontiguousarray(values), rows, width, fill, out)
+            return out
+
+        result = {
+            "input_ids": mat(r[0], self.pad_id),
+            "token_type_ids": mat(r[1], 0),
+            "attention_mask": mat(r[2], 0),
+        }
+        if return_special_tokens_mask:
+            result["special_tokens_mask"] = mat(r[3], 1)
+        if return_offsets:
+            result["offset_mapping"] = np.stack([mat(r[4], 0), mat(r[5], 0)], axis=-1)
+        if return_word_ids:
+            result["word_ids"] = mat(r[6], -1)
+        return result
 
     def __repr__(self) -> str:
         return f"BatchEncoding(num_texts={len(self)}, num_tokens={int(self.row_splits[-1])})"

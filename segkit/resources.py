@@ -13,6 +13,15 @@ BUNDLED_VOCABULARIES = {
 }
 
 
+#: Whether each bundled BERT model lowercases (and so strips accents).
+#: bert-base-chinese has no uppercase Latin tokens: it is effectively uncased.
+BUNDLED_LOWERCASE = {
+    "bert-base-uncased": True,
+    "bert-base-multilingual-cased": False,
+    "bert-base-chinese": True,
+}
+
+
 def vocabularies_dir() -> Path:
     """The folder of bundled vocabularies.
 

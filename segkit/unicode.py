@@ -22,11 +22,11 @@ def _all_code_points() -> str:
 @lru_cache(maxsize=None)
 def property_mask(pattern: str) -> np.ndarray:
     """Code points matched by a one-character ``regex`` class, e.g. ``r"\\p{P}"``."""
-    found = np.fromiter(
-        (m.start() for m in regex.finditer(pattern, _all_code_points())), dtype=np.int64
-    )
     mask = np.zeros(N_CODE_POINTS, dtype=bool)
-    mask[found] = True
+    # Match runs, not single characters: large classes (private use) are
+    # a handful of runs.
+    for m in regex.finditer(f"(?:{pattern})+", _all_code_points()):
+        mask[m.start() : m.end()] = True
     mask.setflags(write=False)
     return mask
 

@@ -194,29 +194,29 @@ class Automaton:
         loc = self._local
         buf = getattr(loc, "buf", None)
         if buf is None or buf.shape[1] < n:
-            buf = np.empty((3, max(n, 256)), dtype=np.int32)
+            buf = np.empty((4, max(n, 256)), dtype=np.int32)
             loc.buf = buf
         return buf
 
     def segment(self, text: str, *, pretokenize: bool = True):
         """``(ids, starts, ends)`` int32 arrays (fresh) for one text."""
-        ids, st, en = self.segment_rows(text, pretokenize=pretokenize)
-        return ids, st, en
+        rows = self.segment_rows(text, pretokenize=pretokenize)
+        return rows[0], rows[1], rows[2]
 
     def segment_rows(self, text: str, *, pretokenize: bool = True) -> np.ndarray:
-        """One fresh (3, n) int32 array: ids, starts, ends of one text's tokens."""
-        cps = to_code_points(text)
+        """One fresh (4, n) int32 array for one text's tokens: ids, starts,
+        ends (character offsets, end exclusive) and word indices."""
+        return self.segment_code_points_one(to_code_points(text), pretokenize=pretokenize)
+
+    def segment_code_points_one(self, cps: np.ndarray, *, pretokenize: bool = True) -> np.ndarray:
+        """:meth:`segment_rows` on a code point array (uint32)."""
         n = cps.size
         buf = self._scratch(n)
+        mask = 3 if pretokenize else 0
         if self.backward:
-            k = kernels.segment_into(cps[::-1].copy(), self.packed, 3 if pretokenize else 0, buf)
-            out = buf[:, k - 1 :: -1] if k else buf[:, :0]
-            res = np.empty((3, k), dtype=np.int32)
-            res[0] = out[0]
-            res[1] = n - out[2]
-            res[2] = n - out[1]
-            return res
-        k = kernels.segment_into(cps, self.packed, 3 if pretokenize else 0, buf)
+            k = kernels.segment_into(cps[::-1].copy(), self.packed, mask, buf)
+            return _mirror(buf[:, :k], np.array([0, k]), np.array([0, n]))
+        k = kernels.segment_into(cps, self.packed, mask, buf)
         return buf[:, :k].copy()
 
     def segment_ids(self, text: str, *, pretokenize: bool = True) -> np.ndarray:
@@ -241,10 +241,15 @@ class Automaton:
         ``row_splits[t]:row_splits[t+1]``.
         """
         cps, bounds = join_code_points(texts)
-        return self.segment_code_points(cps, bounds, offsets=offsets, pretokenize=pretokenize)
+        out, rows = self.segment_code_points(cps, bounds, offsets=offsets, pretokenize=pretokenize)
+        if offsets:
+            return out[0], out[1], out[2], rows
+        return out[0], None, None, rows
 
     def segment_code_points(self, cps: np.ndarray, bounds: np.ndarray, *, offsets: bool = True, pretokenize: bool = True):
-        """:meth:`segment_batch` on texts already joined by :func:`join_code_points`."""
+        """Texts already joined by :func:`join_code_points`: ``(out, rows)``,
+        ``out`` being (4, n) (ids, starts, ends, word indices) with offsets,
+        else (1, n) ids."""
         mask = 3 if pretokenize else 0
         auto = self.packed
         if self.backward:
@@ -252,19 +257,14 @@ class Automaton:
             rcps = cps[::-1].copy()
             rbounds = (n - bounds[::-1]).copy()
             if offsets:
-                ids, st, en, rows = kernels.segment_batch(rcps, rbounds, auto, mask)
-                lengths = np.diff(bounds)[::-1]
-                # offsets are relative to each reversed text: mirror them.
-                owner = np.repeat(np.arange(lengths.size), np.diff(rows))
-                ln = lengths[owner].astype(np.int32)
-                st, en = ln - en, ln - st
-                return ids[::-1].copy(), st[::-1].copy(), en[::-1].copy(), (rows[-1] - rows[::-1]).copy()
+                out, rows = kernels.segment_batch(rcps, rbounds, auto, mask)
+                return _mirror(out, rows, rbounds), (rows[-1] - rows[::-1]).copy()
             ids, rows = kernels.segment_batch_ids(rcps, rbounds, auto, mask)
-            return ids[::-1].copy(), None, None, (rows[-1] - rows[::-1]).copy()
+            return ids[::-1].copy()[None, :], (rows[-1] - rows[::-1]).copy()
         if offsets:
             return kernels.segment_batch(cps, bounds, auto, mask)
         ids, rows = kernels.segment_batch_ids(cps, bounds, auto, mask)
-        return ids, None, None, rows
+        return ids[None, :], rows
 
     # ------------------------------------------------------------ inspection
     def node(self, key: str, *, continuation: bool = False) -> int:
@@ -299,6 +299,27 @@ class Automaton:
 
 
 # ---------------------------------------------------------------- persistence
+def _mirror(out: np.ndarray, rows: np.ndarray, bounds: np.ndarray) -> np.ndarray:
+    """Tokens of reversed texts -> tokens of the texts, in order.
+
+    ``out`` is (4, n) for the reversed texts ``bounds`` (offsets relative to
+    each text); the result lists texts and tokens in reverse, with offsets
+    and word indices mirrored.
+    """
+    counts = np.diff(rows)
+    owner = np.repeat(np.arange(counts.size), counts)
+    length = np.diff(bounds)[owner].astype(np.int32)
+    last_word = np.full(counts.size, -1, dtype=np.int64)
+    if out.shape[1]:
+        np.maximum.at(last_word, owner, out[3])
+    res = np.empty_like(out)
+    res[0] = out[0]
+    res[1] = length - out[2]
+    res[2] = length - out[1]
+    res[3] = last_word[owner] - out[3]
+    return res[:, ::-1].copy()
+
+
 def automaton_state(a: Automaton) -> tuple[dict, dict[str, np.ndarray]]:
     """``(config, arrays)`` of an automaton, for model files and pickling."""
     config = {

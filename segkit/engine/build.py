@@ -279,9 +279,11 @@ def compute_failure(parent, sym, tok, slot, base, check, bfs, sroot):
         while True:
             pg = table[grab, POPS]
             k = pool[pg]
-            if plen + 1 + 2 * (cnt + k) > pool.size:
+            if start + 1 + 2 * (cnt + k) > pool.size:
                 pool2 = np.empty(2 * pool.size + 2 * (cnt + k) + 2, np.int32)
-                pool2[:plen] = pool[:plen]
+                # keep the entries already written for this node too
+                m = min(start + 1 + 2 * cnt, pool.size)
+                pool2[:m] = pool[:m]
                 pool = pool2
             for e in range(2 * k):
                 pool[start + 1 + 2 * cnt + e] = pool[pg + 1 + e]

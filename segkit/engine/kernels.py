@@ -32,6 +32,10 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+MAX_CODE_POINT = 0x10FFFF
+#: Code points from SENTINEL on stand for "emit token id (cp - SENTINEL) here".
+SENTINEL = 0x110000
+
 P_SROOT, P_UNK, P_MAXCHARS, P_CHARMODE, P_CHARID = range(5)
 N_PARAMS = 5
 H_CMAP, H_TRANS, H_FAILS, H_POOL, H_PARAMS, H_END = range(6)
@@ -69,7 +73,7 @@ def _grow(arr, need):
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _emit_pops(ref, pool, ids, st, en, k, pos, with_offsets):
+def _emit_pops(ref, pool, ids, st, en, wd, word, k, pos, with_offsets):
     """Append a node's failure pops; ``k = -1`` when the outputs are full.
 
     ``ref < 0`` encodes a single pop inline (see ``build.inline_single_pops``),
@@ -84,6 +88,7 @@ def _emit_pops(ref, pool, ids, st, en, k, pos, with_offsets):
         if with_offsets:
             st[k] = pos
             en[k] = pos + cov
+            wd[k] = word
         return k + 1, pos + cov
     cnt = pool[ref]
     if k + cnt > ids.size:
@@ -94,19 +99,22 @@ def _emit_pops(ref, pool, ids, st, en, k, pos, with_offsets):
         if with_offsets:
             st[k] = pos
             en[k] = pos + cov
+            wd[k] = word
         pos += cov
         k += 1
     return k, pos
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _segment_range(cps, i, b, auto, clsmask, ids, st, en, k, with_offsets):
+def _segment_range(cps, i, b, auto, clsmask, ids, st, en, wd, k, word, with_offsets):
     """Tokenize ``cps[i:b]`` into the outputs from slot ``k`` on.
 
-    Returns ``(i, k, done)``.  When the outputs fill up, it stops at the start
-    of the current word (rolling back its tokens) with ``done=False`` so the
-    caller can grow them and resume; the arrays are never reallocated here,
-    which keeps the loop free of reference counting.
+    ``word`` is the index of the next word; each token gets the index of its
+    word in ``wd`` (with offsets).  Returns ``(i, k, word, done)``.  When the
+    outputs fill up, it stops at the start of the current word (rolling back
+    its tokens) with ``done=False`` so the caller can grow them and resume;
+    the arrays are never reallocated here, which keeps the loop free of
+    reference counting.
     """
     cmap = auto[auto[0] : auto[1]]
     trans = auto[auto[1] : auto[2]]
@@ -121,6 +129,20 @@ def _segment_range(cps, i, b, auto, clsmask, ids, st, en, k, with_offsets):
     cap = ids.size
     while i < b:
         c = cps[i]
+        if c > MAX_CODE_POINT:
+            # A pre-matched token (e.g. a special token found by the
+            # normalization pass): code point SENTINEL + id.
+            if k >= cap:
+                return i, k, word, False
+            ids[k] = c - SENTINEL
+            if with_offsets:
+                st[k] = i
+                en[k] = i + 1
+                wd[k] = word
+            word += 1
+            k += 1
+            i += 1
+            continue
         v = cmap[cmap[c >> 8] + (c & 255)]
         cls = v & clsmask
         if cls == 1:  # separator
@@ -144,20 +166,21 @@ def _segment_range(cps, i, b, auto, clsmask, ids, st, en, k, with_offsets):
                 if f < 0:
                     if charmode and (u == 0 or u == sroot):
                         if k >= cap:
-                            return ws, kw, False
+                            return ws, kw, word, False
                         ids[k] = charid
                         if with_offsets:
                             st[k] = j
                             en[k] = j + 1
+                            wd[k] = word
                         k += 1
                         pos = j + 1
                         u = sroot
                         break
                     ok = False
                     break
-                k, pos = _emit_pops(fails[2 * u + 1], pool, ids, st, en, k, pos, with_offsets)
+                k, pos = _emit_pops(fails[2 * u + 1], pool, ids, st, en, wd, word, k, pos, with_offsets)
                 if k < 0:
-                    return ws, kw, False
+                    return ws, kw, word, False
                 u = f
             if not ok:
                 break
@@ -165,6 +188,8 @@ def _segment_range(cps, i, b, auto, clsmask, ids, st, en, k, with_offsets):
             if cls == 2 or j >= b:
                 break
             c = cps[j]
+            if c > MAX_CODE_POINT:
+                break
             v = cmap[cmap[c >> 8] + (c & 255)]
             if (v & clsmask) != 0:
                 break
@@ -176,9 +201,9 @@ def _segment_range(cps, i, b, auto, clsmask, ids, st, en, k, with_offsets):
                 if f < 0:
                     ok = False
                     break
-                k, pos = _emit_pops(fails[2 * u + 1], pool, ids, st, en, k, pos, with_offsets)
+                k, pos = _emit_pops(fails[2 * u + 1], pool, ids, st, en, wd, word, k, pos, with_offsets)
                 if k < 0:
-                    return ws, kw, False
+                    return ws, kw, word, False
                 u = f
         if not ok:
             if cls == 2:
@@ -186,56 +211,58 @@ def _segment_range(cps, i, b, auto, clsmask, ids, st, en, k, with_offsets):
             else:
                 while j < b:
                     c = cps[j]
-                    if (cmap[cmap[c >> 8] + (c & 255)] & clsmask) != 0:
+                    if c > MAX_CODE_POINT or (cmap[cmap[c >> 8] + (c & 255)] & clsmask) != 0:
                         break
                     j += 1
         if not ok or j - ws > maxc:
             k = kw
             if k >= cap:
-                return ws, kw, False
+                return ws, kw, word, False
             ids[k] = unk
             if with_offsets:
                 st[k] = ws
                 en[k] = j
+                wd[k] = word
             k += 1
+        word += 1
         i = j
-    return i, k, True
+    return i, k, word, True
 
 
 @njit(cache=True, nogil=True)
-def _run_offsets(cps, a, b, auto, clsmask, ids, st, en, k):
-    return _segment_range(cps, a, b, auto, clsmask, ids, st, en, k, True)
+def _run_offsets(cps, a, b, auto, clsmask, ids, st, en, wd, k, word):
+    return _segment_range(cps, a, b, auto, clsmask, ids, st, en, wd, k, word, True)
 
 
 @njit(cache=True, nogil=True)
 def _run_ids(cps, a, b, auto, clsmask, ids, k):
-    return _segment_range(cps, a, b, auto, clsmask, ids, ids, ids, k, False)
+    return _segment_range(cps, a, b, auto, clsmask, ids, ids, ids, ids, k, 0, False)
 
 
 @njit(cache=True, nogil=True)
 def segment_into(cps, auto, clsmask, out):
-    """Tokens of one text into the rows of ``out`` (3, >= ``cps.size``):
-    ids, starts, ends (that size always suffices); returns the token count."""
-    i, k, done = _run_offsets(cps, 0, cps.size, auto, clsmask, out[0], out[1], out[2], 0)
+    """Tokens of one text into the rows of ``out`` (4, >= ``cps.size``): ids,
+    starts, ends, word indices (that size always suffices); returns the
+    token count."""
+    i, k, word, done = _run_offsets(cps, 0, cps.size, auto, clsmask, out[0], out[1], out[2], out[3], 0, 0)
     return k
 
 
 @njit(cache=True, nogil=True)
 def segment_ids_into(cps, auto, clsmask, ids):
     """Token ids of one text into ``ids`` (at least ``cps.size`` long)."""
-    i, k, done = _run_ids(cps, 0, cps.size, auto, clsmask, ids, 0)
+    i, k, word, done = _run_ids(cps, 0, cps.size, auto, clsmask, ids, 0)
     return k
 
 
 @njit(cache=True, nogil=True)
 def segment_batch(cps, bounds, auto, clsmask):
     """Tokens of many texts concatenated in ``cps``; text ``t`` is
-    ``cps[bounds[t]:bounds[t+1]]``.  Offsets are relative to each text.
-    Returns ``(ids, starts, ends, row_splits)``."""
+    ``cps[bounds[t]:bounds[t+1]]``.  Offsets are relative to each text and
+    word indices restart at 0 for each text.  Returns ``(out, row_splits)``
+    with ``out`` a (4, n) int32 array: ids, starts, ends, word indices."""
     cap = cps.size // 2 + 16
-    ids = np.empty(cap, np.int32)
-    st = np.empty(cap, np.int32)
-    en = np.empty(cap, np.int32)
+    out = np.empty((4, cap), np.int32)
     nt = bounds.size - 1
     rows = np.empty(nt + 1, np.int64)
     rows[0] = 0
@@ -245,19 +272,20 @@ def segment_batch(cps, bounds, auto, clsmask):
         b = bounds[t + 1]
         k0 = k
         i = a
+        word = 0
         while True:
-            i, k, done = _run_offsets(cps, i, b, auto, clsmask, ids, st, en, k)
+            i, k, word, done = _run_offsets(cps, i, b, auto, clsmask, out[0], out[1], out[2], out[3], k, word)
             if done:
                 break
-            ids = _grow(ids, k + b - i)
-            st = _grow(st, k + b - i)
-            en = _grow(en, k + b - i)
+            bigger = np.empty((4, max(2 * out.shape[1], k + b - i + 16)), np.int32)
+            bigger[:, :k] = out[:, :k]
+            out = bigger
         if a:
             for q in range(k0, k):
-                st[q] -= a
-                en[q] -= a
+                out[1, q] -= a
+                out[2, q] -= a
         rows[t + 1] = k
-    return ids[:k], st[:k], en[:k], rows
+    return out[:, :k], rows
 
 
 @njit(cache=True, nogil=True)
@@ -273,7 +301,7 @@ def segment_batch_ids(cps, bounds, auto, clsmask):
         b = bounds[t + 1]
         i = bounds[t]
         while True:
-            i, k, done = _run_ids(cps, i, b, auto, clsmask, ids, k)
+            i, k, word, done = _run_ids(cps, i, b, auto, clsmask, ids, k)
             if done:
                 break
             ids = _grow(ids, k + b - i)

@@ -5,13 +5,56 @@ from __future__ import annotations
 import os
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any, Union
+
+import numpy as np
 
 from ..encoding import BatchEncoding, Encoding
 from ..engine import Automaton, EngineConfig
+from ..engine.automaton import join_code_points, to_code_points
+from ..engine.rewrite import build_protected, build_rewrite_table, map_offsets, rewrite_batch
 from ..vocab import Vocabulary, VocabSource
+from .normalization import bert_rewrite_table
+from .postprocess import TRUNCATION, assemble
 from .pretokenize import bert_classes
 
-_SETTINGS = ("suffix_indicator", "unk_token", "max_input_chars_per_word", "cjk")
+#: Special tokens of BERT vocabularies: never split when they occur in text.
+BERT_SPECIAL_TOKENS = ("[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]")
+
+# Settings that, with the vocabulary, define a WordPiece (saved in model files).
+_SETTINGS = (
+    "suffix_indicator",
+    "unk_token",
+    "max_input_chars_per_word",
+    "cjk",
+    "lowercase",
+    "strip_accents",
+    "clean_text",
+    "handle_chinese_chars",
+    "special_tokens",
+    "template",
+    "cls_token",
+    "sep_token",
+    "pad_token",
+    "truncation",
+    "padding",
+)
+
+_DECODE_CLEANUP = (
+    (" .", "."),
+    (" ?", "?"),
+    (" !", "!"),
+    (" ,", ","),
+    (" ' ", "'"),
+    (" n't", "n't"),
+    (" 'm", "'m"),
+    (" do not", " don't"),
+    (" 's", "'s"),
+    (" 've", "'ve"),
+    (" 're", "'re"),
+)
+
+TextOrPair = Union[str, tuple[str, str], list]
 
 
 class WordPiece:
@@ -30,9 +73,29 @@ class WordPiece:
         vocabulary.
     max_input_chars_per_word
         Words longer than this (in characters) become ``unk_token``.
+    lowercase
+        Lowercase the text (each character's Unicode lowercase mapping).
+    strip_accents
+        Remove accents (NFD, then drop nonspacing marks).  None (default):
+        follow ``lowercase``, as BERT does.
+    clean_text
+        Drop NUL, U+FFFD and control characters.
+    handle_chinese_chars
+        Make every CJK ideograph a word of its own (BERT's behaviour).
     cjk
-        Which CJK ideograph ranges pre-tokenization isolates: ``"hf"``
-        (HuggingFace's, default), ``"bert"`` (Google's) or ``None``.
+        Which CJK ideograph ranges: ``"hf"`` (HuggingFace's, the default) or
+        ``"bert"`` (Google's; they differ for U+2B820..U+2B91F).
+    special_tokens
+        Tokens that are never split when they occur in the text (matched
+        on the raw text, leftmost-longest).  None (default): those of
+        ``[PAD] [UNK] [CLS] [SEP] [MASK]`` that are in the vocabulary.
+    template
+        ``"bert"``: :meth:`encode` adds ``[CLS] A [SEP]`` or
+        ``[CLS] A [SEP] B [SEP]``; None (default): no special tokens are added.
+    cls_token, sep_token, pad_token
+        The tokens the template and padding use.
+    truncation, padding
+        Defaults for :meth:`encode` (see there); None: off.
     duplicates
         How repeated vocabulary tokens are handled (see
         :meth:`segkit.Vocabulary.load`).
@@ -45,7 +108,10 @@ class WordPiece:
     own; each word is split greedily into the longest vocabulary pieces,
     pieces after the first carrying ``suffix_indicator``; a word with any
     unmatchable part, or longer than ``max_input_chars_per_word``, becomes a
-    single ``unk_token`` spanning the word.  No normalization is applied.
+    single ``unk_token`` spanning the word.  With the defaults no
+    normalization is applied; :meth:`bert`, :meth:`from_pretrained` and
+    :meth:`from_tokenizer_json` configure BERT's.  Offsets always refer to the
+    original text.
 
     Examples
     --------
@@ -63,55 +129,145 @@ class WordPiece:
         suffix_indicator: str = "##",
         unk_token: str = "[UNK]",
         max_input_chars_per_word: int = 100,
-        cjk: str | None = "hf",
+        lowercase: bool = False,
+        strip_accents: bool | None = None,
+        clean_text: bool = False,
+        handle_chinese_chars: bool = True,
+        cjk: str = "hf",
+        special_tokens: Sequence[str] | None = None,
+        template: str | None = None,
+        cls_token: str = "[CLS]",
+        sep_token: str = "[SEP]",
+        pad_token: str = "[PAD]",
+        truncation: dict | None = None,
+        padding: dict | None = None,
         duplicates: str = "error",
     ) -> None:
         vocab = Vocabulary.load(vocab, duplicates=duplicates)
-        unk_id = vocab.id(unk_token)
-        if unk_id is None:
-            raise ValueError(
-                f"unk_token {unk_token!r} is not in the vocabulary ({len(vocab)} tokens); "
-                "pass the vocabulary's unknown token as unk_token="
-            )
-        if isinstance(max_input_chars_per_word, bool) or not isinstance(max_input_chars_per_word, int) or max_input_chars_per_word < 1:
-            raise ValueError(f"max_input_chars_per_word must be a positive int, found {max_input_chars_per_word!r}")
+        settings = {
+            "suffix_indicator": suffix_indicator,
+            "unk_token": unk_token,
+            "max_input_chars_per_word": max_input_chars_per_word,
+            "cjk": cjk,
+            "lowercase": bool(lowercase),
+            "strip_accents": strip_accents,
+            "clean_text": bool(clean_text),
+            "handle_chinese_chars": bool(handle_chinese_chars),
+            "special_tokens": None if special_tokens is None else list(special_tokens),
+            "template": template,
+            "cls_token": cls_token,
+            "sep_token": sep_token,
+            "pad_token": pad_token,
+            "truncation": truncation,
+            "padding": padding,
+        }
+        _check_settings(settings, vocab)
         config = EngineConfig(
             suffix_indicator=suffix_indicator,
             unknown="word",
-            unk_id=unk_id,
+            unk_id=vocab.id(unk_token),
             max_word_chars=max_input_chars_per_word,
         )
-        automaton = Automaton.build(vocab.tokens, vocab.ids, config, bert_classes(cjk))
-        self._assemble(vocab, automaton, suffix_indicator, unk_token, max_input_chars_per_word, cjk)
+        classes = bert_classes(cjk if handle_chinese_chars else None)
+        automaton = Automaton.build(vocab.tokens, vocab.ids, config, classes)
+        self._assemble(vocab, automaton, settings, None)
 
-    def _assemble(self, vocab, automaton, suffix_indicator, unk_token, max_input_chars_per_word, cjk) -> None:
+    # ------------------------------------------------------------ assembly
+    def _assemble(self, vocab: Vocabulary, automaton: Automaton, settings: dict, rewrite) -> None:
         self.vocab = vocab
         self.automaton = automaton
-        self.suffix_indicator = suffix_indicator
-        self.unk_token = unk_token
+        self._settings = dict(settings)
+        for k in _SETTINGS:
+            setattr(self, k, settings[k])
         self.unk_id = automaton.config.unk_id
-        self.max_input_chars_per_word = max_input_chars_per_word
-        self.cjk = cjk
+        if self.special_tokens is None:
+            specials = [t for t in BERT_SPECIAL_TOKENS if t in vocab]
+        else:
+            specials = list(self.special_tokens)
+        self.special_token_list = specials
+        self.special_ids = frozenset(vocab.id(t) for t in specials)
+        self.pad_id = vocab.id(self.pad_token) if self.pad_token in vocab else 0
+        self.cls_id = vocab.id(self.cls_token)
+        self.sep_id = vocab.id(self.sep_token)
+        if rewrite is None:
+            strip = self.lowercase if self.strip_accents is None else bool(self.strip_accents)
+            table = bert_rewrite_table(self.clean_text, strip, self.lowercase)
+            if table is None and specials:
+                table = _identity_table()
+            if table is not None:
+                pcps, pindex, pfirst = build_protected(specials, [vocab.id(t) for t in specials])
+                rewrite = (table[0], table[1], pcps, pindex, pfirst)
+        self._rewrite = rewrite
+
+    @classmethod
+    def bert(
+        cls,
+        vocab: VocabSource | Vocabulary,
+        *,
+        lowercase: bool = True,
+        strip_accents: bool | None = None,
+        clean_text: bool = True,
+        handle_chinese_chars: bool = True,
+        **kwargs: Any,
+    ) -> "WordPiece":
+        """BERT's full pipeline, with the defaults of HuggingFace's
+        ``BertWordPieceTokenizer``: BERT normalization (lowercasing unless
+        ``lowercase=False``), special tokens kept whole, and the
+        ``[CLS] ... [SEP]`` template.
+
+        >>> wp = WordPiece.bert(["[PAD]", "[UNK]", "[CLS]", "[SEP]", "hello", "world"])
+        >>> wp.encode("Hello WORLD").tokens
+        ['[CLS]', 'hello', 'world', '[SEP]']
+        """
+        kwargs.setdefault("template", "bert")
+        return cls(
+            vocab,
+            lowercase=lowercase,
+            strip_accents=strip_accents,
+            clean_text=clean_text,
+            handle_chinese_chars=handle_chinese_chars,
+            **kwargs,
+        )
 
     # ---------------------------------------------------- saving and loading
     @classmethod
     def from_pretrained(cls, name: str) -> "WordPiece":
-        """A bundled vocabulary by name (no network access, ever).
+        """A bundled BERT tokenizer by name, with its casing (no network access).
 
-        Built once and then kept in segkit's model cache (see
-        :mod:`segkit.cache`), so later starts load it without a build.
+        ``bert-base-uncased`` lowercases and strips accents;
+        ``bert-base-multilingual-cased`` does neither; ``bert-base-chinese``
+        lowercases (its vocabulary has no uppercase Latin tokens).  All use
+        BERT's normalization, special tokens and template.  Built once, then
+        kept in segkit's model cache (:mod:`segkit.cache`).
 
-        >>> WordPiece.from_pretrained("bert-base-multilingual-cased").tokenize("Tokenizers")
-        ['To', '##ken', '##izer', '##s']
+        >>> WordPiece.from_pretrained("bert-base-uncased").tokenize("Hello!")
+        ['hello', '!']
         """
         from ..cache import cache_key, cached
         from ..models import load
-        from ..resources import bundled_vocabulary
+        from ..resources import BUNDLED_LOWERCASE, bundled_vocabulary
 
         path = bundled_vocabulary(name)
-        settings = {"suffix_indicator": "##", "unk_token": "[UNK]", "max_input_chars_per_word": 100, "cjk": "hf"}
-        key = cache_key(f"wordpiece-{name}", settings, Path(path).read_bytes())
-        return cached(key, lambda: cls(path, **settings), load)
+        lowercase = BUNDLED_LOWERCASE[name]
+        key = cache_key(f"wordpiece-{name}", {"lowercase": lowercase}, Path(path).read_bytes())
+        return cached(key, lambda: cls.bert(path, lowercase=lowercase), load)
+
+    @classmethod
+    def from_tokenizer_json(cls, path: str | os.PathLike) -> "WordPiece":
+        """Load a HuggingFace ``tokenizer.json`` whose model is WordPiece.
+
+        The vocabulary, unk token, continuation prefix, word length limit,
+        ``BertNormalizer`` settings, special (added) tokens, the
+        post-processor (``TemplateProcessing`` or ``BertProcessing`` of
+        BERT's shape) and default truncation/padding are read from it.
+        Raises ValueError naming the problem for anything segkit cannot
+        reproduce exactly (another model type, another normalizer or
+        pre-tokenizer, another template).
+        """
+        from .tokenizer_json import read_tokenizer_json
+
+        vocab, kwargs = read_tokenizer_json(path)
+        return cls(vocab, **kwargs)
 
     def save(self, path: str | os.PathLike) -> None:
         """Write this tokenizer to one file; :func:`segkit.load` reads it back
@@ -126,8 +282,12 @@ class WordPiece:
         aconf, arrays = automaton_arrays(self.automaton, "automaton")
         varrays, blobs = vocabulary_state(self.vocab)
         arrays.update(varrays)
+        if self._rewrite is not None:
+            for name, arr in zip(("table", "pool", "pcps", "pindex", "pfirst"), self._rewrite):
+                arrays[f"rewrite.{name}"] = arr
         config = {k: getattr(self, k) for k in _SETTINGS}
         config["automaton"] = aconf
+        config["has_rewrite"] = self._rewrite is not None
         return config, arrays, blobs
 
     @classmethod
@@ -136,26 +296,49 @@ class WordPiece:
 
         vocab = vocabulary_from_state(arrays, blobs, source=source)
         automaton = automaton_from_arrays(config["automaton"], arrays, "automaton", source)
+        rewrite = None
+        if config.get("has_rewrite"):
+            rewrite = tuple(arrays[f"rewrite.{n}"] for n in ("table", "pool", "pcps", "pindex", "pfirst"))
+            _check_rewrite(rewrite, source)
         obj = cls.__new__(cls)
-        obj._assemble(vocab, automaton, *(config[k] for k in _SETTINGS))
+        obj._assemble(vocab, automaton, {k: config[k] for k in _SETTINGS}, rewrite)
         return obj
 
     def __reduce__(self):
-        # Pickles as arrays (automaton) and a packed vocabulary: no rebuild.
-        return (_wordpiece_from_parts, (self.vocab, self.automaton, tuple(getattr(self, k) for k in _SETTINGS)))
+        # Pickles as arrays (automaton, tables) and a packed vocabulary: no rebuild.
+        return (_wordpiece_from_parts, (self.vocab, self.automaton, self._settings, self._rewrite))
 
     # ------------------------------------------------------------- tokenize
+    def _segment(self, texts: Sequence[str]):
+        """(4, n) tokens (ids, starts, ends, words; offsets in the original
+        texts) and row splits, after normalization and special tokens."""
+        cps, bounds = join_code_points(texts)
+        if self._rewrite is None:
+            return self.automaton.segment_code_points(cps, bounds)
+        ncps, nbounds, src0, src1 = rewrite_batch(cps, bounds, *self._rewrite)
+        out, rows = self.automaton.segment_code_points(ncps, nbounds)
+        map_offsets(out[1], out[2], rows, nbounds, src0, src1)
+        return out, rows
+
+    def _segment_one(self, text: str) -> np.ndarray:
+        if self._rewrite is None:
+            return self.automaton.segment_rows(text)
+        out, _ = self._segment([text])
+        return out
+
     def tokenize(self, text: str) -> list[str]:
-        """Pre-tokenize and WordPiece ``text`` (no normalization).
+        """Normalize (as configured), pre-tokenize and WordPiece ``text``.
 
         >>> WordPiece(["[UNK]", "a", "##b", ","]).tokenize("ab, c")
         ['a', '##b', ',', '[UNK]']
         """
         itos = self.vocab.id_to_token
-        return [itos[i] for i in self.automaton.segment_id_list(text)]
+        if self._rewrite is None:
+            return [itos[i] for i in self.automaton.segment_id_list(text)]
+        return [itos[i] for i in self._segment_one(_check_text(text))[0].tolist()]
 
     def tokenize_word(self, word: str) -> list[str]:
-        """WordPiece one word as it is (no pre-tokenization).
+        """WordPiece one word as it is (no normalization, no pre-tokenization).
 
         >>> WordPiece(["[UNK]", "a", "##.", "##b"]).tokenize_word("a.b")
         ['a', '##.', '##b']
@@ -163,44 +346,203 @@ class WordPiece:
         itos = self.vocab.id_to_token
         return [itos[i] for i in self.automaton.segment_id_list(word, pretokenize=False)]
 
-    # --------------------------------------------------------------- encode
-    def encode(self, text: str) -> Encoding:
-        """Ids, tokens and character offsets of ``text``."""
-        rows = self.automaton.segment_rows(text)
-        return Encoding(rows[0], rows[1], rows[2], self.vocab.id_to_token)
+    def encode_ids(self, text: str) -> list[int]:
+        """Just the token ids of ``text``, no template (the fastest path)."""
+        if self._rewrite is None:
+            return self.automaton.segment_id_list(text)
+        return self._segment_one(_check_text(text))[0].tolist()
 
-    def encode_batch(self, texts: Sequence[str]) -> BatchEncoding:
-        """Encode many texts in one compiled call; a sequence of :class:`Encoding`."""
+    # --------------------------------------------------------------- encode
+    def _post_options(self, pair: bool, add_special_tokens, max_length, truncation, padding, pad_to_multiple_of):
+        template = self.template == "bert" and add_special_tokens
+        tdef = self.truncation or {}
+        pdef = self.padding or {}
+        if truncation is None:
+            truncation = tdef.get("strategy", "longest_first") if tdef else False
+        if truncation is True:
+            truncation = "longest_first"
+        if padding is None:
+            padding = ("max_length" if pdef.get("length") else "longest") if pdef else False
+        if padding is True:
+            padding = "longest"
+        # An explicit max_length serves truncation and padding; otherwise each
+        # takes its own default length (tokenizer.json may set both).
+        pad_length = max_length if max_length is not None else pdef.get("length")
+        if max_length is None and truncation:
+            max_length = tdef.get("max_length")
+        if pad_to_multiple_of is None:
+            pad_to_multiple_of = pdef.get("pad_to_multiple_of") or 0
+        nspec = (3 if pair else 2) if template else 0
+        mode = 0
+        budget = 0
+        if truncation:
+            if truncation not in TRUNCATION:
+                raise ValueError(f"truncation must be True, False or one of {sorted(TRUNCATION)}, found {truncation!r}")
+            if max_length is None:
+                raise ValueError("truncation needs max_length")
+            if not isinstance(max_length, int) or max_length < nspec:
+                raise ValueError(
+                    f"max_length={max_length!r} is smaller than the {nspec} special tokens the template "
+                    f"adds to {'a pair' if pair else 'a text'}"
+                )
+            mode = TRUNCATION[truncation]
+            budget = max_length - nspec
+        if padding is False or padding is None:
+            pad_to = -1
+        elif padding == "longest":
+            pad_to = 0
+        elif padding == "max_length":
+            if not pad_length:
+                raise ValueError("padding='max_length' needs max_length")
+            pad_to = int(pad_length)
+        else:
+            raise ValueError(f"padding must be True, False, 'longest' or 'max_length', found {padding!r}")
+        if template and (self.cls_id is None or self.sep_id is None):
+            raise ValueError(f"the template needs {self.cls_token!r} and {self.sep_token!r} in the vocabulary")
+        plain = not template and mode == 0 and pad_to == -1 and not pair
+        return plain, template, budget, mode, pad_to, int(pad_to_multiple_of or 0)
+
+    def encode(
+        self,
+        text: str,
+        pair: str | None = None,
+        *,
+        add_special_tokens: bool = True,
+        max_length: int | None = None,
+        truncation: bool | str | None = None,
+        padding: bool | str | None = None,
+        pad_to_multiple_of: int | None = None,
+    ) -> Encoding:
+        """Encode a text or a pair of texts, as HuggingFace ``Tokenizer.encode``.
+
+        Parameters
+        ----------
+        text, pair
+            The text, and optionally a second text (sentence pairs).
+        add_special_tokens
+            Apply the template (when the tokenizer has one).
+        max_length
+            Length limit for truncation and ``padding="max_length"``,
+            template tokens included.
+        truncation
+            False, True (= ``"longest_first"``), ``"longest_first"``,
+            ``"only_first"`` or ``"only_second"``; None: the tokenizer's
+            default.
+        padding
+            False, True/``"longest"`` (a no-op for one text) or
+            ``"max_length"``; None: the tokenizer's default.
+        pad_to_multiple_of
+            Round padded lengths up to a multiple of this.
+
+        >>> wp = WordPiece.bert(["[PAD]", "[UNK]", "[CLS]", "[SEP]", "a", "b"])
+        >>> e = wp.encode("a b", "b", max_length=8, padding="max_length")
+        >>> e.ids, e.type_ids, e.attention_mask
+        ([2, 4, 5, 3, 5, 3, 0, 0], [0, 0, 0, 0, 1, 1, 0, 0], [1, 1, 1, 1, 1, 1, 0, 0])
+        """
+        _check_text(text)
+        if pair is not None:
+            _check_text(pair)
+        plain, template, budget, mode, pad_to, mult = self._post_options(
+            pair is not None, add_special_tokens, max_length, truncation, padding, pad_to_multiple_of
+        )
+        if plain:
+            return Encoding(self._segment_one(text), self.vocab.id_to_token)
+        texts = [text] if pair is None else [text, pair]
+        tok, rows = self._segment(texts)
+        out, out_rows = self._assemble_out(tok, rows, 1, pair is not None, template, budget, mode, pad_to, mult)
+        return Encoding(out, self.vocab.id_to_token)
+
+    def _assemble_out(self, tok, rows, n, paired, template, budget, mode, pad_to, mult):
+        out, out_rows, status = assemble(
+            tok, rows, n, paired, template, self.cls_id or 0, self.sep_id or 0, budget, mode, pad_to, mult, self.pad_id
+        )
+        if status >= 0:
+            raise ValueError(
+                f"text {status}: cannot truncate as asked: the sequence to truncate is too short "
+                "for max_length with the other sequence and the special tokens"
+            )
+        return out, out_rows
+
+    def encode_batch(
+        self,
+        texts: Sequence[TextOrPair],
+        *,
+        add_special_tokens: bool = True,
+        max_length: int | None = None,
+        truncation: bool | str | None = None,
+        padding: bool | str | None = None,
+        pad_to_multiple_of: int | None = None,
+    ) -> BatchEncoding:
+        """Encode many texts or pairs ``(text, pair)`` in a few compiled calls.
+
+        Takes the same options as :meth:`encode`; ``padding=True`` pads to
+        the longest encoding of the batch.  Returns a :class:`BatchEncoding`
+        (a sequence of :class:`Encoding`; ``.to_numpy()`` gives matrices).
+        """
         if isinstance(texts, str):
             raise TypeError("encode_batch expects a sequence of texts, found a single str; use encode()")
-        ids, st, en, rows = self.automaton.segment_batch(texts)
-        return BatchEncoding(ids, st, en, rows, self.vocab.id_to_token)
+        texts = list(texts)
+        paired = bool(texts) and not isinstance(texts[0], str)
+        if paired:
+            firsts, seconds = [], []
+            for i, item in enumerate(texts):
+                if isinstance(item, str) or len(item) != 2:
+                    raise TypeError(
+                        f"encode_batch: item {i} is {type(item).__name__}; a batch holds either texts or "
+                        "(text, pair) tuples, not both"
+                    )
+                firsts.append(item[0])
+                seconds.append(item[1])
+            joined = firsts + seconds
+        else:
+            joined = texts
+        plain, template, budget, mode, pad_to, mult = self._post_options(
+            paired, add_special_tokens, max_length, truncation, padding, pad_to_multiple_of
+        )
+        tok, rows = self._segment(joined)
+        if plain:
+            return BatchEncoding(tok, rows, self.vocab.id_to_token, self.pad_id)
+        out, out_rows = self._assemble_out(tok, rows, len(texts), paired, template, budget, mode, pad_to, mult)
+        return BatchEncoding(out, out_rows, self.vocab.id_to_token, self.pad_id)
 
-    def encode_ids(self, text: str) -> list[int]:
-        """Just the ids of ``text`` (the fastest path for a single text)."""
-        return self.automaton.segment_id_list(text)
+    def encode_pairs(self, texts: Sequence[str], pairs: Sequence[str], **options: Any) -> BatchEncoding:
+        """:meth:`encode_batch` for two parallel lists (of equal length)."""
+        if len(texts) != len(pairs):
+            raise ValueError(f"encode_pairs: {len(texts)} texts but {len(pairs)} pairs; the lists must match")
+        return self.encode_batch(list(zip(texts, pairs)), **options)
 
     # --------------------------------------------------------------- decode
-    def decode(self, ids: Sequence[int]) -> str:
-        """Join tokens back into text: continuation pieces lose the suffix
-        indicator and attach to the previous piece; other tokens are
-        separated by a space.
+    def decode(self, ids: Sequence[int], skip_special_tokens: bool = True, cleanup: bool = True) -> str:
+        """Text from token ids, as HuggingFace's WordPiece decoder.
+
+        Special tokens are dropped unless ``skip_special_tokens=False``;
+        continuation pieces lose the suffix indicator and attach to the
+        previous piece, other tokens are preceded by a space; with
+        ``cleanup`` the spaces before ``. ? ! ,`` and in English
+        contractions are removed (per token, as HuggingFace does).
 
         >>> wp = WordPiece(["[UNK]", "un", "##aff", "##able", "!"])
         >>> wp.decode(wp.encode("unaffable !").ids)
-        'unaffable !'
+        'unaffable!'
         """
         sfx = self.suffix_indicator
         ls = len(sfx)
+        special = self.special_ids
         parts: list[str] = []
-        for k, i in enumerate(ids):
-            tok = self.vocab.token(int(i))
-            if k and sfx and tok.startswith(sfx):
-                parts.append(tok[ls:])
-            elif k:
-                parts.append(" " + tok)
-            else:
-                parts.append(tok)
+        for i in ids:
+            i = int(i)
+            if skip_special_tokens and i in special:
+                continue
+            try:
+                tok = self.vocab.token(i)
+            except IndexError:
+                raise ValueError(f"decode: id {i} is not in the vocabulary ({len(self.vocab)} tokens)") from None
+            if parts:
+                tok = tok[ls:] if sfx and tok.startswith(sfx) else " " + tok
+            if cleanup:
+                for a, b in _DECODE_CLEANUP:
+                    tok = tok.replace(a, b)
+            parts.append(tok)
         return "".join(parts)
 
     # ------------------------------------------------------------ vocabulary
@@ -215,11 +557,74 @@ class WordPiece:
     def __repr__(self) -> str:
         return (
             f"WordPiece(vocab_size={len(self.vocab)}, suffix_indicator={self.suffix_indicator!r}, "
-            f"unk_token={self.unk_token!r}, max_input_chars_per_word={self.max_input_chars_per_word})"
+            f"lowercase={self.lowercase}, template={self.template!r})"
         )
 
 
-def _wordpiece_from_parts(vocab, automaton, settings) -> WordPiece:
+# ---------------------------------------------------------------- helpers
+def _check_text(text: object) -> str:
+    if not isinstance(text, str):
+        raise TypeError(f"expected text as str, found {type(text).__name__}: {text!r:.80}")
+    return text
+
+
+def _check_settings(s: dict, vocab: Vocabulary) -> None:
+    if vocab.id(s["unk_token"]) is None:
+        raise ValueError(
+            f"unk_token {s['unk_token']!r} is not in the vocabulary ({len(vocab)} tokens); "
+            "pass the vocabulary's unknown token as unk_token="
+        )
+    m = s["max_input_chars_per_word"]
+    if isinstance(m, bool) or not isinstance(m, int) or m < 1:
+        raise ValueError(f"max_input_chars_per_word must be a positive int, found {m!r}")
+    if s["cjk"] not in ("hf", "bert"):
+        raise ValueError(f"cjk must be 'hf' or 'bert', found {s['cjk']!r}")
+    if s["template"] not in (None, "bert"):
+        raise ValueError(f"template must be 'bert' or None, found {s['template']!r}")
+    if s["template"] == "bert":
+        for key in ("cls_token", "sep_token"):
+            if vocab.id(s[key]) is None:
+                raise ValueError(f"{key} {s[key]!r} is not in the vocabulary; the 'bert' template needs it")
+    for t in s["special_tokens"] or ():
+        if not isinstance(t, str) or not t:
+            raise ValueError(f"special tokens must be non-empty strings, found {t!r}")
+        if vocab.id(t) is None:
+            raise ValueError(f"special token {t!r} is not in the vocabulary")
+
+
+_IDENTITY = None
+
+
+def _identity_table():
+    global _IDENTITY
+    if _IDENTITY is None:
+        _IDENTITY = build_rewrite_table({})
+    return _IDENTITY
+
+
+def _check_rewrite(rewrite, source: str) -> None:
+    table, pool, pcps, pindex, pfirst = rewrite
+    n_pages = 0x110000 >> 8
+    bad = (
+        table.dtype != np.int32
+        or table.size < n_pages + 256
+        or table[:n_pages].min() < n_pages
+        or table[:n_pages].max() > table.size - 256
+        or table[n_pages:].max(initial=0) >= pool.size
+        or (pool.size and pool.min() < 0)
+        or pfirst.size != 0x10000
+        or (pindex.size and (pindex[:, :2].min() < 0 or pindex[:, :2].max() > pcps.size))
+        or (pindex.size and (pindex[:, 1] <= pindex[:, 0]).any())
+    )
+    if bad:
+        raise ValueError(f"{source}: invalid normalization tables")
+    refs = table[n_pages:]
+    refs = refs[refs > 0]
+    if refs.size and (refs + pool[refs]).max() >= pool.size:
+        raise ValueError(f"{source}: invalid normalization tables")
+
+
+def _wordpiece_from_parts(vocab, automaton, settings, rewrite) -> WordPiece:
     obj = WordPiece.__new__(WordPiece)
-    obj._assemble(vocab, automaton, *settings)
+    obj._assemble(vocab, automaton, settings, rewrite)
     return obj
