@@ -3,8 +3,9 @@
 Examples
 --------
 ``segkit tokenize "Hello, world!"`` prints the WordPiece tokens of the text
-with the bundled default vocabulary; ``segkit tokenize --format ids --input
-corpus.txt`` tokenizes a file, one text per line.
+with the bundled default model (bert-base-uncased); ``segkit encode --format
+json --max-length 128 --input corpus.txt`` encodes a file, one text per line,
+with special tokens, truncation and offsets.
 """
 
 from __future__ import annotations
@@ -14,31 +15,50 @@ import json
 import sys
 from typing import Iterable, Iterator, Sequence
 
-DEFAULT_PRETRAINED = "bert-base-multilingual-cased"
+DEFAULT_PRETRAINED = "bert-base-uncased"
 
 
 def _build_parser() -> argparse.ArgumentParser:
     from . import __version__
     from .resources import BUNDLED_VOCABULARIES
 
-    parser = argparse.ArgumentParser(prog="segkit", description="Linear-time MaxMatch (WordPiece) tokenization.")
+    parser = argparse.ArgumentParser(prog="segkit", description="Linear-time MaxMatch (WordPiece) tokenization for BERT.")
     parser.add_argument("--version", action="version", version=f"segkit {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
-    tok = sub.add_parser("tokenize", help="tokenize texts given as arguments, on stdin or in files (one text per line)")
-    tok.add_argument("texts", nargs="*", help="texts to tokenize (default: read lines from --input or stdin)")
-    src = tok.add_mutually_exclusive_group()
-    src.add_argument("--vocab", metavar="PATH", help="a vocab.txt file (one token per line)")
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument("texts", nargs="*", help="texts (default: read lines from --input, else stdin)")
+    src = common.add_mutually_exclusive_group()
     src.add_argument(
         "--pretrained",
         metavar="NAME",
-        help=f"a bundled vocabulary: {', '.join(sorted(BUNDLED_VOCABULARIES))} (default {DEFAULT_PRETRAINED})",
+        help=f"a bundled model: {', '.join(sorted(BUNDLED_VOCABULARIES))} (default {DEFAULT_PRETRAINED})",
     )
-    tok.add_argument("--input", "-i", metavar="FILE", action="append", default=[], help="read texts from FILE, one per line (repeatable; '-' is stdin)")
-    tok.add_argument("--format", "-f", choices=("tokens", "ids", "json"), default="tokens", help="output: space-separated tokens, ids, or JSON lines with offsets")
-    tok.add_argument("--suffix-indicator", default="##", help="continuation prefix of the vocabulary (default ##)")
-    tok.add_argument("--unk-token", default="[UNK]", help="unknown token (default [UNK])")
-    tok.add_argument("--batch-size", type=int, default=4096, help="texts per compiled call when reading files")
+    src.add_argument("--vocab", metavar="PATH", help="a vocab.txt (one token per line), used with BERT's pipeline")
+    src.add_argument("--tokenizer-json", metavar="PATH", help="a HuggingFace tokenizer.json with a WordPiece model")
+    src.add_argument("--model", metavar="PATH", help="a model file written by segkit's save()")
+    common.add_argument("--cased", action="store_true", help="with --vocab: do not lowercase or strip accents")
+    common.add_argument("--input", "-i", metavar="FILE", action="append", default=[], help="read texts from FILE, one per line (repeatable; '-' is stdin)")
+    common.add_argument("--format", "-f", choices=("tokens", "ids", "json"), default="tokens", help="space-separated tokens, ids, or JSON lines with offsets")
+    common.add_argument("--batch-size", type=int, default=4096, help="texts per compiled call when reading files")
+    sub.add_parser("tokenize", parents=[common], help="tokenize (normalize, pre-tokenize, WordPiece; no special tokens)")
+    enc = sub.add_parser("encode", parents=[common], help="encode for a model: special tokens, truncation, padding, type ids")
+    enc.add_argument("--pair-input", metavar="FILE", help="second texts of pairs, one per line (parallel to the texts)")
+    enc.add_argument("--max-length", type=int, help="truncate (longest first) and/or pad to this length")
+    enc.add_argument("--padding", choices=("longest", "max_length"), help="pad within each batch")
     return parser
+
+
+def _load_tokenizer(args):
+    from .models import load
+    from .wordpiece import WordPiece
+
+    if args.model:
+        return load(args.model)
+    if args.tokenizer_json:
+        return WordPiece.from_tokenizer_json(args.tokenizer_json)
+    if args.vocab:
+        return WordPiece.bert(args.vocab, lowercase=not args.cased)
+    return WordPiece.from_pretrained(args.pretrained or DEFAULT_PRETRAINED)
 
 
 class _InputError(Exception):
@@ -88,14 +108,12 @@ def _batches(items: Iterable[str], size: int) -> Iterator[list[str]]:
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``segkit`` command."""
     args = _build_parser().parse_args(argv)
-    from .resources import bundled_vocabulary
+    from .storage import ModelFileError
     from .vocab import VocabularyError
-    from .wordpiece import WordPiece
 
     try:
-        vocab = args.vocab if args.vocab else bundled_vocabulary(args.pretrained or DEFAULT_PRETRAINED)
-        wp = WordPiece(vocab, suffix_indicator=args.suffix_indicator, unk_token=args.unk_token)
-    except (FileNotFoundError, ValueError, VocabularyError) as e:
+        wp = _load_tokenizer(args)
+    except (FileNotFoundError, ValueError, VocabularyError, ModelFileError) as e:
         print(f"segkit: error: {e}", file=sys.stderr)
         return 2
     if args.batch_size < 1:
@@ -104,7 +122,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.texts and args.input:
         print("segkit: error: give texts as arguments or with --input, not both", file=sys.stderr)
         return 2
-    texts: Iterable[str] = args.texts if args.texts else _lines(args.input or ["-"])
+    encode = args.command == "encode"
+    texts: Iterable = args.texts if args.texts else _lines(args.input or ["-"])
+    if encode and args.pair_input:
+        texts = _zip_strict(texts, _lines([args.pair_input]))
     progress = None
     if args.input and sys.stderr.isatty():
         from tqdm import tqdm
@@ -114,23 +135,55 @@ def main(argv: Sequence[str] | None = None) -> int:
     itos = wp.vocab.id_to_token
     try:
         for batch in _batches(texts, args.batch_size):
-            enc = wp.encode_batch(batch)
-            for text, e in zip(batch, enc):
+            if encode:
+                enc = wp.encode_batch(
+                    batch,
+                    max_length=args.max_length,
+                    truncation=args.max_length is not None,
+                    padding=args.padding or False,
+                )
+            else:
+                enc = wp.encode_batch(batch, add_special_tokens=False)
+            for item, e in zip(batch, enc):
+                ids = e.ids
                 if args.format == "tokens":
-                    out.write(" ".join(itos[i] for i in e.ids) + "\n")
+                    out.write(" ".join(itos[i] for i in ids) + "\n")
                 elif args.format == "ids":
-                    out.write(" ".join(map(str, e.ids)) + "\n")
+                    out.write(" ".join(map(str, ids)) + "\n")
                 else:
-                    record = {"text": text, "ids": e.ids, "tokens": e.tokens, "offsets": e.offsets}
+                    record = {"text": item} if isinstance(item, str) else {"text": item[0], "pair": item[1]}
+                    record.update(ids=ids, tokens=e.tokens, offsets=e.offsets)
+                    if encode:
+                        record.update(
+                            type_ids=e.type_ids,
+                            attention_mask=e.attention_mask,
+                            special_tokens_mask=e.special_tokens_mask,
+                            word_ids=e.word_ids,
+                        )
                     out.write(json.dumps(record, ensure_ascii=False) + "\n")
             if progress is not None:
                 progress.update(len(batch))
-    except _InputError as e:
+    except (_InputError, ValueError) as e:
         print(f"segkit: error: {e}", file=sys.stderr)
         return 2
-    if progress is not None:
-        progress.close()
+    finally:
+        if progress is not None:
+            progress.close()
     return 0
+
+
+def _zip_strict(a: Iterable[str], b: Iterable[str]) -> Iterator[tuple[str, str]]:
+    ia, ib = iter(a), iter(b)
+    n = 0
+    while True:
+        x = next(ia, None)
+        y = next(ib, None)
+        if x is None and y is None:
+            return
+        if x is None or y is None:
+            raise _InputError(f"--pair-input has {'more' if x is None else 'fewer'} lines than the texts (after line {n})")
+        n += 1
+        yield x, y
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -64,6 +64,7 @@ class EngineConfig:
     unk_id: int = -1
     char_id: int = -1
     max_word_chars: int | None = None
+    max_word_bytes: int | None = None
 
     def __post_init__(self) -> None:
         if not isinstance(self.suffix_indicator, str):
@@ -83,6 +84,8 @@ class EngineConfig:
             not isinstance(self.max_word_chars, int) or self.max_word_chars < 1
         ):
             raise ValueError(f"max_word_chars must be a positive int or None, found {self.max_word_chars!r}")
+        if self.max_word_bytes is not None and (not isinstance(self.max_word_bytes, int) or self.max_word_bytes < 1):
+            raise ValueError(f"max_word_bytes must be a positive int or None, found {self.max_word_bytes!r}")
 
 
 class Automaton:
@@ -179,6 +182,7 @@ class Automaton:
         params[kernels.P_MAXCHARS] = _UNLIMITED if config.max_word_chars is None else config.max_word_chars
         params[kernels.P_CHARMODE] = 1 if config.unknown == "char" else 0
         params[kernels.P_CHARID] = config.char_id
+        params[kernels.P_MAXBYTES] = config.max_word_bytes or 0
         return cls(kernels.pack(cmap, trans, fails, pool, params), config, nsym)
 
     def __reduce__(self):
@@ -329,6 +333,7 @@ def automaton_state(a: Automaton) -> tuple[dict, dict[str, np.ndarray]]:
         "unk_id": a.config.unk_id,
         "char_id": a.config.char_id,
         "max_word_chars": a.config.max_word_chars,
+        "max_word_bytes": a.config.max_word_bytes,
         "num_symbols": a.num_symbols,
     }
     return config, {"packed": a.packed}
@@ -352,6 +357,7 @@ def automaton_from_state(config: dict, arrays: dict[str, np.ndarray], *, source:
             unk_id=int(config["unk_id"]),
             char_id=int(config["char_id"]),
             max_word_chars=config["max_word_chars"],
+            max_word_bytes=config.get("max_word_bytes"),
         )
         nsym = int(config["num_symbols"])
         packed = arrays["packed"]

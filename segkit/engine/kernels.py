@@ -21,7 +21,9 @@ Parameters (``auto[auto[P]:]``):
 3. 1 when unseen characters become one-character tokens (then no word is
    ever unk except for the length limit), 0 when a word with an unmatchable
    part becomes one unk token;
-4. id given to such one-character tokens.
+4. id given to such one-character tokens;
+5. longest word in UTF-8 bytes that is matched at all, 0 for no such limit
+   (TensorFlow Text counts bytes).
 
 ``clsmask`` (an argument): 3 to honour the boundary classes of the char
 map, 0 to treat the whole input as one word.
@@ -36,8 +38,8 @@ MAX_CODE_POINT = 0x10FFFF
 #: Code points from SENTINEL on stand for "emit token id (cp - SENTINEL) here".
 SENTINEL = 0x110000
 
-P_SROOT, P_UNK, P_MAXCHARS, P_CHARMODE, P_CHARID = range(5)
-N_PARAMS = 5
+P_SROOT, P_UNK, P_MAXCHARS, P_CHARMODE, P_CHARID, P_MAXBYTES = range(6)
+N_PARAMS = 6
 H_CMAP, H_TRANS, H_FAILS, H_POOL, H_PARAMS, H_END = range(6)
 HEADER = 8
 
@@ -126,6 +128,7 @@ def _segment_range(cps, i, b, auto, clsmask, ids, st, en, wd, k, word, with_offs
     maxc = auto[pa + 2]
     charmode = auto[pa + 3] != 0
     charid = auto[pa + 4]
+    maxb = auto[pa + 5]
     cap = ids.size
     while i < b:
         c = cps[i]
@@ -214,6 +217,12 @@ def _segment_range(cps, i, b, auto, clsmask, ids, st, en, wd, k, word, with_offs
                     if c > MAX_CODE_POINT or (cmap[cmap[c >> 8] + (c & 255)] & clsmask) != 0:
                         break
                     j += 1
+        if ok and maxb > 0 and j - ws > maxb // 4:
+            nb = 0
+            for q in range(ws, j):
+                c = cps[q]
+                nb += 1 + (c >= 0x80) + (c >= 0x800) + (c >= 0x10000)
+            ok = nb <= maxb
         if not ok or j - ws > maxc:
             k = kw
             if k >= cap:

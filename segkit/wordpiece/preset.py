@@ -38,6 +38,7 @@ _SETTINGS = (
     "pad_token",
     "truncation",
     "padding",
+    "flavour",
 )
 
 _DECODE_CLEANUP = (
@@ -96,6 +97,11 @@ class WordPiece:
         The tokens the template and padding use.
     truncation, padding
         Defaults for :meth:`encode` (see there); None: off.
+    flavour
+        ``"hf"`` (default): HuggingFace ``tokenizers``.  ``"tf_text"``:
+        TensorFlow Text's ``FastWordpieceTokenizer``: Google's CJK ranges,
+        ``max_input_chars_per_word`` counts UTF-8 bytes (TF's
+        ``max_bytes_per_word``) and offsets are UTF-8 byte offsets.
     duplicates
         How repeated vocabulary tokens are handled (see
         :meth:`segkit.Vocabulary.load`).
@@ -141,6 +147,7 @@ class WordPiece:
         pad_token: str = "[PAD]",
         truncation: dict | None = None,
         padding: dict | None = None,
+        flavour: str = "hf",
         duplicates: str = "error",
     ) -> None:
         vocab = Vocabulary.load(vocab, duplicates=duplicates)
@@ -160,15 +167,18 @@ class WordPiece:
             "pad_token": pad_token,
             "truncation": truncation,
             "padding": padding,
+            "flavour": flavour,
         }
         _check_settings(settings, vocab)
+        tf = flavour == "tf_text"
         config = EngineConfig(
             suffix_indicator=suffix_indicator,
             unknown="word",
             unk_id=vocab.id(unk_token),
-            max_word_chars=max_input_chars_per_word,
+            max_word_chars=None if tf else max_input_chars_per_word,
+            max_word_bytes=max_input_chars_per_word if tf else None,
         )
-        classes = bert_classes(cjk if handle_chinese_chars else None)
+        classes = bert_classes(("bert" if tf else cjk) if handle_chinese_chars else None)
         automaton = Automaton.build(vocab.tokens, vocab.ids, config, classes)
         self._assemble(vocab, automaton, settings, None)
 
@@ -314,14 +324,17 @@ class WordPiece:
         texts) and row splits, after normalization and special tokens."""
         cps, bounds = join_code_points(texts)
         if self._rewrite is None:
-            return self.automaton.segment_code_points(cps, bounds)
-        ncps, nbounds, src0, src1 = rewrite_batch(cps, bounds, *self._rewrite)
-        out, rows = self.automaton.segment_code_points(ncps, nbounds)
-        map_offsets(out[1], out[2], rows, nbounds, src0, src1)
+            out, rows = self.automaton.segment_code_points(cps, bounds)
+        else:
+            ncps, nbounds, src0, src1 = rewrite_batch(cps, bounds, *self._rewrite)
+            out, rows = self.automaton.segment_code_points(ncps, nbounds)
+            map_offsets(out[1], out[2], rows, nbounds, src0, src1)
+        if self.flavour == "tf_text":
+            _to_byte_offsets(cps, bounds, out, rows)
         return out, rows
 
     def _segment_one(self, text: str) -> np.ndarray:
-        if self._rewrite is None:
+        if self._rewrite is None and self.flavour != "tf_text":
             return self.automaton.segment_rows(text)
         out, _ = self._segment([text])
         return out
@@ -577,6 +590,8 @@ def _check_settings(s: dict, vocab: Vocabulary) -> None:
     m = s["max_input_chars_per_word"]
     if isinstance(m, bool) or not isinstance(m, int) or m < 1:
         raise ValueError(f"max_input_chars_per_word must be a positive int, found {m!r}")
+    if s["flavour"] not in ("hf", "tf_text"):
+        raise ValueError(f"flavour must be 'hf' or 'tf_text', found {s['flavour']!r}")
     if s["cjk"] not in ("hf", "bert"):
         raise ValueError(f"cjk must be 'hf' or 'bert', found {s['cjk']!r}")
     if s["template"] not in (None, "bert"):
@@ -590,6 +605,17 @@ def _check_settings(s: dict, vocab: Vocabulary) -> None:
             raise ValueError(f"special tokens must be non-empty strings, found {t!r}")
         if vocab.id(t) is None:
             raise ValueError(f"special token {t!r} is not in the vocabulary")
+
+
+def _to_byte_offsets(cps: np.ndarray, bounds: np.ndarray, out: np.ndarray, rows: np.ndarray) -> None:
+    """Character offsets (relative to each text) -> UTF-8 byte offsets, in place."""
+    nbytes = 1 + (cps >= 0x80).astype(np.int64) + (cps >= 0x800) + (cps >= 0x10000)
+    cum = np.zeros(cps.size + 1, dtype=np.int64)
+    np.cumsum(nbytes, out=cum[1:])
+    owner = np.repeat(np.arange(rows.size - 1), np.diff(rows))
+    base = bounds[:-1][owner]
+    out[1] = cum[base + out[1]] - cum[base]
+    out[2] = cum[base + out[2]] - cum[base]
 
 
 _IDENTITY = None
