@@ -10,6 +10,7 @@ import numpy as np
 
 from segkit.engine import Automaton, EngineConfig, join_code_points
 from segkit.engine.charmap import SPACE
+from segkit.parallel import concat_segments, map_chunks
 from segkit.unicode import white_space
 from segkit.vocab import Vocabulary
 
@@ -174,25 +175,33 @@ class ChineseMaxMatch:
         return (_from_parts, (self._vocab, self.mode, self.alnum_runs, dict(self._automata)))
 
     # ---------------------------------------------------------- segmentation
-    def _segment_arrays(self, texts: Sequence[str]):
+    def _segment_arrays(self, texts: Sequence[str], num_threads: int | None = None):
+        if num_threads is not None and num_threads != 1:
+            parts = map_chunks(self._segment_arrays, texts, num_threads)
+            if len(parts) > 1:
+                out, rows = concat_segments([(np.stack(p[:3]), p[3]) for p in parts])
+                return out[0], out[1], out[2], rows
+            return parts[0]
         cps, bounds = join_code_points(texts)
         if self.mode == "bidirectional":
-            f = self._segment_direction("forward", texts)
-            b = self._segment_direction("backward", texts)
+            f = self._segment_direction("forward", cps, bounds)
+            b = self._segment_direction("backward", cps, bounds)
             ids, st, en, rows = _kernels.choose_bidirectional(*f, *b)
         else:
-            ids, st, en, rows = self._segment_direction(self.mode, texts)
+            ids, st, en, rows = self._segment_direction(self.mode, cps, bounds)
         if self.alnum_runs and ids.size:
             ids, st, en, rows = _kernels.merge_alnum_runs(cps, bounds, ids, st, en, rows, NOT_A_WORD)
         return ids, st, en, rows
 
-    def _segment_direction(self, direction: str, texts: Sequence[str]):
-        return self._automaton(direction).segment_batch(texts)
+    def _segment_direction(self, direction: str, cps, bounds):
+        out, rows = self._automaton(direction).segment_code_points(cps, bounds)
+        return out[0], out[1], out[2], rows
 
-    def tokenize_batch(self, texts: Sequence[str]) -> list[list[tuple[str, int, int]]]:
-        """:meth:`tokenize` for many texts, in one compiled call per direction."""
+    def tokenize_batch(self, texts: Sequence[str], *, num_threads: int | None = None) -> list[list[tuple[str, int, int]]]:
+        """:meth:`tokenize` for many texts, in one compiled call per direction
+        (``num_threads``: see :meth:`cut_batch`)."""
         texts = _check_batch(texts)
-        ids, st, en, rows = self._segment_arrays(texts)
+        ids, st, en, rows = self._segment_arrays(texts, num_threads)
         st_l, en_l, rows_l = st.tolist(), en.tolist(), rows.tolist()
         out = []
         for t, text in enumerate(texts):
@@ -200,10 +209,14 @@ class ChineseMaxMatch:
             out.append([(text[s:e], s, e) for s, e in zip(st_l[a:b], en_l[a:b])])
         return out
 
-    def cut_batch(self, texts: Sequence[str]) -> list[list[str]]:
-        """:meth:`cut` for many texts, in one compiled call per direction."""
+    def cut_batch(self, texts: Sequence[str], *, num_threads: int | None = None) -> list[list[str]]:
+        """:meth:`cut` for many texts, in one compiled call per direction.
+
+        ``num_threads`` (default one; 0 for all cores) splits large batches
+        over threads; the compiled kernels release the GIL.
+        """
         texts = _check_batch(texts)
-        ids, st, en, rows = self._segment_arrays(texts)
+        ids, st, en, rows = self._segment_arrays(texts, num_threads)
         st_l, en_l, rows_l = st.tolist(), en.tolist(), rows.tolist()
         out = []
         for t, text in enumerate(texts):

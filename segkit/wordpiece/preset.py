@@ -13,6 +13,7 @@ from ..encoding import BatchEncoding, Encoding
 from ..engine import Automaton, EngineConfig
 from ..engine.automaton import join_code_points, to_code_points
 from ..engine.rewrite import build_protected, build_rewrite_table, map_offsets, rewrite_batch
+from ..parallel import concat_segments, map_chunks
 from ..vocab import Vocabulary, VocabSource
 from .normalization import bert_rewrite_table
 from .postprocess import TRUNCATION, assemble
@@ -319,9 +320,11 @@ class WordPiece:
         return (_wordpiece_from_parts, (self.vocab, self.automaton, self._settings, self._rewrite))
 
     # ------------------------------------------------------------- tokenize
-    def _segment(self, texts: Sequence[str]):
+    def _segment(self, texts: Sequence[str], num_threads: int | None = None):
         """(4, n) tokens (ids, starts, ends, words; offsets in the original
         texts) and row splits, after normalization and special tokens."""
+        if num_threads is not None and num_threads != 1:
+            return concat_segments(map_chunks(self._segment, texts, num_threads))
         cps, bounds = join_code_points(texts)
         if self._rewrite is None:
             out, rows = self.automaton.segment_code_points(cps, bounds)
@@ -485,12 +488,16 @@ class WordPiece:
         truncation: bool | str | None = None,
         padding: bool | str | None = None,
         pad_to_multiple_of: int | None = None,
+        num_threads: int | None = None,
     ) -> BatchEncoding:
         """Encode many texts or pairs ``(text, pair)`` in a few compiled calls.
 
         Takes the same options as :meth:`encode`; ``padding=True`` pads to
-        the longest encoding of the batch.  Returns a :class:`BatchEncoding`
-        (a sequence of :class:`Encoding`; ``.to_numpy()`` gives matrices).
+        the longest encoding of the batch.  ``num_threads`` (default one; 0
+        for all cores) splits large batches over threads (the compiled
+        kernels release the GIL); small batches stay on one thread.  Returns a
+        :class:`BatchEncoding` (a sequence of :class:`Encoding`;
+        ``.to_numpy()`` gives matrices).
         """
         if isinstance(texts, str):
             raise TypeError("encode_batch expects a sequence of texts, found a single str; use encode()")
@@ -512,7 +519,7 @@ class WordPiece:
         plain, template, budget, mode, pad_to, mult = self._post_options(
             paired, add_special_tokens, max_length, truncation, padding, pad_to_multiple_of
         )
-        tok, rows = self._segment(joined)
+        tok, rows = self._segment(joined, num_threads)
         if plain:
             return BatchEncoding(tok, rows, self.vocab.id_to_token, self.pad_id)
         out, out_rows = self._assemble_out(tok, rows, len(texts), paired, template, budget, mode, pad_to, mult)
