@@ -198,6 +198,8 @@ class Vocabulary:
         keep_ids: list[int] = []
         for t, i in zip(tokens, ids):
             if t in first:
+                if t == "":
+                    continue  # blank lines keep their ids; they are not duplicates
                 if duplicates == "error":
                     i0 = keep_ids[first[t]]
                     place = f"{where}: lines {i0 + 1} and {i + 1}" if where else f"ids {i0} and {i}"
@@ -221,9 +223,11 @@ class Vocabulary:
 
     # ---------------------------------------------------------------- access
     def __len__(self) -> int:
-        if self._tokens is None:
-            return int(self._mid_to_id.size)
-        return len(self._tokens)
+        """Number of ids that have a token (a vocab.txt's line count: blank
+        lines and repeated tokens count, like rows of a model's embeddings)."""
+        if self._by_id is None:
+            return int(np.count_nonzero(self._id_to_mid >= 0))
+        return len(self._by_id) - self._by_id.count(None)
 
     def __contains__(self, token: object) -> bool:
         if self._tokens is None:

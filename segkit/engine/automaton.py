@@ -28,6 +28,8 @@ from . import build, kernels
 from .charmap import MAX_CODE_POINT, build_charmap, lookup
 
 _UNLIMITED = np.iinfo(np.int32).max
+#: Single texts up to this many characters use a per-thread scratch buffer.
+_MAX_SCRATCH = 1 << 16
 
 
 def to_code_points(text: str) -> np.ndarray:
@@ -215,6 +217,10 @@ class Automaton:
     def segment_code_points_one(self, cps: np.ndarray, *, pretokenize: bool = True) -> np.ndarray:
         """:meth:`segment_rows` on a code point array (uint32)."""
         n = cps.size
+        if n > _MAX_SCRATCH:
+            # Long texts: no per-thread buffer of that size is kept alive.
+            out, _ = self.segment_code_points(cps, np.array([0, n], dtype=np.int64), pretokenize=pretokenize)
+            return out
         buf = self._scratch(n)
         mask = 3 if pretokenize else 0
         if self.backward:
@@ -230,6 +236,9 @@ class Automaton:
     def segment_id_list(self, text: str, *, pretokenize: bool = True) -> list[int]:
         """Token ids of one text as a list (the fastest single-text path)."""
         cps = to_code_points(text)
+        if cps.size > _MAX_SCRATCH:
+            out, _ = self.segment_code_points(cps, np.array([0, cps.size], dtype=np.int64), offsets=False, pretokenize=pretokenize)
+            return out[0].tolist()
         ids = self._scratch(cps.size)[0]
         if self.backward:
             k = kernels.segment_ids_into(cps[::-1].copy(), self.packed, 3 if pretokenize else 0, ids)

@@ -38,6 +38,10 @@ MAX_CODE_POINT = 0x10FFFF
 #: Code points from SENTINEL on stand for "emit token id (cp - SENTINEL) here".
 SENTINEL = 0x110000
 
+#: Output arrays start with room for at most this many tokens and grow
+#: geometrically (a restart redoes only the current word).
+MAX_INITIAL_TOKENS = 1 << 20
+
 P_SROOT, P_UNK, P_MAXCHARS, P_CHARMODE, P_CHARID, P_MAXBYTES = range(6)
 N_PARAMS = 6
 H_CMAP, H_TRANS, H_FAILS, H_POOL, H_PARAMS, H_END = range(6)
@@ -129,6 +133,9 @@ def _segment_range(cps, i, b, auto, clsmask, ids, st, en, wd, k, word, with_offs
     charmode = auto[pa + 3] != 0
     charid = auto[pa + 4]
     maxb = auto[pa + 5]
+    maxlen = maxc
+    if maxb > 0 and maxb < maxlen:
+        maxlen = maxb  # a word of more characters than maxb has more bytes too
     cap = ids.size
     while i < b:
         c = cps[i]
@@ -189,6 +196,11 @@ def _segment_range(cps, i, b, auto, clsmask, ids, st, en, wd, k, word, with_offs
                 break
             j += 1
             if cls == 2 or j >= b:
+                break
+            if j - ws > maxlen:
+                # Longer than any limit allows: unk whatever follows, so stop
+                # matching (and emitting) and just find the end of the word.
+                ok = False
                 break
             c = cps[j]
             if c > MAX_CODE_POINT:
@@ -270,7 +282,7 @@ def segment_batch(cps, bounds, auto, clsmask):
     ``cps[bounds[t]:bounds[t+1]]``.  Offsets are relative to each text and
     word indices restart at 0 for each text.  Returns ``(out, row_splits)``
     with ``out`` a (4, n) int32 array: ids, starts, ends, word indices."""
-    cap = cps.size // 2 + 16
+    cap = min(cps.size // 2, MAX_INITIAL_TOKENS) + 16
     out = np.empty((4, cap), np.int32)
     nt = bounds.size - 1
     rows = np.empty(nt + 1, np.int64)
@@ -300,7 +312,7 @@ def segment_batch(cps, bounds, auto, clsmask):
 @njit(cache=True, nogil=True)
 def segment_batch_ids(cps, bounds, auto, clsmask):
     """Like :func:`segment_batch` without offsets: ``(ids, row_splits)``."""
-    cap = cps.size // 2 + 16
+    cap = min(cps.size // 2, MAX_INITIAL_TOKENS) + 16
     ids = np.empty(cap, np.int32)
     nt = bounds.size - 1
     rows = np.empty(nt + 1, np.int64)

@@ -556,7 +556,7 @@ class WordPiece:
             try:
                 tok = self.vocab.token(i)
             except IndexError:
-                raise ValueError(f"decode: id {i} is not in the vocabulary ({len(self.vocab)} tokens)") from None
+                raise IndexError(f"decode: no token has id {i} (vocabulary of {len(self.vocab)} tokens)") from None
             if parts:
                 tok = tok[ls:] if sfx and tok.startswith(sfx) else " " + tok
             if cleanup:
