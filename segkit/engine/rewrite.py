@@ -16,7 +16,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from .kernels import SENTINEL
+from .kernels import SENTINEL, _run_offsets
 
 _N_PAGES = 0x110000 >> 8
 KEEP = 0
@@ -57,39 +57,93 @@ def build_rewrite_table(mapping: dict[int, str], delete: np.ndarray | None = Non
     return table, np.asarray(pool, dtype=np.int32)
 
 
-def build_protected(strings: list[str], ids: list[int]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Protected strings, longest first: ``(cps, index, first)`` where string
-    ``k`` is ``cps[index[k, 0]:index[k, 1]]`` with token id ``index[k, 2]``,
-    and ``first[c & 0xFFFF]`` is 1 when some string may start with ``c``."""
+# Packed layout: header of section offsets, then the table, the pool, the
+# protected strings' code points, their index rows (start, end, id) and a
+# bitmap of their possible first characters (low 16 bits).
+_RH = 8
+_FIRST_WORDS = 0x10000 // 32
+
+
+def pack_rewrite(table: np.ndarray, pool: np.ndarray, strings: list[str], ids: list[int]) -> np.ndarray:
+    """One int32 array with a rewrite table and protected strings.
+
+    Protected strings are tried longest first; string ``k`` becomes the
+    sentinel of token id ``ids[k]``.
+    """
     order = sorted(range(len(strings)), key=lambda k: -len(strings[k]))
     cps: list[int] = []
-    index = np.zeros((len(strings), 3), dtype=np.int64)
-    first = np.zeros(0x10000, dtype=np.uint8)
-    for row, k in enumerate(order):
-        if not strings[k]:
-            raise ValueError("a special token cannot be the empty string")
-        index[row, 0] = len(cps)
+    index: list[int] = []
+    first = np.zeros(_FIRST_WORDS, dtype=np.uint32)
+    for k in order:
+        if not isinstance(strings[k], str) or not strings[k]:
+            raise ValueError(f"a special token must be a non-empty string, found {strings[k]!r}")
+        index += [len(cps), len(cps) + len(strings[k]), int(ids[k])]
         cps.extend(ord(ch) for ch in strings[k])
-        index[row, 1] = len(cps)
-        index[row, 2] = ids[k]
-        first[ord(strings[k][0]) & 0xFFFF] = 1
-    return np.asarray(cps if cps else [0], dtype=np.uint32), index, first
+        c = ord(strings[k][0]) & 0xFFFF
+        first[c >> 5] |= np.uint32(1) << np.uint32(c & 31)
+    parts = [
+        np.asarray(table, dtype=np.int32),
+        np.asarray(pool, dtype=np.int32),
+        np.asarray(cps, dtype=np.int32),
+        np.asarray(index, dtype=np.int32),
+        first.view(np.int32),
+    ]
+    offsets = np.cumsum([_RH] + [p.size for p in parts])
+    out = np.zeros(int(offsets[-1]), dtype=np.int32)
+    out[: offsets.size] = offsets
+    out[_RH - 1] = len(strings)
+    for p, o in zip(parts, offsets[:-1]):
+        out[o : o + p.size] = p
+    return out
+
+
+def check_rewrite(rw: np.ndarray, source: str) -> None:
+    """Bounds-check a packed rewrite array from a file (ValueError if bad)."""
+    def bad() -> ValueError:
+        return ValueError(f"{source}: invalid normalization tables")
+
+    if rw.dtype != np.int32 or rw.ndim != 1 or rw.size < _RH:
+        raise bad()
+    h = rw[:_RH].astype(np.int64)
+    ends = h[:6]
+    n = int(h[_RH - 1])
+    if ends[0] != _RH or (np.diff(ends) < 0).any() or ends[5] != rw.size or n < 0:
+        raise bad()
+    table, pool = rw[ends[0] : ends[1]], rw[ends[1] : ends[2]]
+    pcps, index, first = rw[ends[2] : ends[3]], rw[ends[3] : ends[4]], rw[ends[4] : ends[5]]
+    n_pages = 0x110000 >> 8
+    if table.size < n_pages + 256 or (table.size - n_pages) % 256 or first.size != _FIRST_WORDS or index.size != 3 * n:
+        raise bad()
+    pages = table[:n_pages]
+    if pages.min() < n_pages or pages.max() > table.size - 256 or ((pages - n_pages) % 256).any():
+        raise bad()
+    refs = table[n_pages:]
+    if refs.min() < -1:
+        raise bad()
+    refs = refs[refs > 0]
+    if refs.size and (refs.max() >= pool.size or (refs + pool[refs]).max() >= pool.size or pool[refs].min() < 1):
+        raise bad()
+    if n:
+        rows = index.reshape(-1, 3)
+        if rows[:, 0].min() < 0 or rows[:, 1].max() > pcps.size or (rows[:, 1] <= rows[:, 0]).any() or rows[:, 2].min() < 0:
+            raise bad()
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _protected_at(cps, i, b, pcps, pindex, pfirst):
+def _protected_at(cps, i, b, rw, pc, px, pf, n):
     """Row of the longest protected string starting at ``i``, or -1."""
     c = cps[i]
-    if pfirst[c & 0xFFFF] == 0:
+    lo = c & 0xFFFF
+    if (rw[pf + (lo >> 5)] >> (lo & 31)) & 1 == 0:
         return -1
-    for r in range(pindex.shape[0]):
-        p0 = pindex[r, 0]
-        p1 = pindex[r, 1]
-        if pcps[p0] != c or i + (p1 - p0) > b:
+    for r in range(n):
+        p0 = rw[px + 3 * r]
+        p1 = rw[px + 3 * r + 1]
+        if rw[pc + p0] != c or i + (p1 - p0) > b:
             continue
         ok = True
         for q in range(1, p1 - p0):
-            if cps[i + q] != pcps[p0 + q]:
+            if cps[i + q] != rw[pc + p0 + q]:
                 ok = False
                 break
         if ok:
@@ -97,8 +151,70 @@ def _protected_at(cps, i, b, pcps, pindex, pfirst):
     return -1
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _rewritten_length(cps, a, b, rw):
+    tb = rw[0]
+    po = rw[1]
+    pc = rw[2]
+    px = rw[3]
+    pf = rw[4]
+    n = rw[_RH - 1]
+    total = 0
+    i = a
+    while i < b:
+        r = _protected_at(cps, i, b, rw, pc, px, pf, n)
+        if r >= 0:
+            total += 1
+            i += rw[px + 3 * r + 1] - rw[px + 3 * r]
+            continue
+        c = cps[i]
+        v = rw[tb + rw[tb + (c >> 8)] + (c & 255)]
+        if v == 0:
+            total += 1
+        elif v > 0:
+            total += rw[po + v]
+        i += 1
+    return total
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _rewrite_fill(cps, a, b, rw, out, s0, s1, k):
+    tb = rw[0]
+    po = rw[1]
+    pc = rw[2]
+    px = rw[3]
+    pf = rw[4]
+    n = rw[_RH - 1]
+    i = a
+    while i < b:
+        r = _protected_at(cps, i, b, rw, pc, px, pf, n)
+        if r >= 0:
+            ln = rw[px + 3 * r + 1] - rw[px + 3 * r]
+            out[k] = SENTINEL + rw[px + 3 * r + 2]
+            s0[k] = i - a
+            s1[k] = i - a + ln
+            k += 1
+            i += ln
+            continue
+        c = cps[i]
+        v = rw[tb + rw[tb + (c >> 8)] + (c & 255)]
+        if v == 0:
+            out[k] = c
+            s0[k] = i - a
+            s1[k] = i - a + 1
+            k += 1
+        elif v > 0:
+            for q in range(rw[po + v]):
+                out[k] = rw[po + v + 1 + q]
+                s0[k] = i - a
+                s1[k] = i - a + 1
+                k += 1
+        i += 1
+    return k
+
+
 @njit(cache=True, nogil=True)
-def rewrite_batch(cps, bounds, table, pool, pcps, pindex, pfirst):
+def rewrite_batch(cps, bounds, rw):
     """Rewrite every text; returns ``(out, out_bounds, src_start, src_end)``.
 
     ``src_start[j]``/``src_end[j]`` give the original span (relative to the
@@ -106,59 +222,48 @@ def rewrite_batch(cps, bounds, table, pool, pcps, pindex, pfirst):
     on the original text before any rewriting.  Two passes (measure, then
     fill), so nothing is reallocated inside the loop.
     """
-    ob = np.empty(bounds.size, np.int64)
+    nt = bounds.size - 1
+    ob = np.empty(nt + 1, np.int64)
     ob[0] = 0
-    total = 0
-    for t in range(bounds.size - 1):
-        b = bounds[t + 1]
-        i = bounds[t]
-        while i < b:
-            r = _protected_at(cps, i, b, pcps, pindex, pfirst)
-            if r >= 0:
-                total += 1
-                i += pindex[r, 1] - pindex[r, 0]
-                continue
-            c = cps[i]
-            v = table[table[c >> 8] + (c & 255)]
-            if v == 0:
-                total += 1
-            elif v > 0:
-                total += pool[v]
-            i += 1
-        ob[t + 1] = total
+    for t in range(nt):
+        ob[t + 1] = ob[t] + _rewritten_length(cps, bounds[t], bounds[t + 1], rw)
+    total = ob[nt]
     out = np.empty(total, np.uint32)
     s0 = np.empty(total, np.int32)
     s1 = np.empty(total, np.int32)
     k = 0
-    for t in range(bounds.size - 1):
-        a = bounds[t]
-        b = bounds[t + 1]
-        i = a
-        while i < b:
-            r = _protected_at(cps, i, b, pcps, pindex, pfirst)
-            if r >= 0:
-                ln = pindex[r, 1] - pindex[r, 0]
-                out[k] = SENTINEL + pindex[r, 2]
-                s0[k] = i - a
-                s1[k] = i - a + ln
-                k += 1
-                i += ln
-                continue
-            c = cps[i]
-            v = table[table[c >> 8] + (c & 255)]
-            if v == 0:
-                out[k] = c
-                s0[k] = i - a
-                s1[k] = i - a + 1
-                k += 1
-            elif v > 0:
-                for q in range(pool[v]):
-                    out[k] = pool[v + 1 + q]
-                    s0[k] = i - a
-                    s1[k] = i - a + 1
-                    k += 1
-            i += 1
+    for t in range(nt):
+        k = _rewrite_fill(cps, bounds[t], bounds[t + 1], rw, out, s0, s1, k)
     return out, ob, s0, s1
+
+
+@njit(cache=True, nogil=True)
+def segment_rewritten_into(cps, auto, rw, clsmask, out, tmp_cps, tmp_src):
+    """One text: rewrite, match and map offsets back, in one call.
+
+    ``out`` (4, >= m) receives ids, starts, ends and word indices;
+    ``tmp_cps`` (>= m) and ``tmp_src`` (2, >= m) are scratch, where m is the
+    rewritten length.  Returns the token count, or ``-m`` when the buffers
+    are too small (the caller grows them and calls again).
+    """
+    n = cps.size
+    m = _rewritten_length(cps, 0, n, rw)
+    if m > tmp_cps.size or m > out.shape[1] or m > tmp_src.shape[1]:
+        return -m
+    s0 = tmp_src[0]
+    s1 = tmp_src[1]
+    _rewrite_fill(cps, 0, n, rw, tmp_cps, s0, s1, 0)
+    i, k, word, done = _run_offsets(tmp_cps[:m], 0, m, auto, clsmask, out[0], out[1], out[2], out[3], 0, 0)
+    for q in range(k):
+        s = out[1, q]
+        e = out[2, q]
+        if e > s:
+            out[1, q] = s0[s]
+            out[2, q] = s1[e - 1]
+        else:
+            out[1, q] = 0
+            out[2, q] = 0
+    return k
 
 
 @njit(cache=True, nogil=True)

@@ -12,6 +12,9 @@ from dataclasses import dataclass
 import numpy as np
 from numba import njit
 
+from ..engine.kernels import _run_offsets
+from ..engine.rewrite import segment_rewritten_into
+
 FIELDS = ("ids", "type_ids", "attention_mask", "special_tokens_mask", "starts", "ends", "word_ids")
 R_IDS, R_TYPE, R_ATT, R_SPECIAL, R_START, R_END, R_WORD = range(7)
 
@@ -174,3 +177,77 @@ def assemble(tok, rows, n_texts, paired, template, cls_id, sep_id, budget, trunc
             out[6, k] = -1
             k += 1
     return out, out_rows, -1
+
+
+# Options of a single-text encoding, packed for one compiled call.
+O_REWRITE, O_TEMPLATE, O_CLS, O_SEP, O_BUDGET, O_PAD_TO, O_MULT, O_PAD_ID, O_MODE = range(9)
+N_OPTIONS = 9
+
+
+@njit(cache=True, nogil=True)
+def encode_single(cps, auto, rw, opts, tok, tmp_cps, tmp_src, res):
+    """One text, whole pipeline: rewrite, match, template, truncation, padding.
+
+    ``tok`` (4, >= m), ``tmp_cps``/``tmp_src`` (>= m) are scratch; ``res``
+    (7, >= length) receives the encoding.  Returns its length, or ``-need``
+    when a buffer is too small (the caller grows them and calls again).
+    """
+    if opts[O_REWRITE]:
+        k = segment_rewritten_into(cps, auto, rw, 3, tok, tmp_cps, tmp_src)
+        if k < 0:
+            return k
+    else:
+        if cps.size > tok.shape[1]:
+            return -cps.size
+        i, k, word, done = _run_offsets(cps, 0, cps.size, auto, 3, tok[0], tok[1], tok[2], tok[3], 0, 0)
+    la, lb, ok = _truncated_lengths(k, 0, False, opts[O_BUDGET], opts[O_MODE])
+    if not ok:
+        return -(1 << 40)
+    nspec = 2 if opts[O_TEMPLATE] else 0
+    n = la + nspec
+    target = n
+    if opts[O_PAD_TO] > n:
+        target = opts[O_PAD_TO]
+    mult = opts[O_MULT]
+    if opts[O_PAD_TO] >= 0 and mult > 1 and target % mult:
+        target += mult - target % mult
+    if target > res.shape[1]:
+        return -target
+    q = 0
+    if nspec:
+        res[0, 0] = opts[O_CLS]
+        res[1, 0] = 0
+        res[2, 0] = 1
+        res[3, 0] = 1
+        res[4, 0] = 0
+        res[5, 0] = 0
+        res[6, 0] = -1
+        q = 1
+    for j in range(la):
+        res[0, q] = tok[0, j]
+        res[1, q] = 0
+        res[2, q] = 1
+        res[3, q] = 0
+        res[4, q] = tok[1, j]
+        res[5, q] = tok[2, j]
+        res[6, q] = tok[3, j]
+        q += 1
+    if nspec:
+        res[0, q] = opts[O_SEP]
+        res[1, q] = 0
+        res[2, q] = 1
+        res[3, q] = 1
+        res[4, q] = 0
+        res[5, q] = 0
+        res[6, q] = -1
+        q += 1
+    while q < target:
+        res[0, q] = opts[O_PAD_ID]
+        res[1, q] = 0
+        res[2, q] = 0
+        res[3, q] = 1
+        res[4, q] = 0
+        res[5, q] = 0
+        res[6, q] = -1
+        q += 1
+    return target

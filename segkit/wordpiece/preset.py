@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import threading
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Union
@@ -12,11 +13,19 @@ import numpy as np
 from ..encoding import BatchEncoding, Encoding
 from ..engine import Automaton, EngineConfig
 from ..engine.automaton import join_code_points, to_code_points
-from ..engine.rewrite import build_protected, build_rewrite_table, map_offsets, rewrite_batch
+from ..engine.rewrite import (
+    build_rewrite_table,
+    check_rewrite,
+    map_offsets,
+    pack_rewrite,
+    rewrite_batch,
+    segment_rewritten_into,
+)
 from ..parallel import concat_segments, map_chunks
 from ..vocab import Vocabulary, VocabSource
 from .normalization import bert_rewrite_table
-from .postprocess import TRUNCATION, assemble
+from .postprocess import N_OPTIONS, O_BUDGET, O_CLS, O_MODE, O_MULT, O_PAD_ID, O_PAD_TO, O_REWRITE, O_SEP, O_TEMPLATE
+from .postprocess import TRUNCATION, assemble, encode_single
 from .pretokenize import bert_classes
 
 #: Special tokens of BERT vocabularies: never split when they occur in text.
@@ -206,9 +215,11 @@ class WordPiece:
             if table is None and specials:
                 table = _identity_table()
             if table is not None:
-                pcps, pindex, pfirst = build_protected(specials, [vocab.id(t) for t in specials])
-                rewrite = (table[0], table[1], pcps, pindex, pfirst)
+                rewrite = pack_rewrite(table[0], table[1], specials, [vocab.id(t) for t in specials])
+                rewrite.setflags(write=False)
         self._rewrite = rewrite
+        self._local = threading.local()
+        self._opts_cache: dict = {}
 
     @classmethod
     def bert(
@@ -294,8 +305,7 @@ class WordPiece:
         varrays, blobs = vocabulary_state(self.vocab)
         arrays.update(varrays)
         if self._rewrite is not None:
-            for name, arr in zip(("table", "pool", "pcps", "pindex", "pfirst"), self._rewrite):
-                arrays[f"rewrite.{name}"] = arr
+            arrays["rewrite.packed"] = self._rewrite
         config = {k: getattr(self, k) for k in _SETTINGS}
         config["automaton"] = aconf
         config["has_rewrite"] = self._rewrite is not None
@@ -309,8 +319,8 @@ class WordPiece:
         automaton = automaton_from_arrays(config["automaton"], arrays, "automaton", source)
         rewrite = None
         if config.get("has_rewrite"):
-            rewrite = tuple(arrays[f"rewrite.{n}"] for n in ("table", "pool", "pcps", "pindex", "pfirst"))
-            _check_rewrite(rewrite, source)
+            rewrite = arrays["rewrite.packed"]
+            check_rewrite(rewrite, source)
         obj = cls.__new__(cls)
         obj._assemble(vocab, automaton, {k: config[k] for k in _SETTINGS}, rewrite)
         return obj
@@ -329,7 +339,7 @@ class WordPiece:
         if self._rewrite is None:
             out, rows = self.automaton.segment_code_points(cps, bounds)
         else:
-            ncps, nbounds, src0, src1 = rewrite_batch(cps, bounds, *self._rewrite)
+            ncps, nbounds, src0, src1 = rewrite_batch(cps, bounds, self._rewrite)
             out, rows = self.automaton.segment_code_points(ncps, nbounds)
             map_offsets(out[1], out[2], rows, nbounds, src0, src1)
         if self.flavour == "tf_text":
@@ -337,9 +347,31 @@ class WordPiece:
         return out, rows
 
     def _segment_one(self, text: str) -> np.ndarray:
+        """(4, n) tokens of one text: one compiled call, per-thread buffers."""
         if self._rewrite is None and self.flavour != "tf_text":
             return self.automaton.segment_rows(text)
-        out, _ = self._segment([text])
+        cps = to_code_points(text)
+        if self._rewrite is None or cps.size > _MAX_SCRATCH:
+            out, _ = self._segment([text])
+            return out
+        loc = self._local
+        need = cps.size + 16
+        while True:
+            buf = getattr(loc, "buf", None)
+            if buf is None or buf[0].shape[1] < need:
+                size = max(need, 256)
+                buf = loc.buf = (
+                    np.empty((4, size), np.int32),
+                    np.empty(size, np.uint32),
+                    np.empty((2, size), np.int32),
+                )
+            k = segment_rewritten_into(cps, self.automaton.packed, self._rewrite, 3, *buf)
+            if k >= 0:
+                out = buf[0][:, :k].copy()
+                break
+            need = -k + 16  # the rewritten text is longer than the original
+        if self.flavour == "tf_text":
+            _to_byte_offsets(cps, np.array([0, cps.size]), out, np.array([0, k]))
         return out
 
     def tokenize(self, text: str) -> list[str]:
@@ -456,6 +488,9 @@ class WordPiece:
         ([2, 4, 5, 3, 5, 3, 0, 0], [0, 0, 0, 0, 1, 1, 0, 0], [1, 1, 1, 1, 1, 1, 0, 0])
         """
         _check_text(text)
+        if pair is None and self.flavour == "hf":
+            opts = self._single_options(add_special_tokens, max_length, truncation, padding, pad_to_multiple_of)
+            return Encoding(self._encode_single(text, opts), self.vocab.id_to_token)
         if pair is not None:
             _check_text(pair)
         plain, template, budget, mode, pad_to, mult = self._post_options(
@@ -463,10 +498,68 @@ class WordPiece:
         )
         if plain:
             return Encoding(self._segment_one(text), self.vocab.id_to_token)
-        texts = [text] if pair is None else [text, pair]
-        tok, rows = self._segment(texts)
+        if pair is None:
+            tok = self._segment_one(text)
+            rows = np.array([0, tok.shape[1]], dtype=np.int64)
+        else:
+            tok, rows = self._segment([text, pair])
         out, out_rows = self._assemble_out(tok, rows, 1, pair is not None, template, budget, mode, pad_to, mult)
         return Encoding(out, self.vocab.id_to_token)
+
+    def _single_options(self, add_special_tokens, max_length, truncation, padding, pad_to_multiple_of) -> np.ndarray:
+        key = (add_special_tokens, max_length, truncation, padding, pad_to_multiple_of)
+        cache = self._opts_cache
+        opts = cache.get(key)
+        if opts is None:
+            plain, template, budget, mode, pad_to, mult = self._post_options(
+                False, add_special_tokens, max_length, truncation, padding, pad_to_multiple_of
+            )
+            opts = np.zeros(N_OPTIONS, dtype=np.int64)
+            opts[O_REWRITE] = self._rewrite is not None
+            opts[O_TEMPLATE] = template
+            opts[O_CLS] = self.cls_id or 0
+            opts[O_SEP] = self.sep_id or 0
+            opts[O_BUDGET] = budget
+            opts[O_MODE] = mode
+            opts[O_PAD_TO] = pad_to
+            opts[O_MULT] = mult
+            opts[O_PAD_ID] = self.pad_id
+            opts.setflags(write=False)
+            if len(cache) < 64:
+                cache[key] = opts
+        return opts
+
+    def _encode_single(self, text: str, opts: np.ndarray) -> np.ndarray:
+        """(7, n) encoding of one text in one compiled call (per-thread buffers)."""
+        cps = to_code_points(text)
+        if cps.size > _MAX_SCRATCH:
+            tok, rows = self._segment([text])
+            plain = not opts[O_TEMPLATE] and opts[O_MODE] == 0 and opts[O_PAD_TO] < 0
+            if plain:
+                return tok
+            out, _ = self._assemble_out(
+                tok, rows, 1, False, bool(opts[O_TEMPLATE]), int(opts[O_BUDGET]), int(opts[O_MODE]), int(opts[O_PAD_TO]), int(opts[O_MULT])
+            )
+            return out
+        loc = self._local
+        need = cps.size + 16
+        rw = self._rewrite if self._rewrite is not None else _EMPTY_REWRITE
+        while True:
+            buf = getattr(loc, "single", None)
+            if buf is None or buf[0].shape[1] < need:
+                size = max(need, 512)
+                buf = loc.single = (
+                    np.empty((4, size), np.int32),
+                    np.empty(size, np.uint32),
+                    np.empty((2, size), np.int32),
+                    np.empty((7, size + 8), np.int32),
+                )
+            n = encode_single(cps, self.automaton.packed, rw, opts, *buf)
+            if n >= 0:
+                return buf[3][:, :n].copy()
+            if n == -(1 << 40):
+                raise ValueError("cannot truncate as asked: max_length leaves no room for the text")
+            need = -n + 16
 
     def _assemble_out(self, tok, rows, n, paired, template, budget, mode, pad_to, mult):
         out, out_rows, status = assemble(
@@ -625,7 +718,9 @@ def _to_byte_offsets(cps: np.ndarray, bounds: np.ndarray, out: np.ndarray, rows:
     out[2] = cum[base + out[2]] - cum[base]
 
 
+_MAX_SCRATCH = 1 << 16
 _IDENTITY = None
+_EMPTY_REWRITE = np.zeros(1, dtype=np.int32)
 
 
 def _identity_table():
@@ -633,28 +728,6 @@ def _identity_table():
     if _IDENTITY is None:
         _IDENTITY = build_rewrite_table({})
     return _IDENTITY
-
-
-def _check_rewrite(rewrite, source: str) -> None:
-    table, pool, pcps, pindex, pfirst = rewrite
-    n_pages = 0x110000 >> 8
-    bad = (
-        table.dtype != np.int32
-        or table.size < n_pages + 256
-        or table[:n_pages].min() < n_pages
-        or table[:n_pages].max() > table.size - 256
-        or table[n_pages:].max(initial=0) >= pool.size
-        or (pool.size and pool.min() < 0)
-        or pfirst.size != 0x10000
-        or (pindex.size and (pindex[:, :2].min() < 0 or pindex[:, :2].max() > pcps.size))
-        or (pindex.size and (pindex[:, 1] <= pindex[:, 0]).any())
-    )
-    if bad:
-        raise ValueError(f"{source}: invalid normalization tables")
-    refs = table[n_pages:]
-    refs = refs[refs > 0]
-    if refs.size and (refs + pool[refs]).max() >= pool.size:
-        raise ValueError(f"{source}: invalid normalization tables")
 
 
 def _wordpiece_from_parts(vocab, automaton, settings, rewrite) -> WordPiece:
