@@ -9,7 +9,6 @@ from __future__ import annotations
 from functools import lru_cache
 
 import numpy as np
-import regex
 
 N_CODE_POINTS = 0x110000
 
@@ -22,6 +21,8 @@ def _all_code_points() -> str:
 @lru_cache(maxsize=None)
 def property_mask(pattern: str) -> np.ndarray:
     """Code points matched by a one-character ``regex`` class, e.g. ``r"\\p{P}"``."""
+    import regex  # imported here: only building tables needs it
+
     mask = np.zeros(N_CODE_POINTS, dtype=bool)
     # Match runs, not single characters: large classes (private use) are
     # a handful of runs.
