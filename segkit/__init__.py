@@ -32,7 +32,10 @@ def __getattr__(name: str):
     if name.startswith("__"):
         raise AttributeError(name)
     import importlib
+    import importlib.util
 
+    if importlib.util.find_spec(f"segkit.{name}") is not None:
+        return importlib.import_module(f"segkit.{name}")  # a submodule, e.g. segkit.plugins
     return importlib.import_module("segkit.plugins").load(name)
 
 __all__ = [

@@ -33,7 +33,7 @@ def _preset_class(name: str):
 
     try:
         return plugins.load(name)
-    except AttributeError:
+    except (AttributeError, ImportError):
         return None
 
 

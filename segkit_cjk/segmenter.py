@@ -90,6 +90,8 @@ class ChineseMaxMatch:
         self._assemble(Vocabulary(words), _check_mode(mode), alnum_runs, {})
 
     def _assemble(self, vocab: Vocabulary, mode: str, alnum_runs: bool, automata: dict) -> None:
+        if not isinstance(alnum_runs, (bool, np.bool_)):
+            raise TypeError(f"alnum_runs must be True or False, found {alnum_runs!r}")
         self.mode = mode
         self.alnum_runs = bool(alnum_runs)
         self._vocab = vocab
@@ -129,18 +131,23 @@ class ChineseMaxMatch:
         self.add_words(read_dictionary(path))
 
     def _automaton(self, direction: str) -> Automaton:
-        a = self._automata.get(direction)
-        if a is None:
-            with self._lock:
-                a = self._automata.get(direction)
-                if a is None:
-                    config = EngineConfig(unknown="char", direction=direction, char_id=NOT_A_WORD)
-                    vocab = self._vocab
-                    a = Automaton.build(vocab.tokens, vocab.ids, config, _classes())
-                    automata = dict(self._automata)
-                    automata[direction] = a
-                    self._automata = automata
-        return a
+        return self._snapshot((direction,))[0]
+
+    def _snapshot(self, directions: tuple[str, ...]) -> list[Automaton]:
+        """Automata of one consistent dictionary state (built if needed), so a
+        call is unaffected by add_word running meanwhile."""
+        automata = self._automata
+        if all(d in automata for d in directions):
+            return [automata[d] for d in directions]
+        with self._lock:
+            automata = dict(self._automata)
+            vocab = self._vocab
+            for d in directions:
+                if d not in automata:
+                    config = EngineConfig(unknown="char", direction=d, char_id=NOT_A_WORD)
+                    automata[d] = Automaton.build(vocab.tokens, vocab.ids, config, _classes())
+            self._automata = automata
+            return [automata[d] for d in directions]
 
     # ---------------------------------------------------- saving and loading
     def save(self, path: str | os.PathLike) -> None:
@@ -184,18 +191,15 @@ class ChineseMaxMatch:
             return parts[0]
         cps, bounds = join_code_points(texts)
         if self.mode == "bidirectional":
-            f = self._segment_direction("forward", cps, bounds)
-            b = self._segment_direction("backward", cps, bounds)
+            fa, ba = self._snapshot(("forward", "backward"))
+            f = _split(fa.segment_code_points(cps, bounds))
+            b = _split(ba.segment_code_points(cps, bounds))
             ids, st, en, rows = _kernels.choose_bidirectional(*f, *b)
         else:
-            ids, st, en, rows = self._segment_direction(self.mode, cps, bounds)
+            ids, st, en, rows = _split(self._automaton(self.mode).segment_code_points(cps, bounds))
         if self.alnum_runs and ids.size:
             ids, st, en, rows = _kernels.merge_alnum_runs(cps, bounds, ids, st, en, rows, NOT_A_WORD)
         return ids, st, en, rows
-
-    def _segment_direction(self, direction: str, cps, bounds):
-        out, rows = self._automaton(direction).segment_code_points(cps, bounds)
-        return out[0], out[1], out[2], rows
 
     def tokenize_batch(self, texts: Sequence[str], *, num_threads: int | None = None) -> list[list[tuple[str, int, int]]]:
         """:meth:`tokenize` for many texts, in one compiled call per direction
@@ -242,6 +246,11 @@ class ChineseMaxMatch:
 
     def __repr__(self) -> str:
         return f"ChineseMaxMatch(words={len(self._vocab)}, mode={self.mode!r}, alnum_runs={self.alnum_runs})"
+
+
+def _split(result):
+    out, rows = result
+    return out[0], out[1], out[2], rows
 
 
 def _check_mode(mode: object) -> str:

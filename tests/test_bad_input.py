@@ -1,0 +1,240 @@
+"""Malformed vocabularies and unusual text (see docs/bad_input.rst)."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+import segkit
+from reference import wordpiece_text
+
+UNK = "[UNK]"
+
+
+def write(tmp_path, data: bytes, name: str = "vocab.txt"):
+    path = tmp_path / name
+    path.write_bytes(data)
+    return path
+
+
+# ----------------------------------------------------------- vocabularies
+def test_duplicate_tokens_error_names_both_lines(tmp_path):
+    path = write(tmp_path, b"[UNK]\nhello\nworld\nhello\n")
+    with pytest.raises(segkit.VocabularyError) as e:
+        segkit.WordPiece(path)
+    msg = str(e.value)
+    assert "hello" in msg and "2" in msg and "4" in msg and "vocab.txt" in msg
+    assert "lines 2 and 4" in msg
+    with pytest.raises(segkit.VocabularyError):
+        segkit.Vocabulary.load(path)
+    assert issubclass(segkit.VocabularyError, ValueError)
+
+
+def test_duplicate_tokens_in_a_list_name_the_ids():
+    with pytest.raises(segkit.VocabularyError, match="ids 1 and 3"):
+        segkit.WordPiece([UNK, "a", "b", "a"])
+
+
+@pytest.mark.parametrize("policy, expected_id", [("first", 1), ("last", 3)])
+def test_duplicate_tokens_first_last(tmp_path, policy, expected_id):
+    path = write(tmp_path, b"[UNK]\nhello\nworld\nhello\n")
+    wp = segkit.WordPiece(path, duplicates=policy)
+    assert wp.encode("hello world").ids == [expected_id, 2]
+    assert wp.token_to_id("hello") == expected_id
+    # Both occurrences still decode to the token.
+    assert wp.id_to_token(1) == "hello" and wp.id_to_token(3) == "hello"
+    assert wp.decode([1, 3]) == "hello hello"
+    v = segkit.Vocabulary.load(path, duplicates=policy)
+    assert v.id("hello") == expected_id and v.token(1) == v.token(3) == "hello"
+
+
+def test_duplicates_option_is_checked():
+    with pytest.raises(ValueError, match="duplicates"):
+        segkit.WordPiece([UNK, "a"], duplicates="keep")
+
+
+def test_blank_line_keeps_its_id_and_never_matches(tmp_path):
+    path = write(tmp_path, b"[UNK]\n\na\n##b\n")
+    wp = segkit.WordPiece(path)
+    assert len(wp.vocab) == 4
+    assert wp.token_to_id("a") == 2 and wp.token_to_id("##b") == 3
+    assert wp.encode("ab a").ids == [2, 3, 2]
+    assert wp.tokenize("") == [] and wp.tokenize_word("") == []
+    assert wp.tokenize("x") == [UNK]
+
+
+def test_several_blank_lines_are_not_duplicates(tmp_path):
+    # docs/bad_input.rst: "A blank line ... keeps its id, so the ids of the
+    # following lines do not shift, but it can never match anything."  That
+    # holds for every blank line, not only the first.
+    path = write(tmp_path, b"[UNK]\n\na\n\n##b\n")
+    wp = segkit.WordPiece(path)
+    assert len(wp.vocab) == 5
+    assert wp.token_to_id("a") == 2 and wp.token_to_id("##b") == 4
+    assert wp.encode("ab a").ids == [2, 4, 2]
+    assert wp.tokenize("") == [] and wp.tokenize_word("") == []
+    assert wp.tokenize("x") == [UNK]
+
+
+def test_bom_is_dropped(tmp_path):
+    path = write(tmp_path, b"\xef\xbb\xbf[UNK]\nhello\n")
+    wp = segkit.WordPiece(path)  # would fail if the BOM stayed on "[UNK]"
+    assert wp.unk_id == 0 and wp.id_to_token(0) == UNK
+    assert wp.encode("hello").ids == [1]
+
+
+def test_crlf_line_endings(tmp_path):
+    path = write(tmp_path, b"[UNK]\r\nhello\r\n##s\r\n")
+    wp = segkit.WordPiece(path)
+    assert wp.vocab.tokens == [UNK, "hello", "##s"]
+    assert wp.encode("hellos").ids == [1, 2]
+
+
+def test_other_line_separators_are_token_characters(tmp_path):
+    path = write(tmp_path, "[UNK]\n\u2028\n##\u2028\na\n".encode("utf-8"))
+    wp = segkit.WordPiece(path)
+    assert wp.token_to_id("\u2028") == 1 and wp.token_to_id("a") == 3
+
+
+def test_missing_unk_token_is_a_clear_error():
+    with pytest.raises(ValueError) as e:
+        segkit.WordPiece(["a", "b"])
+    assert "[UNK]" in str(e.value) and "unk_token" in str(e.value)
+    with pytest.raises(ValueError, match="<unk>"):
+        segkit.WordPiece(["a", "[UNK]"], unk_token="<unk>")
+    assert segkit.WordPiece(["a", "<unk>"], unk_token="<unk>").tokenize("a b") == ["a", "<unk>"]
+
+
+def test_non_utf8_file_names_the_line(tmp_path):
+    path = write(tmp_path, b"[UNK]\nok\ncaf\xe9\nfine\n")
+    with pytest.raises(segkit.VocabularyError) as e:
+        segkit.WordPiece(path)
+    msg = str(e.value)
+    assert "line 3" in msg and "vocab.txt" in msg and "UTF-8" in msg
+
+
+def test_missing_vocab_file(tmp_path):
+    with pytest.raises(FileNotFoundError):
+        segkit.WordPiece(tmp_path / "nope.txt")
+    with pytest.raises(segkit.VocabularyError, match="directory"):
+        segkit.WordPiece(tmp_path)
+
+
+def test_bad_vocabulary_sources():
+    with pytest.raises(segkit.VocabularyError):
+        segkit.WordPiece([UNK, 3])
+    with pytest.raises(segkit.VocabularyError):
+        segkit.WordPiece({UNK: 0, "a": -1})
+    with pytest.raises(segkit.VocabularyError):
+        segkit.WordPiece({UNK: 0, "a": 0})
+    with pytest.raises(TypeError):
+        segkit.WordPiece(42)
+
+
+# ------------------------------------------------------------------- text
+def test_lone_surrogates_make_the_word_unk(mbert):
+    text = "ab\ud800cd ok \udfff"
+    enc = mbert.encode(text)
+    assert enc.tokens == [UNK, "ok", UNK]
+    assert enc.offsets == [(0, 5), (6, 8), (9, 10)]
+    assert mbert.encode_batch([text, "\ud83d"]).ids == [enc.ids, [mbert.unk_id]]
+    assert mbert.tokenize_word("\ud800") == [UNK]
+    # A surrogate in a vocabulary token matches like any other character.
+    wp = segkit.WordPiece([UNK, "a", "##\ud800"])
+    assert wp.tokenize("a\ud800") == ["a", "##\ud800"]
+
+
+def test_nul_and_control_characters():
+    tokens = [UNK, "a", "##\x00", "##b", "c"]
+    wp = segkit.WordPiece(tokens)
+    for text in ["a\x00b", "a\x00b c", "\x00", "a\x01b", "c\x00", "\x00\x00 c"]:
+        enc = wp.encode(text)
+        spans = wordpiece_text(text, set(tokens))
+        assert (enc.tokens, enc.offsets) == ([t for t, _, _ in spans], [(s, e) for _, s, e in spans]), repr(text)
+    assert wp.tokenize("a\x00b") == ["a", "##\x00", "##b"]
+    assert wp.encode("a\x01b c").offsets == [(0, 3), (4, 5)]
+
+
+def test_nul_in_multilingual(mbert):
+    enc = mbert.encode("a\x00b c")
+    assert enc.tokens == [UNK, "c"] and enc.offsets == [(0, 3), (4, 5)]
+
+
+def test_empty_and_blank_text(mbert):
+    assert mbert.tokenize("") == []
+    assert mbert.encode("").ids == [] and mbert.encode("").offsets == []
+    assert mbert.tokenize("  \t\n\u3000\u2028 ") == []
+    assert mbert.tokenize_word("") == []
+    assert mbert.encode_batch([""]).ids == [[]]
+    assert mbert.encode_ids("") == []
+
+
+def test_ten_megabyte_word_is_fast_and_unk(mbert):
+    word = "a" * 10_000_000
+    t0 = time.perf_counter()
+    enc = mbert.encode(word)
+    elapsed = time.perf_counter() - t0
+    assert enc.tokens == [UNK] and enc.offsets == [(0, 10_000_000)]
+    assert elapsed < 20, f"10 MB word took {elapsed:.1f} s"
+    t0 = time.perf_counter()
+    assert mbert.encode_ids("x " + word + " y") == [mbert.token_to_id("x"), mbert.unk_id, mbert.token_to_id("y")]
+    assert time.perf_counter() - t0 < 20
+
+
+@pytest.fixture(scope="module")
+def pathological():
+    # a, aa, ..., a*20 and their continuations: the original algorithm
+    # restarts its scan from the end of the word for every piece.
+    tokens = [UNK] + ["a" * k for k in range(1, 21)] + ["##" + "a" * k for k in range(1, 21)]
+    return segkit.WordPiece(tokens, max_input_chars_per_word=10_000_000)
+
+
+def test_one_megabyte_word_on_pathological_vocab(pathological, with_timeout):
+    wp = pathological
+    n = 1_000_000
+    t0 = time.perf_counter()
+    enc = with_timeout(lambda: wp.encode("a" * n), 60)
+    elapsed = time.perf_counter() - t0
+    first, cont = wp.token_to_id("a" * 20), wp.token_to_id("##" + "a" * 20)
+    ids = enc.ids_array
+    assert ids.size == n // 20
+    assert ids[0] == first and (ids[1:] == cont).all()
+    offsets = enc.offsets_array
+    assert offsets[0].tolist() == [0, 20] and offsets[-1].tolist() == [n - 20, n]
+    assert elapsed < 20, f"1 MB word took {elapsed:.1f} s"
+
+
+def test_one_megabyte_word_failing_at_the_end(pathological, with_timeout):
+    # The failure is discovered only at the last character; the whole word
+    # becomes one unk and the tokens emitted so far are dropped.
+    wp = pathological
+    n = 1_000_000
+    t0 = time.perf_counter()
+    enc = with_timeout(lambda: wp.encode("a" * n + "b a"), 60)
+    assert enc.tokens == [UNK, "a"] and enc.offsets == [(0, n + 1), (n + 2, n + 3)]
+    assert with_timeout(lambda: wp.tokenize_word("a" * n + "b"), 60) == [UNK]
+    assert time.perf_counter() - t0 < 30
+    # 1 000 003 characters: 50 000 pieces of 20, then "aaa" as one piece.
+    assert wp.encode_ids("a" * (n + 3))[-1] == wp.token_to_id("##aaa")
+
+
+@pytest.mark.parametrize("bad", [b"abc", None, 42, ["a"], 3.5])
+def test_non_str_text_raises_type_error(mbert, bad):
+    with pytest.raises(TypeError):
+        mbert.tokenize(bad)
+    with pytest.raises(TypeError):
+        mbert.encode(bad)
+    with pytest.raises(TypeError):
+        mbert.encode_ids(bad)
+    with pytest.raises(TypeError):
+        mbert.tokenize_word(bad)
+    with pytest.raises(TypeError):
+        mbert.encode_batch(["ok", bad])
+
+
+def test_batch_type_error_names_the_index(mbert):
+    with pytest.raises(TypeError, match="index 2"):
+        mbert.encode_batch(["a", "b", b"c"])
+    with pytest.raises(TypeError, match="single str"):
+        mbert.encode_batch("abc")

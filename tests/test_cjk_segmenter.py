@@ -1,0 +1,470 @@
+"""ChineseMaxMatch on known examples, user dictionaries, the default
+dictionary, large inputs, saving and bad input."""
+
+from __future__ import annotations
+
+import pickle
+import time
+from pathlib import Path
+
+import pytest
+
+import cjk_reference as ref
+import segkit
+from segkit_cjk import ChineseMaxMatch
+
+MODES = ("forward", "backward", "bidirectional")
+SHARED_DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
+
+
+def cut(words, text, mode="forward", **kw):
+    return ChineseMaxMatch(words, mode=mode, **kw).cut(text)
+
+
+# ------------------------------------------------------------ known examples
+class TestKnownExamples:
+    WORDS = ["研究", "研究生", "生命", "命", "起源"]
+
+    def test_forward_vs_backward(self):
+        assert cut(self.WORDS, "研究生命起源", "forward") == ["研究生", "命", "起源"]
+        assert cut(self.WORDS, "研究生命起源", "backward") == ["研究", "生命", "起源"]
+        # same word count; backward has fewer single characters
+        assert cut(self.WORDS, "研究生命起源", "bidirectional") == ["研究", "生命", "起源"]
+
+    def test_default_mode_is_forward(self):
+        assert ChineseMaxMatch(self.WORDS).mode == "forward"
+        assert ChineseMaxMatch(self.WORDS).cut("研究生命起源") == ["研究生", "命", "起源"]
+
+    def test_bidirectional_prefers_fewer_single_characters(self):
+        words = ["当下", "下雨", "下雨天", "雨天", "天地", "地面", "面积", "积水", "当"]
+        text = "当下雨天地面积水"
+        assert cut(words, text, "forward") == ["当下", "雨天", "地面", "积水"]
+        assert cut(words, text, "backward") == ["当", "下雨天", "地面", "积水"]
+        assert cut(words, text, "bidirectional") == ["当下", "雨天", "地面", "积水"]
+
+    def test_bidirectional_tie_goes_to_backward(self):
+        words = ["结婚", "的", "和尚", "尚未", "未", "和", "结"]
+        text = "结婚的和尚未结婚的"
+        assert cut(words, text, "forward") == ["结婚", "的", "和尚", "未", "结婚", "的"]
+        assert cut(words, text, "backward") == ["结婚", "的", "和", "尚未", "结婚", "的"]
+        assert cut(words, text, "bidirectional") == ["结婚", "的", "和", "尚未", "结婚", "的"]
+
+    def test_bidirectional_fewer_words_beats_fewer_single_characters(self):
+        words = ["甲乙丙丁戊", "甲乙", "丙丁", "戊己"]
+        assert cut(words, "甲乙丙丁戊己", "forward") == ["甲乙丙丁戊", "己"]
+        assert cut(words, "甲乙丙丁戊己", "backward") == ["甲乙", "丙丁", "戊己"]
+        assert cut(words, "甲乙丙丁戊己", "bidirectional") == ["甲乙丙丁戊", "己"]
+
+    def test_bidirectional_chooses_per_stretch(self):
+        # two ambiguous stretches separated by 和: forward wins the first, backward the second
+        words = ["甲乙丙", "丁戊", "丙丁戊", "和", "结婚", "的", "和尚", "尚未", "未", "结"]
+        text = "甲乙丙丁戊和尚未结婚"
+        assert cut(words, text, "bidirectional") == ["甲乙丙", "丁戊", "和", "尚未", "结婚"]
+
+    def test_whitespace_separates_and_is_dropped(self):
+        words = ["北京", "大学", "北京大学"]
+        assert cut(words, "北京 大学") == ["北京", "大学"]
+        assert cut(words, "北京\u3000大学\t北京\n大学\u00a0北京\u2028大学") == ["北京", "大学"] * 3
+        assert ChineseMaxMatch(words).tokenize(" 北京大学  读书 ") == [("北京大学", 1, 5), ("读", 7, 8), ("书", 8, 9)]
+
+    def test_non_white_space_characters_are_not_separators(self):
+        # U+200B ZERO WIDTH SPACE and U+001C are not Unicode White_Space
+        assert cut([], "a\u200bb", alnum_runs=False) == ["a", "\u200b", "b"]
+        assert cut([], "a\u001cb", alnum_runs=False) == ["a", "\u001c", "b"]
+
+    def test_alnum_runs(self):
+        seg = ChineseMaxMatch(["你好", "增长", "达到"])
+        assert seg.tokenize("你好 world 3.5%") == [("你好", 0, 2), ("world", 3, 8), ("3.5%", 9, 13)]
+        assert seg.cut("增长3.5%，达到１２．５％和ｉＰｈｏｎｅ15") == ["增长", "3.5%", "，", "达到", "１２．５％", "和", "ｉＰｈｏｎｅ15"]
+        assert seg.cut("版本1.2.3 和 1..2 和 5%% 和 .5 和 a.b") == [
+            "版", "本", "1.2.3", "和", "1", ".", ".", "2", "和", "5%", "%", "和", ".", "5", "和", "a", ".", "b",
+        ]  # fmt: skip
+        assert seg.cut("x%") == ["x", "%"]
+        assert seg.cut("3%5") == ["3%", "5"]
+
+    def test_alnum_runs_off_is_textbook(self):
+        seg = ChineseMaxMatch(["你好"], alnum_runs=False)
+        assert seg.cut("你好abc 3.5%") == ["你好", "a", "b", "c", "3", ".", "5", "%"]
+
+    def test_dictionary_words_containing_latin_are_kept(self):
+        seg = ChineseMaxMatch(["AI芯片", "5G"])
+        assert seg.cut("AI芯片和5G网络") == ["AI芯片", "和", "5G", "网", "络"]
+        # a multi-character dictionary token is never merged into a run
+        assert seg.cut("x5Gy") == ["x", "5G", "y"]
+
+    def test_astral_characters(self):
+        seg = ChineseMaxMatch(["𠀀𠀁", "𝔘"])
+        assert seg.tokenize("a𠀀𠀁𝔘 𠀀") == [("a", 0, 1), ("𠀀𠀁", 1, 3), ("𝔘", 3, 4), ("𠀀", 5, 6)]
+
+    def test_empty_text(self):
+        seg = ChineseMaxMatch(self.WORDS, mode="bidirectional")
+        assert seg.cut("") == []
+        assert seg.tokenize("") == []
+        assert seg.cut("  \u3000\n") == []
+        assert seg.cut_batch([]) == []
+        assert seg.tokenize_batch(["", "研究", ""]) == [[], [("研究", 0, 2)], []]
+
+    def test_empty_dictionary(self):
+        assert cut([], "中文 ab1", alnum_runs=False) == ["中", "文", "a", "b", "1"]
+        assert cut([], "中文 ab1") == ["中", "文", "ab1"]
+
+    def test_batch_equals_single(self):
+        seg = ChineseMaxMatch(self.WORDS, mode="bidirectional")
+        texts = ["研究生命起源", "", "生命 起源 abc", "研究"]
+        assert seg.cut_batch(texts) == [seg.cut(t) for t in texts]
+        assert seg.tokenize_batch(texts) == [seg.tokenize(t) for t in texts]
+        assert seg.cut_batch(tuple(texts)) == seg.cut_batch(iter(texts)) == seg.cut_batch(texts)
+
+    def test_traditional_chinese(self):
+        words = ["臺灣", "大學", "臺灣大學", "研究", "研究生", "生命", "起源", "資訊", "工程", "資訊工程", "學系"]
+        text = "我在臺灣大學資訊工程學系研究生命起源"
+        assert cut(words, text, "forward") == ["我", "在", "臺灣大學", "資訊工程", "學系", "研究生", "命", "起源"]
+        assert cut(words, text, "backward") == ["我", "在", "臺灣大學", "資訊工程", "學系", "研究", "生命", "起源"]
+
+    def test_other_scripts_pass_through(self):
+        text = "Привет, мир! مرحبا こんにちは 😀👍 naïve"
+        for mode in MODES:
+            seg = ChineseMaxMatch(["мир", "こんにちは"], mode=mode, alnum_runs=False)
+            got = seg.tokenize(text)
+            assert [w for w, _, _ in got] == (
+                list("Привет,") + ["мир"] + list("!مرحبا") + ["こんにちは"] + list("😀👍naïve")
+            )
+            assert all(text[s:e] == w for w, s, e in got)
+        # alnum runs join ASCII letters only: ï splits "naïve"
+        assert ChineseMaxMatch([]).cut("naïve café") == ["na", "ï", "ve", "caf", "é"]
+
+    @pytest.mark.parametrize("length", [255, 256, 300])
+    @pytest.mark.parametrize("mode", ["forward", "backward"])
+    def test_long_words(self, length, mode):
+        """Words longer than 255 characters, emitted after a failed longer match."""
+        a, b = "一" * length, "一" * (length + 1)
+        words = [a, b + "二", "一"] if mode == "forward" else [a, "二" + b, "一"]
+        text = b + "三" if mode == "forward" else "三" + b
+        expected = [a, "一", "三"] if mode == "forward" else ["三", "一", a]
+        assert cut(words, text, mode, alnum_runs=False) == expected
+
+    def test_punctuation_is_matched_like_any_character(self):
+        seg = ChineseMaxMatch(["《红楼梦》", "红楼梦", "……"])
+        assert seg.cut("读《红楼梦》……。") == ["读", "《红楼梦》", "……", "。"]
+
+
+# ------------------------------------------------------- user dictionaries
+class TestUserDictionaries:
+    def test_add_word_takes_effect_on_the_next_call(self):
+        for mode in MODES:
+            seg = ChineseMaxMatch(["研究", "生命", "起源"], mode=mode)
+            assert seg.cut("研究生命起源") == ["研究", "生命", "起源"]
+            seg.add_word("研究生命")
+            assert seg.cut("研究生命起源") == ["研究生命", "起源"]
+            seg.add_words(["研究生命起源"])
+            assert seg.cut("研究生命起源") == ["研究生命起源"]
+            assert seg.tokenize_batch(["研究生命起源"]) == [[("研究生命起源", 0, 6)]]
+
+    def test_add_existing_and_empty_word(self):
+        seg = ChineseMaxMatch(["研究"])
+        seg.add_word("研究")
+        seg.add_words(["", "研究"])
+        assert seg.words == ["研究"]
+
+    def test_words_property_is_a_copy(self):
+        seg = ChineseMaxMatch(["甲", "乙"])
+        seg.words.append("丙")
+        assert sorted(seg.words) == ["乙", "甲"]
+        seg.add_word("丙")
+        assert sorted(seg.words) == ["丙", "乙", "甲"]
+
+    @pytest.mark.parametrize("bad", ["a b", "北京 大学", "北京\u3000大学", "北京\t", "\n"])
+    def test_add_word_with_whitespace_is_rejected(self, bad):
+        seg = ChineseMaxMatch(["研究"])
+        with pytest.raises(ValueError, match="whitespace"):
+            seg.add_word(bad)
+        with pytest.raises(ValueError, match="whitespace"):
+            ChineseMaxMatch(["研究", bad])
+        assert seg.words == ["研究"]
+
+    def test_add_word_type_error(self):
+        seg = ChineseMaxMatch(["研究"])
+        with pytest.raises(TypeError):
+            seg.add_word(3)
+        with pytest.raises(TypeError):
+            seg.add_words([b"\xe7\xa0\x94"])
+        with pytest.raises(TypeError):
+            ChineseMaxMatch(["研究", None])
+
+    def test_load_userdict_messy_jieba_file(self, tmp_path):
+        path = tmp_path / "user.dict"
+        content = (
+            "\ufeff云计算 5 n\r\n"  # BOM, CRLF, word freq tag
+            "\r\n"  # empty line
+            "创新办 3 i  \r\n"  # trailing spaces
+            "   \n"  # blank line
+            "凱特琳 2\n"  # word freq
+            "\t台中\t\n"  # word only, tabs around
+            "云计算 7 n\n"  # duplicate
+            "韩玉赏鉴\n"  # word only, no final newline after the next line
+            "八一双鹿 3 nz"
+        )
+        path.write_bytes(content.encode("utf-8"))
+        seg = ChineseMaxMatch(["研究"])
+        seg.load_userdict(path)
+        assert sorted(seg.words) == sorted(["研究", "云计算", "创新办", "凱特琳", "台中", "韩玉赏鉴", "八一双鹿"])
+        assert seg.cut("云计算创新办凱特琳台中韩玉赏鉴八一双鹿") == [
+            "云计算", "创新办", "凱特琳", "台中", "韩玉赏鉴", "八一双鹿",
+        ]  # fmt: skip
+        seg.load_userdict(str(path))  # str path; loading twice changes nothing
+        assert len(seg.words) == 7
+
+    def test_load_userdict_word_list(self, tmp_path):
+        path = tmp_path / "words.txt"
+        path.write_text("北京大学\n大学生\n\n", encoding="utf-8")
+        seg = ChineseMaxMatch(["北京", "大学"], mode="backward")
+        assert seg.cut("北京大学生") == ["北京", "大学", "生"]
+        seg.load_userdict(path)
+        assert seg.cut("北京大学生") == ["北京", "大学生"]
+
+    def test_dictionary_file_as_constructor_argument(self, tmp_path):
+        path = tmp_path / "words.txt"
+        path.write_bytes("\ufeff研究 1 n\r\n研究生 2\r\n生命\r\n命\r\n起源 3 n\r\n".encode())
+        for p in (path, str(path)):
+            seg = ChineseMaxMatch(p, mode="backward")
+            assert seg.cut("研究生命起源") == ["研究", "生命", "起源"]
+            assert sorted(seg.words) == sorted(["研究", "研究生", "生命", "命", "起源"])
+
+    @pytest.mark.parametrize(
+        "lines, bad_line",
+        [
+            (["研究 3 n", "生命 3 n", "起源 high n"], 3),
+            (["研究 3 n", "", "生命 -1 n"], 3),
+            (["研究 1.5 n"], 1),
+            (["\ufeff研究 3 n", "生命 3 n", "北京 大学 5 ns"], 3),
+        ],
+    )
+    def test_non_numeric_frequency_names_file_and_line(self, tmp_path, lines, bad_line):
+        path = tmp_path / "broken_user.dict"
+        path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+        seg = ChineseMaxMatch(["甲"])
+        with pytest.raises(segkit.VocabularyError) as info:
+            seg.load_userdict(path)
+        msg = str(info.value)
+        assert "broken_user.dict" in msg
+        assert f"line {bad_line}" in msg
+        assert seg.words == ["甲"]  # nothing half-loaded
+        with pytest.raises(segkit.VocabularyError):
+            ChineseMaxMatch(path)
+        assert issubclass(segkit.VocabularyError, ValueError)
+
+    def test_non_utf8_file(self, tmp_path):
+        path = tmp_path / "gbk.dict"
+        path.write_bytes("研究 3 n\n".encode("utf-8") + "北京 3 ns\n".encode("gbk"))
+        with pytest.raises(segkit.VocabularyError, match=r"gbk\.dict.*line 2"):
+            ChineseMaxMatch(["甲"]).load_userdict(path)
+
+    def test_missing_file(self, tmp_path):
+        with pytest.raises(FileNotFoundError):
+            ChineseMaxMatch(["甲"]).load_userdict(tmp_path / "nope.txt")
+        with pytest.raises(FileNotFoundError):
+            ChineseMaxMatch(tmp_path / "nope.txt")
+
+
+# ------------------------------------------------------------- large inputs
+LINES = [
+    "研究生命起源",
+    "我在北京大学读书 iPhone 15 增长3.5%",
+    "北京大学生前来应聘",
+    "𠀀𝔘 ａｂｃ１２３",
+    "结婚的和尚未结婚的",
+]
+LARGE_WORDS = ["研究", "研究生", "生命", "命", "起源", "北京", "北京大学", "大学", "大学生", "学生", "前来", "应聘",
+               "生前", "结婚", "和尚", "尚未", "ab", "𠀀𝔘"]  # fmt: skip
+
+
+@pytest.mark.parametrize("mode", ["forward", "bidirectional"])
+def test_ten_megabyte_text(mode, with_timeout):
+    unit = "\n".join(LINES) + "\n"
+    reps = 10_000_000 // len(unit.encode("utf-8")) + 1
+    text = unit * reps
+    assert len(text.encode("utf-8")) >= 10_000_000
+    seg = ChineseMaxMatch(LARGE_WORDS, mode=mode)
+    seg.cut("研究")  # build outside the timed part
+    t0 = time.perf_counter()
+    got = with_timeout(lambda: seg.cut(text), 120)
+    elapsed = time.perf_counter() - t0
+    expected_unit = [w for line in LINES for w in ref.cut(line, LARGE_WORDS, mode)]
+    assert got == expected_unit * reps
+    assert elapsed < 60, f"10 MB took {elapsed:.1f} s"
+
+
+@pytest.mark.parametrize("mode", ["forward", "backward"])
+def test_no_quadratic_blow_up(mode, with_timeout):
+    """A long word that almost matches everywhere: naive MaxMatch rereads
+    100 characters at every position; the automaton must not."""
+    n = 2_000_000
+    long_word = "一" * 100 + "二" if mode == "forward" else "二" + "一" * 100
+    seg = ChineseMaxMatch(["一一", long_word], mode=mode)
+    seg.cut("一")
+    t0 = time.perf_counter()
+    got = with_timeout(lambda: seg.tokenize("一" * n), 120)
+    elapsed = time.perf_counter() - t0
+    assert len(got) == n // 2 and got[0] == ("一一", 0, 2) and got[-1] == ("一一", n - 2, n)
+    assert elapsed < 60, f"{n} characters took {elapsed:.1f} s"
+
+
+# ------------------------------------------------------- saving and pickling
+SAMPLES = ["研究生命起源", "结婚的和尚未结婚的 iPhone15 3.5%", "", "北京大学生前来应聘𠀀𝔘"]
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("alnum", [True, False])
+def test_save_load_round_trip(tmp_path, mode, alnum):
+    seg = ChineseMaxMatch(LARGE_WORDS, mode=mode, alnum_runs=alnum)
+    seg.add_word("命起")  # added words are saved too
+    expected = seg.tokenize_batch(SAMPLES)
+    path = tmp_path / "zh.segkit"
+    seg.save(path)
+    loaded = segkit.load(path)
+    assert type(loaded) is ChineseMaxMatch
+    assert (loaded.mode, loaded.alnum_runs) == (mode, alnum)
+    assert sorted(loaded.words) == sorted(seg.words)
+    assert loaded.tokenize_batch(SAMPLES) == expected
+    assert [loaded.cut(t) for t in SAMPLES] == [[w for w, _, _ in e] for e in expected]
+    # a loaded model still accepts new words
+    loaded.add_word("应聘北京")
+    assert "应聘北京" in loaded.cut("来应聘北京")
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_pickle_round_trip(mode):
+    seg = ChineseMaxMatch(LARGE_WORDS, mode=mode, alnum_runs=False)
+    before_build = pickle.loads(pickle.dumps(seg))  # nothing built yet
+    expected = seg.tokenize_batch(SAMPLES)
+    after_build = pickle.loads(pickle.dumps(seg))
+    for other in (before_build, after_build):
+        assert other.tokenize_batch(SAMPLES) == expected
+        assert (other.mode, other.alnum_runs) == (mode, False)
+    after_build.add_word("北京研究")
+    assert after_build.cut("北京研究") == ["北京研究"]
+    assert seg.cut("北京研究") == ["北京", "研究"]
+    assert "北京研究" not in seg.words
+
+
+def test_saved_model_loads_from_pickled_copy(tmp_path):
+    seg = pickle.loads(pickle.dumps(ChineseMaxMatch(LARGE_WORDS, mode="bidirectional")))
+    seg.save(tmp_path / "m.segkit")
+    assert segkit.load(tmp_path / "m.segkit").cut_batch(SAMPLES) == seg.cut_batch(SAMPLES)
+
+
+# ---------------------------------------------------------------- bad input
+class TestBadInput:
+    seg = None
+
+    @classmethod
+    def setup_class(cls):
+        cls.seg = ChineseMaxMatch(["研究"])
+
+    @pytest.mark.parametrize("bad", [b"\xe7\xa0\x94", None, 3, ["研究"]])
+    def test_non_str_text(self, bad):
+        with pytest.raises(TypeError):
+            self.seg.cut(bad)
+        with pytest.raises(TypeError):
+            self.seg.tokenize(bad)
+
+    @pytest.mark.parametrize("bad", [["研究", b"x"], ["研究", None], [3]])
+    def test_non_str_in_batch(self, bad):
+        with pytest.raises(TypeError):
+            self.seg.cut_batch(bad)
+        with pytest.raises(TypeError):
+            self.seg.tokenize_batch(bad)
+
+    def test_single_str_as_batch(self):
+        with pytest.raises(TypeError, match="single str"):
+            self.seg.cut_batch("研究")
+        with pytest.raises(TypeError, match="single str"):
+            self.seg.tokenize_batch("研究")
+
+    @pytest.mark.parametrize("mode", ["Forward", "fmm", "", None])
+    def test_bad_mode(self, mode):
+        with pytest.raises(ValueError, match="mode"):
+            ChineseMaxMatch(["研究"], mode=mode)
+
+
+# ------------------------------------------------------- default dictionary
+@pytest.fixture(scope="module")
+def default_cache(tmp_path_factory):
+    """A private, empty SEGKIT_CACHE_DIR for this module (hermetic)."""
+    folder = tmp_path_factory.mktemp("segkit-cache")
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("SEGKIT_CACHE_DIR", str(folder))
+        yield folder
+
+
+@pytest.fixture(scope="module")
+def jieba_words() -> ref.Lexicon:
+    """The words of jieba's dictionary, read from jieba's own file (not through segkit)."""
+    jieba = pytest.importorskip("jieba", reason="jieba is not installed (pip install jieba)")
+    path = Path(jieba.__file__).resolve().parent / "dict.txt"
+    words = [line.split(" ")[0] for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+    return ref.Lexicon(words)
+
+
+@pytest.fixture(scope="module")
+def default_forward(default_cache):
+    return ChineseMaxMatch()
+
+
+DEFAULT_TEXTS = [
+    "我来到北京清华大学",
+    "研究生命起源",
+    "结婚的和尚未结婚的",
+    "工信处女干事每月经过下属科室都要亲口交代24口交换机等技术性器件的安装工作",
+    "他说：“iPhone 15 的售价是7999元，比去年上涨了3.5%。”",
+    "小明硕士毕业于中国科学院计算所，后在日本京都大学深造",
+    "臺灣大學的研究生在討論ＡＩ晶片１２．５％的良率",
+    "",
+]
+
+
+def test_default_dictionary_builds_into_the_cache(default_cache, default_forward):
+    files = sorted(p.name for p in default_cache.iterdir())
+    assert any(name.startswith("chinese-default-forward") for name in files), files
+    t0 = time.perf_counter()
+    again = ChineseMaxMatch()  # loaded from the cache file, not rebuilt
+    elapsed = time.perf_counter() - t0
+    assert again.cut_batch(DEFAULT_TEXTS) == default_forward.cut_batch(DEFAULT_TEXTS)
+    assert elapsed < 30
+
+
+def test_default_dictionary_words(default_forward, jieba_words):
+    words = default_forward.words
+    assert len(words) == len(set(words)) == 349_045
+    assert set(words) == jieba_words.words
+
+
+def test_default_dictionary_known_examples(default_forward):
+    assert default_forward.cut("我来到北京清华大学") == ["我", "来到", "北京", "清华大学"]
+    assert default_forward.cut("中华人民共和国成立了") == ["中华人民共和国", "成立", "了"]
+    assert default_forward.cut("增长3.5%") == ["增长", "3.5%"]
+    assert default_forward.mode == "forward" and default_forward.alnum_runs
+
+
+@pytest.mark.parametrize("mode", ["forward", "bidirectional"])
+@pytest.mark.parametrize("alnum", [True, False])
+def test_default_dictionary_matches_reference(default_cache, jieba_words, mode, alnum):
+    seg = ChineseMaxMatch(mode=mode, alnum_runs=alnum)
+    assert seg.mode == mode and seg.alnum_runs is alnum
+    assert seg.tokenize_batch(DEFAULT_TEXTS) == [ref.tokenize(t, jieba_words, mode, alnum) for t in DEFAULT_TEXTS]
+
+
+def test_default_dictionary_on_chinese_corpus(default_forward, jieba_words):
+    path = SHARED_DATA / "corpus" / "zh.txt"
+    if not path.is_file():
+        pytest.skip(f"shared corpus not found at {path}")
+    lines = path.read_text(encoding="utf-8").split("\n")
+    assert default_forward.cut_batch(lines) == [ref.cut(t, jieba_words, "forward") for t in lines]
+
+
+def test_default_dictionary_add_word_does_not_touch_the_cache(default_cache, default_forward):
+    seg = ChineseMaxMatch()
+    seg.add_word("清华大学来到")
+    assert seg.cut("清华大学来到北京") == ["清华大学来到", "北京"]
+    assert ChineseMaxMatch().cut("清华大学来到北京") == ["清华大学", "来到", "北京"]
+    assert default_forward.cut("清华大学来到北京") == ["清华大学", "来到", "北京"]
