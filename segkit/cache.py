@@ -14,6 +14,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+from functools import lru_cache
 from pathlib import Path
 from typing import Any, Callable
 
@@ -31,11 +32,27 @@ def cache_dir() -> Path | None:
     return (Path(xdg) if xdg else Path.home() / ".cache") / "segkit"
 
 
+@lru_cache(maxsize=1)
+def _code_digest() -> str:
+    """Digest of segkit's own code and data tables: a cached model built by
+    other code (a fix, new tables) is never reused."""
+    h = hashlib.sha256()
+    root = Path(__file__).resolve().parent
+    files = sorted(p for p in root.rglob("*") if p.suffix in (".py", ".json") and "__pycache__" not in p.parts)
+    cjk = root.parent / "segkit_cjk"
+    if cjk.is_dir():
+        files += sorted(cjk.rglob("*.py"))
+    for p in files:
+        h.update(p.name.encode())
+        h.update(p.read_bytes())
+    return h.hexdigest()
+
+
 def cache_key(kind: str, config: dict, *inputs: bytes) -> str:
     from . import __version__
 
     h = hashlib.sha256()
-    h.update(json.dumps([kind, FORMAT_VERSION, __version__, config], sort_keys=True).encode())
+    h.update(json.dumps([kind, FORMAT_VERSION, __version__, _code_digest(), config], sort_keys=True).encode())
     for data in inputs:
         h.update(len(data).to_bytes(8, "little"))
         h.update(data)

@@ -58,11 +58,21 @@ def _lower(s: str) -> str:
 
 
 @lru_cache(maxsize=None)
-def bert_rewrite_table(clean_text: bool, strip_accents: bool, lowercase: bool):
+def bert_rewrite_table(clean_text: bool, strip_accents: bool, lowercase: bool, tables: str = "hf"):
     """``(table, pool)`` for :func:`segkit.engine.rewrite.rewrite_batch`, or
-    None when the configuration changes nothing."""
+    None when the configuration changes nothing.
+
+    ``tables="hf"`` reproduces HuggingFace exactly (its measured Unicode 8.0
+    behaviour, see :mod:`segkit.wordpiece.hf_tables`); ``"current"`` applies
+    the rules with Python's ``unicodedata`` and the ``regex`` module.
+    """
     if not (clean_text or strip_accents or lowercase):
         return None
+    if tables == "hf":
+        from .hf_tables import hf_mapping, hf_mask
+
+        delete = hf_mask("control") if clean_text else None
+        return build_rewrite_table(hf_mapping(strip_accents, lowercase), delete)
     candidates = np.zeros(0x110000, dtype=bool)
     if strip_accents:
         candidates |= property_mask(r"[\p{Mn}\p{Decomposition_Type=Canonical}]")

@@ -38,12 +38,16 @@ def _truncated_lengths(la, lb, paired, budget, mode):
     # Returns (la, lb, ok) after truncation to ``budget`` tokens in all.
     if mode == 0 or la + lb <= budget:
         return la, lb, True
+    if budget == 0:
+        # No room besides the template: HuggingFace empties both sequences,
+        # whatever the strategy.
+        return 0, 0, True
     if not paired:
         if mode == 3 or (mode == 2 and budget == 0):
             return la, lb, False
         return budget, 0, True
     # only_first / only_second keep at least one token of the truncated side
-    # (HuggingFace raises otherwise).
+    # and raise when they cannot (as HuggingFace does when the budget is not 0).
     if mode == 2:
         if lb >= budget:
             return la, lb, False

@@ -188,7 +188,7 @@ class WordPiece:
             max_word_chars=None if tf else max_input_chars_per_word,
             max_word_bytes=max_input_chars_per_word if tf else None,
         )
-        classes = bert_classes(("bert" if tf else cjk) if handle_chinese_chars else None)
+        classes = bert_classes(("bert" if tf else cjk) if handle_chinese_chars else None, "current" if tf else "hf")
         automaton = Automaton.build(vocab.tokens, vocab.ids, config, classes)
         self._assemble(vocab, automaton, settings, None)
 
@@ -211,7 +211,8 @@ class WordPiece:
         self.sep_id = vocab.id(self.sep_token)
         if rewrite is None:
             strip = self.lowercase if self.strip_accents is None else bool(self.strip_accents)
-            table = bert_rewrite_table(self.clean_text, strip, self.lowercase)
+            tables = "current" if self.flavour == "tf_text" else "hf"
+            table = bert_rewrite_table(self.clean_text, strip, self.lowercase, tables)
             if table is None and specials:
                 table = _identity_table()
             if table is not None:
@@ -595,19 +596,28 @@ class WordPiece:
         if isinstance(texts, str):
             raise TypeError("encode_batch expects a sequence of texts, found a single str; use encode()")
         texts = list(texts)
-        paired = bool(texts) and not isinstance(texts[0], str)
+        paired = bool(texts) and isinstance(texts[0], (tuple, list))
         if paired:
             firsts, seconds = [], []
             for i, item in enumerate(texts):
-                if isinstance(item, str) or len(item) != 2:
+                if not isinstance(item, (tuple, list)) or len(item) != 2:
                     raise TypeError(
-                        f"encode_batch: item {i} is {type(item).__name__}; a batch holds either texts or "
-                        "(text, pair) tuples, not both"
+                        f"encode_batch: item {i} is {type(item).__name__} {item!r:.60}; a batch holds either "
+                        "texts or (text, pair) tuples, not both"
                     )
+                for j, part in enumerate(item):
+                    if not isinstance(part, str):
+                        raise TypeError(
+                            f"encode_batch: item {i}, {'second' if j else 'first'} text, is "
+                            f"{type(part).__name__} {part!r:.60}; expected str"
+                        )
                 firsts.append(item[0])
                 seconds.append(item[1])
             joined = firsts + seconds
         else:
+            for i, item in enumerate(texts):
+                if not isinstance(item, str):
+                    raise TypeError(f"encode_batch: item {i} is {type(item).__name__} {item!r:.60}; expected str")
             joined = texts
         plain, template, budget, mode, pad_to, mult = self._post_options(
             paired, add_special_tokens, max_length, truncation, padding, pad_to_multiple_of

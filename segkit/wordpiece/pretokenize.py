@@ -35,8 +35,17 @@ HF_CJK_RANGES = tuple((0x2B920, b) if a == 0x2B820 else (a, b) for a, b in BERT_
 CJK_RANGES = {"hf": HF_CJK_RANGES, "bert": BERT_CJK_RANGES}
 
 
-def bert_punctuation() -> np.ndarray:
-    """ASCII 33-47, 58-64, 91-96, 123-126 and Unicode category P*."""
+def bert_punctuation(tables: str = "current") -> np.ndarray:
+    """ASCII 33-47, 58-64, 91-96, 123-126 and Unicode category P*.
+
+    ``tables="hf"``: the set HuggingFace tokenizers uses (its Unicode 8.0
+    categories, measured; see :mod:`segkit.wordpiece.hf_tables`);
+    ``"current"``: the ``regex`` module's Unicode version.
+    """
+    if tables == "hf":
+        from .hf_tables import hf_mask
+
+        return hf_mask("punctuation").copy()
     mask = punctuation().copy()
     for a, b in ((33, 47), (58, 64), (91, 96), (123, 126)):
         mask[a : b + 1] = True
@@ -44,7 +53,7 @@ def bert_punctuation() -> np.ndarray:
 
 
 @lru_cache(maxsize=None)
-def bert_classes(cjk: str | None = "hf") -> np.ndarray:
+def bert_classes(cjk: str | None = "hf", tables: str = "hf") -> np.ndarray:
     """Boundary class of every code point for BERT pre-tokenization.
 
     Parameters
@@ -52,11 +61,14 @@ def bert_classes(cjk: str | None = "hf") -> np.ndarray:
     cjk
         ``"hf"`` (HuggingFace's ranges, the default), ``"bert"`` (Google's) or
         ``None`` (CJK ideographs are ordinary word characters).
+    tables
+        Punctuation per HuggingFace (``"hf"``) or per current Unicode
+        (``"current"``, what TensorFlow Text's ICU is closest to).
     """
     if cjk is not None and cjk not in CJK_RANGES:
         raise ValueError(f"cjk must be 'hf', 'bert' or None, found {cjk!r}")
     classes = np.zeros(0x110000, dtype=np.uint8)
-    iso = bert_punctuation()
+    iso = bert_punctuation(tables)
     if cjk is not None:
         iso = iso | ranges_mask(CJK_RANGES[cjk])
     classes[iso] = ISOLATED
