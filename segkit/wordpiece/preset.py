@@ -602,13 +602,13 @@ class WordPiece:
             for i, item in enumerate(texts):
                 if not isinstance(item, (tuple, list)) or len(item) != 2:
                     raise TypeError(
-                        f"encode_batch: item {i} is {type(item).__name__} {item!r:.60}; a batch holds either "
-                        "texts or (text, pair) tuples, not both"
+                        f"encode_batch: the item at index {i} is {type(item).__name__} {item!r:.60}; a batch holds "
+                        "either texts or (text, pair) tuples, not both"
                     )
                 for j, part in enumerate(item):
                     if not isinstance(part, str):
                         raise TypeError(
-                            f"encode_batch: item {i}, {'second' if j else 'first'} text, is "
+                            f"encode_batch: the {'second' if j else 'first'} text of the pair at index {i} is "
                             f"{type(part).__name__} {part!r:.60}; expected str"
                         )
                 firsts.append(item[0])
@@ -617,7 +617,7 @@ class WordPiece:
         else:
             for i, item in enumerate(texts):
                 if not isinstance(item, str):
-                    raise TypeError(f"encode_batch: item {i} is {type(item).__name__} {item!r:.60}; expected str")
+                    raise TypeError(f"encode_batch: the text at index {i} is {type(item).__name__} {item!r:.60}; expected str")
             joined = texts
         plain, template, budget, mode, pad_to, mult = self._post_options(
             paired, add_special_tokens, max_length, truncation, padding, pad_to_multiple_of
