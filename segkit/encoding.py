@@ -199,7 +199,11 @@ class BatchEncoding(Sequence):
         r = _rows(self._data)
         b = len(self)
 
+        uniform = b > 0 and int(rows[-1]) == b * width  # padded: every row has the same length
+
         def mat(values, fill):
+            if uniform:
+                return values.reshape(b, width).astype(dtype)
             out = np.empty((b, width), dtype=dtype)
             _to_matrix(np.ascontiguousarray(values), rows, width, fill, out)
             return out
