@@ -4,7 +4,8 @@ Both load bert-base-multilingual-cased's ``tokenizer.json`` (BertNormalizer,
 BertPreTokenizer, WordPiece, [CLS]/[SEP] template); the input is the raw
 multilingual corpus (no pre-normalization).  Measured, one thread:
 
-(a) batched: padding to the longest of each batch of 64 texts and model
+(a) batched: padding to the longest of each batch of 64 texts (set
+    SEGKIT_BENCH_BATCH for another size) and model
     matrices (numpy int64 input_ids, token_type_ids, attention_mask) — segkit
     ``encode_batch(..., padding=True).to_numpy()`` vs HF ``encode_batch``
     with ``enable_padding()`` followed by ``np.array`` of the fields;
@@ -42,7 +43,7 @@ from _common import (  # noqa: E402
 
 import segkit  # noqa: E402
 
-BATCH = 64
+BATCH = int(os.environ.get("SEGKIT_BENCH_BATCH", "64"))
 
 
 def main() -> int:
@@ -84,7 +85,7 @@ def main() -> int:
         )
     print(f"batches compared: {len(batches[:: max(1, len(batches) // 200)])}, differing: {mism}")
 
-    print("\n(a) batched (64 texts per call) to padded numpy matrices")
+    print(f"\n(a) batched ({BATCH} texts per call) to padded numpy matrices")
     tb = time_rounds({"segkit": seg_batched, "HF": hf_batched}, repeat=args.repeat)
     single = texts[:: 4][: (5000 if args.quick else 20000)]
 
@@ -116,13 +117,14 @@ def main() -> int:
         f"(target >= 5x: {verdict(rs, 5, at_least=True)})"
     )
     save_results(
-        "bench_bert_pipeline",
+        "bench_bert_pipeline" + ("" if BATCH == 64 else f"_batch{BATCH}"),
         {
             "batched_ratio": rb,
             "per_sentence_ratio": rs,
             "batched_mb_s": {"segkit": mb / min(tb["segkit"]), "HF": mb / min(tb["HF"])},
             "per_sentence_us": {k: min(v) / len(single) * 1e6 for k, v in ts.items()},
             "differing_batches": mism,
+            "batch_size": BATCH,
         },
         args,
     )

@@ -19,6 +19,11 @@ _FULL = 7
 _PLAIN = 4
 
 
+def _itos(source):
+    """An id -> token list from a Vocabulary (made on first need) or a list."""
+    return source.id_to_token if hasattr(source, "id_to_token") else source
+
+
 def _rows(data: np.ndarray):
     """(ids, type, attention, special, starts, ends, words) of either layout."""
     if data.shape[0] == _FULL:
@@ -65,7 +70,7 @@ class Encoding:
 
     @property
     def tokens(self) -> list[str]:
-        itos = self._id_to_token
+        itos = _itos(self._id_to_token)
         return [itos[i] for i in self._data[0].tolist()]
 
     @property

@@ -17,7 +17,7 @@ import numpy as np
 T = TypeVar("T")
 
 #: Below this many characters per thread a batch is not split.
-MIN_CHARS_PER_THREAD = 200_000
+MIN_CHARS_PER_THREAD = 32_768
 
 _POOLS: dict[int, ThreadPoolExecutor] = {}
 
@@ -76,3 +76,23 @@ def concat_segments(results: list[tuple[np.ndarray, np.ndarray]]) -> tuple[np.nd
         rows.append(r[1:] + shift)
         shift += int(r[-1])
     return out, np.concatenate(rows)
+
+
+def map_code_point_chunks(func, cps: np.ndarray, bounds: np.ndarray, num_threads: int | None) -> list:
+    """``func(cps_chunk, bounds_chunk)`` over contiguous runs of texts of an
+    already joined batch (views: nothing is copied or re-encoded), on up to
+    ``num_threads`` threads.  ``bounds_chunk`` starts at 0."""
+    n = resolve_threads(num_threads)
+    texts = bounds.size - 1
+    if n > 1:
+        n = min(n, max(1, int(cps.size) // MIN_CHARS_PER_THREAD), texts)
+    if n <= 1:
+        return [func(cps, bounds)]
+    targets = (np.arange(1, n) * cps.size) // n
+    cuts = [0, *np.searchsorted(bounds, targets).tolist(), texts]
+    cuts = sorted(set(min(max(c, 0), texts) for c in cuts))
+    jobs = []
+    for a, b in zip(cuts[:-1], cuts[1:]):
+        base = int(bounds[a])
+        jobs.append((cps[base : int(bounds[b])], bounds[a : b + 1] - base))
+    return list(_pool(n).map(lambda job: func(*job), jobs))

@@ -32,13 +32,14 @@ class Vocabulary:
         Non-negative, distinct ids (default: ``0..len(tokens)-1``).
     """
 
-    __slots__ = ("_tokens", "_ids", "_index", "_by_id", "_trie", "_mid_to_id", "_id_to_mid", "_blob")
+    __slots__ = ("_tokens", "_ids", "_index", "_by_id", "_trie", "_mid_to_id", "_id_to_mid", "_blob", "_packed")
 
     def __init__(self, tokens: list[str], ids: list[int] | None = None):
         self._trie = None
         self._mid_to_id = None
         self._id_to_mid = None
         self._blob = None
+        self._packed = None
         self._tokens: list[str] | None = list(tokens)
         self._ids: list[int] | None = list(range(len(self._tokens))) if ids is None else list(ids)
         self._index: dict[str, int] | None = dict(zip(self._tokens, self._ids))
@@ -68,6 +69,7 @@ class Vocabulary:
         v._mid_to_id = np.asarray(mid_to_id, dtype=np.int32)
         v._id_to_mid = np.asarray(id_to_mid, dtype=np.int32)
         v._blob = tokens_blob
+        v._packed = None
         v._tokens = v._ids = v._index = v._by_id = None
         return v
 
@@ -245,12 +247,14 @@ class Vocabulary:
                 _vocabulary_from_bytes,
                 (self._trie.tobytes(), self._mid_to_id, self._id_to_mid, None if blob is None else bytes(blob)),
             )
-        blob = self.tokens_blob() if self._by_id is not None else self._blob
-        if blob is None:
-            return (Vocabulary, (self.tokens, self.ids))
-        present = np.zeros(self.size, dtype=np.int32)
-        present[[i for i, t in enumerate(self.id_to_token) if t is None]] = -1
-        return (_vocabulary_from_bytes, (None, np.asarray(self.ids, dtype=np.int32), present, bytes(blob)))
+        if self._packed is None:  # computed once: vocabularies are immutable
+            blob = self.tokens_blob() if self._by_id is not None else self._blob
+            if blob is None:
+                return (Vocabulary, (self.tokens, self.ids))
+            present = np.zeros(self.size, dtype=np.int32)
+            present[[i for i, t in enumerate(self.id_to_token) if t is None]] = -1
+            self._packed = (None, np.asarray(self.ids, dtype=np.int32), present, bytes(blob))
+        return (_vocabulary_from_bytes, self._packed)
 
     @property
     def tokens(self) -> list[str]:

@@ -144,3 +144,30 @@ def choose_bidirectional(fid, fst, fen, frows, bid, bst, ben, brows):
             b += 1
         orows[t + 1] = k
     return oid[:k], ost[:k], oen[:k], orows
+
+
+@njit(cache=True, nogil=True)
+def join_tokens(cps, bounds, st, en, rows):
+    """All tokens as one code point array: tokens of a text separated by
+    ``\\n``, texts separated by ``\\t``.  Whitespace is never inside a token,
+    so ``str.split`` recovers them (one C-level pass instead of a Python
+    slice per token)."""
+    nt = rows.size - 1
+    total = 0
+    for q in range(rows[nt]):
+        total += en[q] - st[q] + 1
+    out = np.empty(total + nt, np.uint32)
+    k = 0
+    for t in range(nt):
+        base = bounds[t]
+        for q in range(rows[t], rows[t + 1]):
+            if q > rows[t]:
+                out[k] = 10
+                k += 1
+            for c in range(base + st[q], base + en[q]):
+                out[k] = cps[c]
+                k += 1
+        if t + 1 < nt:
+            out[k] = 9
+            k += 1
+    return out[:k]

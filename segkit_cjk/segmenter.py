@@ -10,7 +10,7 @@ import numpy as np
 
 from segkit.engine import Automaton, EngineConfig, join_code_points
 from segkit.engine.charmap import SPACE
-from segkit.parallel import concat_segments, map_chunks
+from segkit.parallel import concat_segments, map_code_point_chunks
 from segkit.unicode import white_space
 from segkit.vocab import Vocabulary
 
@@ -183,13 +183,16 @@ class ChineseMaxMatch:
 
     # ---------------------------------------------------------- segmentation
     def _segment_arrays(self, texts: Sequence[str], num_threads: int | None = None):
+        cps, bounds = join_code_points(texts)
         if num_threads is not None and num_threads != 1:
-            parts = map_chunks(self._segment_arrays, texts, num_threads)
+            parts = map_code_point_chunks(self._segment_cps, cps, bounds, num_threads)
             if len(parts) > 1:
                 out, rows = concat_segments([(np.stack(p[:3]), p[3]) for p in parts])
-                return out[0], out[1], out[2], rows
-            return parts[0]
-        cps, bounds = join_code_points(texts)
+                return out[0], out[1], out[2], rows, cps, bounds
+            return (*parts[0], cps, bounds)
+        return (*self._segment_cps(cps, bounds), cps, bounds)
+
+    def _segment_cps(self, cps, bounds):
         if self.mode == "bidirectional":
             fa, ba = self._snapshot(("forward", "backward"))
             f = _split(fa.segment_code_points(cps, bounds))
@@ -201,17 +204,24 @@ class ChineseMaxMatch:
             ids, st, en, rows = _kernels.merge_alnum_runs(cps, bounds, ids, st, en, rows, NOT_A_WORD)
         return ids, st, en, rows
 
+    def _words(self, texts: Sequence[str], num_threads):
+        ids, st, en, rows, cps, bounds = self._segment_arrays(texts, num_threads)
+        if not len(texts):
+            return [], st, en, rows
+        joined = _kernels.join_tokens(cps, bounds, st, en, rows).tobytes().decode("utf-32-le", "surrogatepass")
+        words = [part.split("\n") if part else [] for part in joined.split("\t")]
+        return words, st, en, rows
+
     def tokenize_batch(self, texts: Sequence[str], *, num_threads: int | None = None) -> list[list[tuple[str, int, int]]]:
         """:meth:`tokenize` for many texts, in one compiled call per direction
         (``num_threads``: see :meth:`cut_batch`)."""
         texts = _check_batch(texts)
-        ids, st, en, rows = self._segment_arrays(texts, num_threads)
+        words, st, en, rows = self._words(texts, num_threads)
         st_l, en_l, rows_l = st.tolist(), en.tolist(), rows.tolist()
-        out = []
-        for t, text in enumerate(texts):
-            a, b = rows_l[t], rows_l[t + 1]
-            out.append([(text[s:e], s, e) for s, e in zip(st_l[a:b], en_l[a:b])])
-        return out
+        return [
+            list(zip(w, st_l[rows_l[t] : rows_l[t + 1]], en_l[rows_l[t] : rows_l[t + 1]]))
+            for t, w in enumerate(words)
+        ]
 
     def cut_batch(self, texts: Sequence[str], *, num_threads: int | None = None) -> list[list[str]]:
         """:meth:`cut` for many texts, in one compiled call per direction.
@@ -220,13 +230,7 @@ class ChineseMaxMatch:
         over threads; the compiled kernels release the GIL.
         """
         texts = _check_batch(texts)
-        ids, st, en, rows = self._segment_arrays(texts, num_threads)
-        st_l, en_l, rows_l = st.tolist(), en.tolist(), rows.tolist()
-        out = []
-        for t, text in enumerate(texts):
-            a, b = rows_l[t], rows_l[t + 1]
-            out.append([text[s:e] for s, e in zip(st_l[a:b], en_l[a:b])])
-        return out
+        return self._words(texts, num_threads)[0]
 
     def cut(self, text: str) -> list[str]:
         """The words of ``text``.

@@ -21,7 +21,7 @@ from ..engine.rewrite import (
     rewrite_batch,
     segment_rewritten_into,
 )
-from ..parallel import concat_segments, map_chunks
+from ..parallel import concat_segments, map_code_point_chunks
 from ..vocab import Vocabulary, VocabSource
 from .normalization import bert_rewrite_table
 from .postprocess import N_OPTIONS, O_BUDGET, O_CLS, O_MODE, O_MULT, O_PAD_ID, O_PAD_TO, O_REWRITE, O_SEP, O_TEMPLATE
@@ -193,22 +193,27 @@ class WordPiece:
         self._assemble(vocab, automaton, settings, None)
 
     # ------------------------------------------------------------ assembly
-    def _assemble(self, vocab: Vocabulary, automaton: Automaton, settings: dict, rewrite) -> None:
+    def _assemble(self, vocab: Vocabulary, automaton: Automaton, settings: dict, rewrite, derived=None) -> None:
         self.vocab = vocab
         self.automaton = automaton
         self._settings = dict(settings)
         for k in _SETTINGS:
             setattr(self, k, settings[k])
         self.unk_id = automaton.config.unk_id
-        if self.special_tokens is None:
-            specials = [t for t in BERT_SPECIAL_TOKENS if t in vocab]
-        else:
-            specials = list(self.special_tokens)
-        self.special_token_list = specials
-        self.special_ids = frozenset(vocab.id(t) for t in specials)
-        self.pad_id = vocab.id(self.pad_token) if self.pad_token in vocab else 0
-        self.cls_id = vocab.id(self.cls_token)
-        self.sep_id = vocab.id(self.sep_token)
+        if derived is None:
+            # Ids of the special, template and padding tokens (looked up once;
+            # pickles carry them, so unpickling needs no vocabulary lookup).
+            if self.special_tokens is None:
+                specials = [t for t in BERT_SPECIAL_TOKENS if t in vocab]
+            else:
+                specials = list(self.special_tokens)
+            pad = vocab.id(self.pad_token)
+            derived = (specials, [vocab.id(t) for t in specials], 0 if pad is None else pad,
+                       vocab.id(self.cls_token), vocab.id(self.sep_token))
+        specials, special_ids, self.pad_id, self.cls_id, self.sep_id = derived
+        self._derived = derived
+        self.special_token_list = list(specials)
+        self.special_ids = frozenset(special_ids)
         if rewrite is None:
             strip = self.lowercase if self.strip_accents is None else bool(self.strip_accents)
             tables = "current" if self.flavour == "tf_text" else "hf"
@@ -216,7 +221,7 @@ class WordPiece:
             if table is None and specials:
                 table = _identity_table()
             if table is not None:
-                rewrite = pack_rewrite(table[0], table[1], specials, [vocab.id(t) for t in specials])
+                rewrite = pack_rewrite(table[0], table[1], specials, list(special_ids))
                 rewrite.setflags(write=False)
         self._rewrite = rewrite
         self._local = threading.local()
@@ -328,15 +333,18 @@ class WordPiece:
 
     def __reduce__(self):
         # Pickles as arrays (automaton, tables) and a packed vocabulary: no rebuild.
-        return (_wordpiece_from_parts, (self.vocab, self.automaton, self._settings, self._rewrite))
+        return (_wordpiece_from_parts, (self.vocab, self.automaton, self._settings, self._rewrite, self._derived))
 
     # ------------------------------------------------------------- tokenize
     def _segment(self, texts: Sequence[str], num_threads: int | None = None):
         """(4, n) tokens (ids, starts, ends, words; offsets in the original
         texts) and row splits, after normalization and special tokens."""
-        if num_threads is not None and num_threads != 1:
-            return concat_segments(map_chunks(self._segment, texts, num_threads))
         cps, bounds = join_code_points(texts)
+        if num_threads is not None and num_threads != 1:
+            return concat_segments(map_code_point_chunks(self._segment_cps, cps, bounds, num_threads))
+        return self._segment_cps(cps, bounds)
+
+    def _segment_cps(self, cps: np.ndarray, bounds: np.ndarray):
         if self._rewrite is None:
             out, rows = self.automaton.segment_code_points(cps, bounds)
         else:
@@ -491,21 +499,21 @@ class WordPiece:
         _check_text(text)
         if pair is None and self.flavour == "hf":
             opts = self._single_options(add_special_tokens, max_length, truncation, padding, pad_to_multiple_of)
-            return Encoding(self._encode_single(text, opts), self.vocab.id_to_token)
+            return Encoding(self._encode_single(text, opts), self.vocab)
         if pair is not None:
             _check_text(pair)
         plain, template, budget, mode, pad_to, mult = self._post_options(
             pair is not None, add_special_tokens, max_length, truncation, padding, pad_to_multiple_of
         )
         if plain:
-            return Encoding(self._segment_one(text), self.vocab.id_to_token)
+            return Encoding(self._segment_one(text), self.vocab)
         if pair is None:
             tok = self._segment_one(text)
             rows = np.array([0, tok.shape[1]], dtype=np.int64)
         else:
             tok, rows = self._segment([text, pair])
         out, out_rows = self._assemble_out(tok, rows, 1, pair is not None, template, budget, mode, pad_to, mult)
-        return Encoding(out, self.vocab.id_to_token)
+        return Encoding(out, self.vocab)
 
     def _single_options(self, add_special_tokens, max_length, truncation, padding, pad_to_multiple_of) -> np.ndarray:
         key = (add_special_tokens, max_length, truncation, padding, pad_to_multiple_of)
@@ -624,9 +632,9 @@ class WordPiece:
         )
         tok, rows = self._segment(joined, num_threads)
         if plain:
-            return BatchEncoding(tok, rows, self.vocab.id_to_token, self.pad_id)
+            return BatchEncoding(tok, rows, self.vocab, self.pad_id)
         out, out_rows = self._assemble_out(tok, rows, len(texts), paired, template, budget, mode, pad_to, mult)
-        return BatchEncoding(out, out_rows, self.vocab.id_to_token, self.pad_id)
+        return BatchEncoding(out, out_rows, self.vocab, self.pad_id)
 
     def encode_pairs(self, texts: Sequence[str], pairs: Sequence[str], **options: Any) -> BatchEncoding:
         """:meth:`encode_batch` for two parallel lists (of equal length)."""
@@ -740,7 +748,7 @@ def _identity_table():
     return _IDENTITY
 
 
-def _wordpiece_from_parts(vocab, automaton, settings, rewrite) -> WordPiece:
+def _wordpiece_from_parts(vocab, automaton, settings, rewrite, derived=None) -> WordPiece:
     obj = WordPiece.__new__(WordPiece)
-    obj._assemble(vocab, automaton, settings, rewrite)
+    obj._assemble(vocab, automaton, settings, rewrite, derived)
     return obj
