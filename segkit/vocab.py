@@ -319,23 +319,33 @@ def _vocabulary_from_bytes(raw: bytes | None, mid_to_id, id_to_mid, blob=None) -
     return Vocabulary.from_marisa(trie, mid_to_id, id_to_mid, blob)
 
 
-def _read_vocab_file(path: Path) -> tuple[list[str], str]:
+def read_utf8_file(path: Path, what: str) -> str:
+    """The text of a UTF-8 file, a leading byte order mark dropped.
+
+    Errors name the file (and, for bad UTF-8, the line): FileNotFoundError,
+    or :class:`VocabularyError` for a directory or undecodable bytes.
+    ``what`` names the kind of file in messages (``"vocabulary"``, ...).
+    """
     try:
         data = path.read_bytes()
     except FileNotFoundError:
-        raise FileNotFoundError(f"vocabulary file not found: {path}") from None
+        raise FileNotFoundError(f"{what} file not found: {path}") from None
     except IsADirectoryError:
-        raise VocabularyError(f"{path}: is a directory, expected a vocab.txt file") from None
+        raise VocabularyError(f"{path}: is a directory, expected a {what} file") from None
     if data.startswith(b"\xef\xbb\xbf"):
         data = data[3:]
     try:
-        text = data.decode("utf-8")
+        return data.decode("utf-8")
     except UnicodeDecodeError as e:
         line = data.count(b"\n", 0, e.start) + 1
         raise VocabularyError(
             f"{path}: line {line}: not valid UTF-8 (byte {data[e.start]:#04x} at offset {e.start}); "
-            "vocabulary files must be UTF-8"
+            f"{what} files must be UTF-8"
         ) from None
+
+
+def _read_vocab_file(path: Path) -> tuple[list[str], str]:
+    text = read_utf8_file(path, "vocabulary")
     lines = text.split("\n")
     if lines and lines[-1] == "":
         lines.pop()

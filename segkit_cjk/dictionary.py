@@ -7,7 +7,7 @@ import warnings
 from collections.abc import Iterable
 from pathlib import Path
 
-from segkit.vocab import VocabularyError
+from segkit.vocab import VocabularyError, read_utf8_file
 
 
 
@@ -40,22 +40,7 @@ def read_dictionary(path: str | os.PathLike) -> list[str]:
     file that is not UTF-8.
     """
     p = Path(path)
-    try:
-        data = p.read_bytes()
-    except FileNotFoundError:
-        raise FileNotFoundError(f"dictionary file not found: {p}") from None
-    except IsADirectoryError:
-        raise VocabularyError(f"{p}: is a directory, expected a dictionary file") from None
-    if data.startswith(b"\xef\xbb\xbf"):
-        data = data[3:]
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError as e:
-        line = data.count(b"\n", 0, e.start) + 1
-        raise VocabularyError(
-            f"{p}: line {line}: not valid UTF-8 (byte {data[e.start]:#04x} at offset {e.start}); "
-            "dictionaries must be UTF-8"
-        ) from None
+    text = read_utf8_file(p, "dictionary")
     words: dict[str, None] = {}
     skipped: list[tuple[int, str]] = []
     for lineno, line in enumerate(text.split("\n"), 1):

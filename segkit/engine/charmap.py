@@ -49,7 +49,14 @@ def build_charmap(alphabet: np.ndarray, classes: np.ndarray) -> np.ndarray:
     """
     flat = classes.astype(np.int32, copy=True)
     flat[alphabet] |= np.arange(1, len(alphabet) + 1, dtype=np.int32) << 2
-    pages = flat.reshape(_N_PAGES, 256)
+    return two_level(flat)
+
+
+def two_level(flat: np.ndarray) -> np.ndarray:
+    """Pack an int32 value per code point (length 0x110000) into a two-level
+    table: ``table[table[cp >> 8] + (cp & 255)]`` is ``flat[cp]``, identical
+    256-entry pages stored once."""
+    pages = np.ascontiguousarray(flat, dtype=np.int32).reshape(_N_PAGES, 256)
     blocks: dict[bytes, int] = {}
     page_block = np.empty(_N_PAGES, dtype=np.int32)
     for i, raw in enumerate(map(bytes, pages)):

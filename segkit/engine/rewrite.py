@@ -16,6 +16,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from .charmap import two_level
 from .kernels import SENTINEL, _run_offsets
 
 _N_PAGES = 0x110000 >> 8
@@ -46,15 +47,7 @@ def build_rewrite_table(mapping: dict[int, str], delete: np.ndarray | None = Non
         pool.extend(ord(ch) for ch in rep)
     if delete is not None:
         flat[delete] = DELETE
-    pages = flat.reshape(_N_PAGES, 256)
-    blocks: dict[bytes, int] = {}
-    page_block = np.empty(_N_PAGES, dtype=np.int32)
-    for i, raw in enumerate(map(bytes, pages)):
-        page_block[i] = blocks.setdefault(raw, len(blocks))
-    table = np.empty(_N_PAGES + 256 * len(blocks), dtype=np.int32)
-    table[:_N_PAGES] = _N_PAGES + page_block * 256
-    table[_N_PAGES:] = np.frombuffer(b"".join(blocks), dtype=np.int32)
-    return table, np.asarray(pool, dtype=np.int32)
+    return two_level(flat), np.asarray(pool, dtype=np.int32)
 
 
 # Packed layout: header of section offsets, then the table, the pool, the
