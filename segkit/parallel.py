@@ -10,11 +10,7 @@ from __future__ import annotations
 
 import os
 from concurrent.futures import ThreadPoolExecutor
-from typing import Callable, Sequence, TypeVar
-
 import numpy as np
-
-T = TypeVar("T")
 
 #: Below this many characters per thread a batch is not split.
 MIN_CHARS_PER_THREAD = 32_768
@@ -38,31 +34,6 @@ def _pool(n: int) -> ThreadPoolExecutor:
     if pool is None:
         pool = _POOLS[n] = ThreadPoolExecutor(max_workers=n, thread_name_prefix="segkit")
     return pool
-
-
-def split_points(texts: Sequence[str], parts: int) -> list[int]:
-    """Indices cutting ``texts`` into ``parts`` runs of about equal length."""
-    lengths = np.fromiter(map(len, texts), dtype=np.int64, count=len(texts))
-    cum = np.cumsum(lengths)
-    total = int(cum[-1]) if cum.size else 0
-    cuts = [0]
-    for k in range(1, parts):
-        cuts.append(int(np.searchsorted(cum, total * k / parts)))
-    cuts.append(len(texts))
-    return sorted(set(cuts))
-
-
-def map_chunks(func: Callable[[Sequence[str]], T], texts: Sequence[str], num_threads: int | None) -> list[T]:
-    """``func`` over contiguous chunks of ``texts``, on up to ``num_threads`` threads."""
-    n = resolve_threads(num_threads)
-    if n > 1:
-        total = sum(map(len, texts))
-        n = min(n, max(1, total // MIN_CHARS_PER_THREAD), len(texts))
-    if n <= 1:
-        return [func(texts)]
-    cuts = split_points(texts, n)
-    chunks = [texts[a:b] for a, b in zip(cuts[:-1], cuts[1:])]
-    return list(_pool(n).map(func, chunks))
 
 
 def concat_segments(results: list[tuple[np.ndarray, np.ndarray]]) -> tuple[np.ndarray, np.ndarray]:
