@@ -33,6 +33,30 @@ class Template:
         return 3 if pair else 2
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _put_special(out, k, token_id, type_id, attention):
+    """A template or padding row: no offsets, no word, special mask 1."""
+    out[0, k] = token_id
+    out[1, k] = type_id
+    out[2, k] = attention
+    out[3, k] = 1
+    out[4, k] = 0
+    out[5, k] = 0
+    out[6, k] = -1
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _put_token(out, k, tok, q, type_id):
+    """A row for token ``q`` of ``tok`` (ids, starts, ends, words)."""
+    out[0, k] = tok[0, q]
+    out[1, k] = type_id
+    out[2, k] = 1
+    out[3, k] = 0
+    out[4, k] = tok[1, q]
+    out[5, k] = tok[2, q]
+    out[6, k] = tok[3, q]
+
+
 @njit(cache=True, nogil=True)
 def _truncated_lengths(la, lb, paired, budget, mode):
     # Returns (la, lb, ok) after truncation to ``budget`` tokens in all.
@@ -124,61 +148,25 @@ def assemble(tok, rows, n_texts, paired, template, cls_id, sep_id, budget, trunc
     for t in range(n_texts):
         k = out_rows[t]
         if template:
-            out[0, k] = cls_id
-            out[1, k] = 0
-            out[2, k] = 1
-            out[3, k] = 1
-            out[4, k] = 0
-            out[5, k] = 0
-            out[6, k] = -1
+            _put_special(out, k, cls_id, 0, 1)
             k += 1
         a0 = rows[t]
         for q in range(a0, a0 + la[t]):
-            out[0, k] = tok[0, q]
-            out[1, k] = 0
-            out[2, k] = 1
-            out[3, k] = 0
-            out[4, k] = tok[1, q]
-            out[5, k] = tok[2, q]
-            out[6, k] = tok[3, q]
+            _put_token(out, k, tok, q, 0)
             k += 1
         if template:
-            out[0, k] = sep_id
-            out[1, k] = 0
-            out[2, k] = 1
-            out[3, k] = 1
-            out[4, k] = 0
-            out[5, k] = 0
-            out[6, k] = -1
+            _put_special(out, k, sep_id, 0, 1)
             k += 1
         if paired:
             b0 = rows[n_texts + t]
             for q in range(b0, b0 + lb[t]):
-                out[0, k] = tok[0, q]
-                out[1, k] = 1
-                out[2, k] = 1
-                out[3, k] = 0
-                out[4, k] = tok[1, q]
-                out[5, k] = tok[2, q]
-                out[6, k] = tok[3, q]
+                _put_token(out, k, tok, q, 1)
                 k += 1
             if template:
-                out[0, k] = sep_id
-                out[1, k] = 1
-                out[2, k] = 1
-                out[3, k] = 1
-                out[4, k] = 0
-                out[5, k] = 0
-                out[6, k] = -1
+                _put_special(out, k, sep_id, 1, 1)
                 k += 1
         while k < out_rows[t + 1]:
-            out[0, k] = pad_id
-            out[1, k] = 0
-            out[2, k] = 0
-            out[3, k] = 1
-            out[4, k] = 0
-            out[5, k] = 0
-            out[6, k] = -1
+            _put_special(out, k, pad_id, 0, 0)
             k += 1
     return out, out_rows, -1
 
@@ -219,39 +207,15 @@ def encode_single(cps, auto, rw, opts, tok, tmp_cps, tmp_src, res):
         return -target
     q = 0
     if nspec:
-        res[0, 0] = opts[O_CLS]
-        res[1, 0] = 0
-        res[2, 0] = 1
-        res[3, 0] = 1
-        res[4, 0] = 0
-        res[5, 0] = 0
-        res[6, 0] = -1
+        _put_special(res, 0, opts[O_CLS], 0, 1)
         q = 1
     for j in range(la):
-        res[0, q] = tok[0, j]
-        res[1, q] = 0
-        res[2, q] = 1
-        res[3, q] = 0
-        res[4, q] = tok[1, j]
-        res[5, q] = tok[2, j]
-        res[6, q] = tok[3, j]
+        _put_token(res, q, tok, j, 0)
         q += 1
     if nspec:
-        res[0, q] = opts[O_SEP]
-        res[1, q] = 0
-        res[2, q] = 1
-        res[3, q] = 1
-        res[4, q] = 0
-        res[5, q] = 0
-        res[6, q] = -1
+        _put_special(res, q, opts[O_SEP], 0, 1)
         q += 1
     while q < target:
-        res[0, q] = opts[O_PAD_ID]
-        res[1, q] = 0
-        res[2, q] = 0
-        res[3, q] = 1
-        res[4, q] = 0
-        res[5, q] = 0
-        res[6, q] = -1
+        _put_special(res, q, opts[O_PAD_ID], 0, 0)
         q += 1
     return target

@@ -363,18 +363,10 @@ class WordPiece:
         if self._rewrite is None or cps.size > _MAX_SCRATCH:
             out, _ = self._segment([text])
             return out
-        loc = self._local
         need = cps.size + 16
         while True:
-            buf = getattr(loc, "buf", None)
-            if buf is None or buf[0].shape[1] < need:
-                size = max(need, 256)
-                buf = loc.buf = (
-                    np.empty((4, size), np.int32),
-                    np.empty(size, np.uint32),
-                    np.empty((2, size), np.int32),
-                )
-            k = segment_rewritten_into(cps, self.automaton.packed, self._rewrite, 3, *buf)
+            buf = self._buffers(need)
+            k = segment_rewritten_into(cps, self.automaton.packed, self._rewrite, 3, *buf[:3])
             if k >= 0:
                 out = buf[0][:, :k].copy()
                 break
@@ -538,6 +530,21 @@ class WordPiece:
                 cache[key] = opts
         return opts
 
+    def _buffers(self, need: int):
+        """Per-thread scratch for single texts (grown, never shared):
+        tokens (4, n), rewritten text, its source spans (2, n), encoding (7, n)."""
+        loc = self._local
+        buf = getattr(loc, "buf", None)
+        if buf is None or buf[0].shape[1] < need:
+            size = max(need, 512)
+            buf = loc.buf = (
+                np.empty((4, size), np.int32),
+                np.empty(size, np.uint32),
+                np.empty((2, size), np.int32),
+                np.empty((7, size + 8), np.int32),
+            )
+        return buf
+
     def _encode_single(self, text: str, opts: np.ndarray) -> np.ndarray:
         """(7, n) encoding of one text in one compiled call (per-thread buffers)."""
         cps = to_code_points(text)
@@ -550,19 +557,10 @@ class WordPiece:
                 tok, rows, 1, False, bool(opts[O_TEMPLATE]), int(opts[O_BUDGET]), int(opts[O_MODE]), int(opts[O_PAD_TO]), int(opts[O_MULT])
             )
             return out
-        loc = self._local
         need = cps.size + 16
         rw = self._rewrite if self._rewrite is not None else _EMPTY_REWRITE
         while True:
-            buf = getattr(loc, "single", None)
-            if buf is None or buf[0].shape[1] < need:
-                size = max(need, 512)
-                buf = loc.single = (
-                    np.empty((4, size), np.int32),
-                    np.empty(size, np.uint32),
-                    np.empty((2, size), np.int32),
-                    np.empty((7, size + 8), np.int32),
-                )
+            buf = self._buffers(need)
             n = encode_single(cps, self.automaton.packed, rw, opts, *buf)
             if n >= 0:
                 return buf[3][:, :n].copy()
