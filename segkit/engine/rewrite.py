@@ -123,12 +123,21 @@ def check_rewrite(rw: np.ndarray, source: str) -> None:
 
 
 @njit(cache=True, nogil=True, inline="always")
+def _may_protect(c, first_word):
+    """Whether a protected string may start with code point ``c``, given
+    the bitmap word ``first_word = rw[pf + ((c & 0xFFFF) >> 5)]``."""
+    return (first_word >> (c & 31)) & 1 != 0
+
+
+@njit(cache=True, nogil=True, inline="always")
 def _protected_at(cps, i, b, rw, pc, px, pf, n):
-    """Row of the longest protected string starting at ``i``, or -1."""
+    """Row of the longest protected string starting at ``i``, or -1.
+
+    Callers first test the first-character bitmap (:func:`_may_protect`):
+    an inline call with array arguments costs atomic reference counting,
+    too much for every character.
+    """
     c = cps[i]
-    lo = c & 0xFFFF
-    if (rw[pf + (lo >> 5)] >> (lo & 31)) & 1 == 0:
-        return -1
     for r in range(n):
         p0 = rw[px + 3 * r]
         p1 = rw[px + 3 * r + 1]
@@ -155,12 +164,14 @@ def _rewritten_length(cps, a, b, rw):
     total = 0
     i = a
     while i < b:
-        r = _protected_at(cps, i, b, rw, pc, px, pf, n)
+        c = cps[i]
+        r = -1
+        if _may_protect(c, rw[pf + ((c & 0xFFFF) >> 5)]):
+            r = _protected_at(cps, i, b, rw, pc, px, pf, n)
         if r >= 0:
             total += 1
             i += rw[px + 3 * r + 1] - rw[px + 3 * r]
             continue
-        c = cps[i]
         v = rw[tb + rw[tb + (c >> 8)] + (c & 255)]
         if v == 0:
             total += 1
@@ -180,7 +191,10 @@ def _rewrite_fill(cps, a, b, rw, out, s0, s1, k):
     n = rw[_RH - 1]
     i = a
     while i < b:
-        r = _protected_at(cps, i, b, rw, pc, px, pf, n)
+        c = cps[i]
+        r = -1
+        if _may_protect(c, rw[pf + ((c & 0xFFFF) >> 5)]):
+            r = _protected_at(cps, i, b, rw, pc, px, pf, n)
         if r >= 0:
             ln = rw[px + 3 * r + 1] - rw[px + 3 * r]
             out[k] = SENTINEL + rw[px + 3 * r + 2]
@@ -189,7 +203,6 @@ def _rewrite_fill(cps, a, b, rw, out, s0, s1, k):
             k += 1
             i += ln
             continue
-        c = cps[i]
         v = rw[tb + rw[tb + (c >> 8)] + (c & 255)]
         if v == 0:
             out[k] = c

@@ -33,28 +33,37 @@ class Template:
         return 3 if pair else 2
 
 
-@njit(cache=True, nogil=True, inline="always")
-def _put_special(out, k, token_id, type_id, attention):
-    """A template or padding row: no offsets, no word, special mask 1."""
-    out[0, k] = token_id
-    out[1, k] = type_id
-    out[2, k] = attention
-    out[3, k] = 1
-    out[4, k] = 0
-    out[5, k] = 0
-    out[6, k] = -1
+# The writers below fill whole ranges of rows per call: an inlined call
+# with array arguments costs atomic reference counting, too much per token.
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _put_token(out, k, tok, q, type_id):
-    """A row for token ``q`` of ``tok`` (ids, starts, ends, words)."""
-    out[0, k] = tok[0, q]
-    out[1, k] = type_id
-    out[2, k] = 1
-    out[3, k] = 0
-    out[4, k] = tok[1, q]
-    out[5, k] = tok[2, q]
-    out[6, k] = tok[3, q]
+def _put_special(out, k0, k1, token_id, type_id, attention):
+    """Template or padding rows ``k0:k1``: no offsets, no word, special mask 1."""
+    for k in range(k0, k1):
+        out[0, k] = token_id
+        out[1, k] = type_id
+        out[2, k] = attention
+        out[3, k] = 1
+        out[4, k] = 0
+        out[5, k] = 0
+        out[6, k] = -1
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _put_tokens(out, k, tok, q0, q1, type_id):
+    """Rows from ``k`` on for tokens ``q0:q1`` of ``tok`` (ids, starts, ends,
+    words); returns the next free row."""
+    for q in range(q0, q1):
+        out[0, k] = tok[0, q]
+        out[1, k] = type_id
+        out[2, k] = 1
+        out[3, k] = 0
+        out[4, k] = tok[1, q]
+        out[5, k] = tok[2, q]
+        out[6, k] = tok[3, q]
+        k += 1
+    return k
 
 
 @njit(cache=True, nogil=True)
@@ -148,26 +157,18 @@ def assemble(tok, rows, n_texts, paired, template, cls_id, sep_id, budget, trunc
     for t in range(n_texts):
         k = out_rows[t]
         if template:
-            _put_special(out, k, cls_id, 0, 1)
+            _put_special(out, k, k + 1, cls_id, 0, 1)
             k += 1
-        a0 = rows[t]
-        for q in range(a0, a0 + la[t]):
-            _put_token(out, k, tok, q, 0)
-            k += 1
+        k = _put_tokens(out, k, tok, rows[t], rows[t] + la[t], 0)
         if template:
-            _put_special(out, k, sep_id, 0, 1)
+            _put_special(out, k, k + 1, sep_id, 0, 1)
             k += 1
         if paired:
-            b0 = rows[n_texts + t]
-            for q in range(b0, b0 + lb[t]):
-                _put_token(out, k, tok, q, 1)
-                k += 1
+            k = _put_tokens(out, k, tok, rows[n_texts + t], rows[n_texts + t] + lb[t], 1)
             if template:
-                _put_special(out, k, sep_id, 1, 1)
+                _put_special(out, k, k + 1, sep_id, 1, 1)
                 k += 1
-        while k < out_rows[t + 1]:
-            _put_special(out, k, pad_id, 0, 0)
-            k += 1
+        _put_special(out, k, out_rows[t + 1], pad_id, 0, 0)
     return out, out_rows, -1
 
 
@@ -207,15 +208,11 @@ def encode_single(cps, auto, rw, opts, tok, tmp_cps, tmp_src, res):
         return -target
     q = 0
     if nspec:
-        _put_special(res, 0, opts[O_CLS], 0, 1)
+        _put_special(res, 0, 1, opts[O_CLS], 0, 1)
         q = 1
-    for j in range(la):
-        _put_token(res, q, tok, j, 0)
-        q += 1
+    q = _put_tokens(res, q, tok, 0, la, 0)
     if nspec:
-        _put_special(res, q, opts[O_SEP], 0, 1)
+        _put_special(res, q, q + 1, opts[O_SEP], 0, 1)
         q += 1
-    while q < target:
-        _put_special(res, q, opts[O_PAD_ID], 0, 0)
-        q += 1
+    _put_special(res, q, target, opts[O_PAD_ID], 0, 0)
     return target
