@@ -40,7 +40,7 @@ SENTINEL = 0x110000
 
 #: Output arrays start with room for at most this many tokens and grow
 #: geometrically (a restart redoes only the current word).
-MAX_INITIAL_TOKENS = 1 << 20
+MAX_INITIAL_TOKENS = 1 << 23
 
 #: Cast for array indices in the hot loop: unsigned indices are used as they
 #: are, signed ones get a branch that wraps negative values around.

@@ -17,7 +17,7 @@ import numpy as np
 from numba import njit
 
 from .charmap import two_level
-from .kernels import SENTINEL, _run_offsets
+from .kernels import MAX_INITIAL_TOKENS, SENTINEL, _grow, _ix, _run_offsets
 
 _N_PAGES = 0x110000 >> 8
 KEEP = 0
@@ -182,65 +182,120 @@ def _rewritten_length(cps, a, b, rw):
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _rewrite_fill(cps, a, b, rw, out, s0, s1, k):
+def _rewrite_fill(cps, i, b, a, rw, out, s0, s1, k):
+    """Rewrite ``cps[i:b]`` into ``out`` from slot ``k`` on, with each output
+    character's source span (relative to ``a``, the text's start) in
+    ``s0``/``s1``.  Returns ``(i, k, done)``; it stops before a character
+    whose output would not fit (``done`` False) so the caller can grow the
+    buffers and resume.  One pass: no separate measuring pass."""
     tb = rw[0]
     po = rw[1]
     pc = rw[2]
     px = rw[3]
     pf = rw[4]
     n = rw[_RH - 1]
-    i = a
+    cap = out.size
+    if s0.size < cap:
+        cap = s0.size
+    if s1.size < cap:
+        cap = s1.size
     while i < b:
-        c = cps[i]
+        c = cps[_ix(i)]
         r = -1
-        if _may_protect(c, rw[pf + ((c & 0xFFFF) >> 5)]):
+        if _may_protect(c, rw[_ix(pf + ((c & 0xFFFF) >> 5))]):
             r = _protected_at(cps, i, b, rw, pc, px, pf, n)
         if r >= 0:
+            if k >= cap:
+                return i, k, False
             ln = rw[px + 3 * r + 1] - rw[px + 3 * r]
-            out[k] = SENTINEL + rw[px + 3 * r + 2]
-            s0[k] = i - a
-            s1[k] = i - a + ln
+            out[_ix(k)] = SENTINEL + rw[px + 3 * r + 2]
+            s0[_ix(k)] = i - a
+            s1[_ix(k)] = i - a + ln
             k += 1
             i += ln
             continue
-        v = rw[tb + rw[tb + (c >> 8)] + (c & 255)]
+        v = rw[_ix(tb + rw[_ix(tb + (c >> 8))] + (c & 255))]
         if v == 0:
-            out[k] = c
-            s0[k] = i - a
-            s1[k] = i - a + 1
+            if k >= cap:
+                return i, k, False
+            out[_ix(k)] = c
+            s0[_ix(k)] = i - a
+            s1[_ix(k)] = i - a + 1
             k += 1
         elif v > 0:
-            for q in range(rw[po + v]):
-                out[k] = rw[po + v + 1 + q]
-                s0[k] = i - a
-                s1[k] = i - a + 1
+            cnt = rw[_ix(po + v)]
+            if k + cnt > cap:
+                return i, k, False
+            for q in range(cnt):
+                out[_ix(k)] = rw[_ix(po + v + 1 + q)]
+                s0[_ix(k)] = i - a
+                s1[_ix(k)] = i - a + 1
                 k += 1
         i += 1
-    return k
+    return i, k, True
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _map_back(st, en, k0, k1, s0, s1, m, n):
+    """Token offsets ``k0:k1`` from a rewritten text (``m`` characters) back
+    to its original (``n`` characters), in place.  An empty span maps to
+    the original position of the character after it."""
+    for q in range(k0, k1):
+        s = st[q]
+        e = en[q]
+        if e > s:
+            st[q] = s0[s]
+            en[q] = s1[e - 1]
+        else:
+            p = s0[s] if s < m else n
+            st[q] = p
+            en[q] = p
 
 
 @njit(cache=True, nogil=True)
-def rewrite_batch(cps, bounds, rw):
-    """Rewrite every text; returns ``(out, out_bounds, src_start, src_end)``.
+def segment_batch_rewritten(cps, bounds, auto, rw, clsmask):
+    """Rewrite, match and map offsets back, text by text, in one call.
 
-    ``src_start[j]``/``src_end[j]`` give the original span (relative to the
-    text's start) of output character ``j``.  Protected strings are matched
-    on the original text before any rewriting.  Two passes (measure, then
-    fill), so nothing is reallocated inside the loop.
+    Text ``t`` is ``cps[bounds[t]:bounds[t+1]]``.  Each text is rewritten
+    into a scratch buffer that stays in cache and matched from there, so the
+    rewritten batch is never stored whole.  Returns ``(out, rows)`` as
+    :func:`segkit.engine.kernels.segment_batch`: (4, n) ids, starts, ends
+    (in the original texts), word indices.
     """
     nt = bounds.size - 1
-    ob = np.empty(nt + 1, np.int64)
-    ob[0] = 0
-    for t in range(nt):
-        ob[t + 1] = ob[t] + _rewritten_length(cps, bounds[t], bounds[t + 1], rw)
-    total = ob[nt]
-    out = np.empty(total, np.uint32)
-    s0 = np.empty(total, np.int32)
-    s1 = np.empty(total, np.int32)
+    cap = min(cps.size // 2, MAX_INITIAL_TOKENS) + 16
+    out = np.empty((4, cap), np.int32)
+    rows = np.empty(nt + 1, np.int64)
+    rows[0] = 0
+    tmp = np.empty(1024, np.uint32)  # one text, rewritten, and its source spans
+    s0 = np.empty(1024, np.int32)
+    s1 = np.empty(1024, np.int32)
     k = 0
     for t in range(nt):
-        k = _rewrite_fill(cps, bounds[t], bounds[t + 1], rw, out, s0, s1, k)
-    return out, ob, s0, s1
+        a = bounds[t]
+        b = bounds[t + 1]
+        i = a
+        m = 0
+        while True:
+            i, m, done = _rewrite_fill(cps, i, b, a, rw, tmp, s0, s1, m)
+            if done:
+                break
+            tmp = _grow(tmp, m)
+            s0 = _grow(s0, m)
+            s1 = _grow(s1, m)
+        k0 = k
+        i = 0
+        word = 0
+        while True:
+            i, k, word, done = _run_offsets(tmp, i, m, auto, clsmask, out[0], out[1], out[2], out[3], k, word)
+            if done:
+                break
+            bigger = np.empty((4, max(2 * out.shape[1], k + m - i + 16)), np.int32)
+            bigger[:, :k] = out[:, :k]
+            out = bigger
+        _map_back(out[1], out[2], k0, k, s0, s1, m, b - a)
+        rows[t + 1] = k
+    return out[:, :k], rows
 
 
 @njit(cache=True, nogil=True)
@@ -253,39 +308,11 @@ def segment_rewritten_into(cps, auto, rw, clsmask, out, tmp_cps, tmp_src):
     are too small (the caller grows them and calls again).
     """
     n = cps.size
-    m = _rewritten_length(cps, 0, n, rw)
-    if m > tmp_cps.size or m > out.shape[1] or m > tmp_src.shape[1]:
-        return -m
     s0 = tmp_src[0]
     s1 = tmp_src[1]
-    _rewrite_fill(cps, 0, n, rw, tmp_cps, s0, s1, 0)
-    i, k, word, done = _run_offsets(tmp_cps[:m], 0, m, auto, clsmask, out[0], out[1], out[2], out[3], 0, 0)
-    for q in range(k):
-        s = out[1, q]
-        e = out[2, q]
-        if e > s:
-            out[1, q] = s0[s]
-            out[2, q] = s1[e - 1]
-        else:
-            out[1, q] = 0
-            out[2, q] = 0
+    i, m, done = _rewrite_fill(cps, 0, n, 0, rw, tmp_cps, s0, s1, 0)
+    if not done or m > out.shape[1]:
+        return -_rewritten_length(cps, 0, n, rw)
+    i, k, word, done = _run_offsets(tmp_cps, 0, m, auto, clsmask, out[0], out[1], out[2], out[3], 0, 0)
+    _map_back(out[1], out[2], 0, k, s0, s1, m, n)
     return k
-
-
-@njit(cache=True, nogil=True)
-def map_offsets(st, en, rows, out_bounds, src_start, src_end):
-    """Map token offsets from rewritten text back to the original, in place.
-
-    An empty span (``st == en``) stays at the mapped start.
-    """
-    for t in range(rows.size - 1):
-        base = out_bounds[t]
-        for q in range(rows[t], rows[t + 1]):
-            s = st[q]
-            e = en[q]
-            if e > s:
-                st[q] = src_start[base + s]
-                en[q] = src_end[base + e - 1]
-            else:
-                st[q] = src_start[base + s] if base + s < src_start.size else 0
-                en[q] = st[q]

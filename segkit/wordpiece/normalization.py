@@ -59,7 +59,7 @@ def _lower(s: str) -> str:
 
 @lru_cache(maxsize=None)
 def bert_rewrite_table(clean_text: bool, strip_accents: bool, lowercase: bool, tables: str = "hf"):
-    """``(table, pool)`` for :func:`segkit.engine.rewrite.rewrite_batch`, or
+    """``(table, pool)`` for :func:`segkit.engine.rewrite.pack_rewrite`, or
     None when the configuration changes nothing.
 
     ``tables="hf"`` reproduces HuggingFace exactly (its measured Unicode 8.0

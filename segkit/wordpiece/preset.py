@@ -16,9 +16,8 @@ from ..engine.automaton import join_code_points, to_code_points
 from ..engine.rewrite import (
     build_rewrite_table,
     check_rewrite,
-    map_offsets,
     pack_rewrite,
-    rewrite_batch,
+    segment_batch_rewritten,
     segment_rewritten_into,
 )
 from ..parallel import concat_segments, map_code_point_chunks
@@ -348,9 +347,7 @@ class WordPiece:
         if self._rewrite is None:
             out, rows = self.automaton.segment_code_points(cps, bounds)
         else:
-            ncps, nbounds, src0, src1 = rewrite_batch(cps, bounds, self._rewrite)
-            out, rows = self.automaton.segment_code_points(ncps, nbounds)
-            map_offsets(out[1], out[2], rows, nbounds, src0, src1)
+            out, rows = segment_batch_rewritten(cps, bounds, self.automaton.packed, self._rewrite, 3)
         if self.flavour == "tf_text":
             _to_byte_offsets(cps, bounds, out, rows)
         return out, rows
