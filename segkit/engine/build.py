@@ -23,6 +23,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from .arrays import copy_prefix
+
 NO_TOKEN = -2  # node is not the end of a key
 FREE = -1  # double-array slot not in use
 ROOT_CHECK = -2  # check value of the two root slots
@@ -150,13 +152,13 @@ def place_double_array(parent, sym, nsym):
             if need >= cap:
                 newcap = max(2 * cap, need + 1)
                 base2 = np.zeros(newcap, np.int32)
-                base2[:cap] = base
+                copy_prefix(base2, base, cap)
                 check2 = np.full(newcap, FREE, np.int32)
-                check2[:cap] = check
+                copy_prefix(check2, check, cap)
                 nf2 = np.arange(newcap + 1).astype(np.int64)
-                nf2[:cap] = nf[:cap]
+                copy_prefix(nf2, nf, cap)
                 tries2 = np.zeros(newcap, np.int32)
-                tries2[:cap] = tries
+                copy_prefix(tries2, tries, cap)
                 tries = tries2
                 base = base2
                 check = check2
@@ -242,10 +244,11 @@ def compute_failure(parent, sym, tok, slot, base, check, bfs, sroot):
     """
     size = base.size
     table = np.empty((size, 4), np.int32)
-    table[:, BASE] = base
-    table[:, CHECK] = check
-    table[:, FAIL] = -1
-    table[:, POPS] = 0
+    for v in range(size):
+        table[v, BASE] = base[v]
+        table[v, CHECK] = check[v]
+        table[v, FAIL] = -1
+        table[v, POPS] = 0
     depth = np.zeros(size, np.int32)
     pool = np.empty(1024, np.int32)
     pool[0] = 0  # the shared empty pop list
@@ -259,7 +262,7 @@ def compute_failure(parent, sym, tok, slot, base, check, bfs, sroot):
         if tok[node] != NO_TOKEN:
             if plen + 3 > pool.size:
                 pool2 = np.empty(pool.size * 2, np.int32)
-                pool2[:plen] = pool[:plen]
+                copy_prefix(pool2, pool, plen)
                 pool = pool2
             table[v, FAIL] = sroot
             table[v, POPS] = plen
@@ -283,7 +286,7 @@ def compute_failure(parent, sym, tok, slot, base, check, bfs, sroot):
                 pool2 = np.empty(2 * pool.size + 2 * (cnt + k) + 2, np.int32)
                 # keep the entries already written for this node too
                 m = min(start + 1 + 2 * cnt, pool.size)
-                pool2[:m] = pool[:m]
+                copy_prefix(pool2, pool, m)
                 pool = pool2
             for e in range(2 * k):
                 pool[start + 1 + 2 * cnt + e] = pool[pg + 1 + e]
@@ -316,11 +319,12 @@ def build_automaton(syms, key_start, key_end, key_tree, key_tok, nsym, sroot, re
     bfs = breadth_first(parent)
     table, pool, _depth = compute_failure(parent, sym, tok, slot, base, check, bfs, sroot)
     trans = np.empty((base.size, 2), np.int32)
-    trans[:, 0] = base
-    trans[:, 1] = check
     fails = np.empty((base.size, 2), np.int32)
-    fails[:, 0] = table[:, FAIL]
-    fails[:, 1] = table[:, POPS]
+    for v in range(base.size):
+        trans[v, 0] = base[v]
+        trans[v, 1] = check[v]
+        fails[v, 0] = table[v, FAIL]
+        fails[v, 1] = table[v, POPS]
     pool = inline_single_pops(fails, pool)
     return trans, fails, pool
 

@@ -32,7 +32,9 @@ map, 0 to treat the whole input as one word.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+from numba import literally, njit
+
+from .arrays import copy_rows_prefix, grow
 
 MAX_CODE_POINT = 0x10FFFF
 #: Code points from SENTINEL on stand for "emit token id (cp - SENTINEL) here".
@@ -76,13 +78,6 @@ def unpack(auto: np.ndarray):
 
 
 @njit(cache=True, nogil=True)
-def _grow(arr, need):
-    out = np.empty(max(2 * arr.size, need + 16), arr.dtype)
-    out[: arr.size] = arr
-    return out
-
-
-@njit(cache=True, nogil=True, inline="always")
 def _segment_range(cps, i, b, auto, clsmask, ids, st, en, wd, k, word, with_offsets):
     """Tokenize ``cps[i:b]`` into the outputs from slot ``k`` on.
 
@@ -100,7 +95,12 @@ def _segment_range(cps, i, b, auto, clsmask, ids, st, en, wd, k, word, with_offs
     the pops still pending at a word's end go through the same site.
     Indices go through ``_ix`` (unsigned): Numba then drops the code that
     wraps negative indices around, which is some 15% of the loop.
+
+    ``with_offsets`` is a compile-time constant (two specializations).
+    Callers pass the integer arguments as ``np.int64`` values, not literal
+    constants, or Numba compiles one more specialization per literal.
     """
+    literally(with_offsets)  # compiled once with, once without offsets
     cmap = auto[auto[0] : auto[1]]
     trans = auto[auto[1] : auto[2]]
     fails = auto[auto[2] : auto[3]]
@@ -250,13 +250,8 @@ def _segment_range(cps, i, b, auto, clsmask, ids, st, en, wd, k, word, with_offs
 
 
 @njit(cache=True, nogil=True)
-def _run_offsets(cps, a, b, auto, clsmask, ids, st, en, wd, k, word):
-    return _segment_range(cps, a, b, auto, clsmask, ids, st, en, wd, k, word, True)
-
-
-@njit(cache=True, nogil=True)
 def _run_ids(cps, a, b, auto, clsmask, ids, k):
-    return _segment_range(cps, a, b, auto, clsmask, ids, ids, ids, ids, k, 0, False)
+    return _segment_range(cps, a, b, auto, clsmask, ids, ids, ids, ids, k, np.int64(0), False)
 
 
 @njit(cache=True, nogil=True)
@@ -264,7 +259,7 @@ def segment_into(cps, auto, clsmask, out):
     """Tokens of one text into the rows of ``out`` (4, >= ``cps.size``): ids,
     starts, ends, word indices (that size always suffices); returns the
     token count."""
-    i, k, word, done = _run_offsets(cps, 0, cps.size, auto, clsmask, out[0], out[1], out[2], out[3], 0, 0)
+    i, k, word, done = _segment_range(cps, 0, cps.size, auto, clsmask, out[0], out[1], out[2], out[3], 0, 0, True)
     return k
 
 
@@ -294,11 +289,11 @@ def segment_batch(cps, bounds, auto, clsmask):
         i = a
         word = 0
         while True:
-            i, k, word, done = _run_offsets(cps, i, b, auto, clsmask, out[0], out[1], out[2], out[3], k, word)
+            i, k, word, done = _segment_range(cps, i, b, auto, clsmask, out[0], out[1], out[2], out[3], k, word, True)
             if done:
                 break
             bigger = np.empty((4, max(2 * out.shape[1], k + b - i + 16)), np.int32)
-            bigger[:, :k] = out[:, :k]
+            copy_rows_prefix(bigger, out, k)
             out = bigger
         if a:
             for q in range(k0, k):
@@ -324,6 +319,6 @@ def segment_batch_ids(cps, bounds, auto, clsmask):
             i, k, word, done = _run_ids(cps, i, b, auto, clsmask, ids, k)
             if done:
                 break
-            ids = _grow(ids, k + b - i)
+            ids = grow(ids, k + b - i)
         rows[t + 1] = k
     return ids[:k], rows

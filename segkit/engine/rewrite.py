@@ -16,8 +16,9 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from .arrays import copy_rows_prefix, grow
 from .charmap import two_level
-from .kernels import MAX_INITIAL_TOKENS, SENTINEL, _grow, _ix, _run_offsets
+from .kernels import MAX_INITIAL_TOKENS, SENTINEL, _ix, _segment_range
 
 _N_PAGES = 0x110000 >> 8
 KEEP = 0
@@ -129,7 +130,7 @@ def _may_protect(c, first_word):
     return (first_word >> (c & 31)) & 1 != 0
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True)
 def _protected_at(cps, i, b, rw, pc, px, pf, n):
     """Row of the longest protected string starting at ``i``, or -1.
 
@@ -153,7 +154,7 @@ def _protected_at(cps, i, b, rw, pc, px, pf, n):
     return -1
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True)
 def _rewritten_length(cps, a, b, rw):
     tb = rw[0]
     po = rw[1]
@@ -181,7 +182,7 @@ def _rewritten_length(cps, a, b, rw):
     return total
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True)
 def _rewrite_fill(cps, i, b, a, rw, out, s0, s1, k):
     """Rewrite ``cps[i:b]`` into ``out`` from slot ``k`` on, with each output
     character's source span (relative to ``a``, the text's start) in
@@ -235,7 +236,7 @@ def _rewrite_fill(cps, i, b, a, rw, out, s0, s1, k):
     return i, k, True
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True)
 def _map_back(st, en, k0, k1, s0, s1, m, n):
     """Token offsets ``k0:k1`` from a rewritten text (``m`` characters) back
     to its original (``n`` characters), in place.  An empty span maps to
@@ -270,28 +271,28 @@ def segment_batch_rewritten(cps, bounds, auto, rw, clsmask):
     tmp = np.empty(1024, np.uint32)  # one text, rewritten, and its source spans
     s0 = np.empty(1024, np.int32)
     s1 = np.empty(1024, np.int32)
-    k = 0
+    k = np.int64(0)
     for t in range(nt):
         a = bounds[t]
         b = bounds[t + 1]
         i = a
-        m = 0
+        m = np.int64(0)  # not literals: the callees keep one specialization
         while True:
             i, m, done = _rewrite_fill(cps, i, b, a, rw, tmp, s0, s1, m)
             if done:
                 break
-            tmp = _grow(tmp, m)
-            s0 = _grow(s0, m)
-            s1 = _grow(s1, m)
+            tmp = grow(tmp, m)
+            s0 = grow(s0, m)
+            s1 = grow(s1, m)
         k0 = k
-        i = 0
-        word = 0
+        i = np.int64(0)
+        word = np.int64(0)
         while True:
-            i, k, word, done = _run_offsets(tmp, i, m, auto, clsmask, out[0], out[1], out[2], out[3], k, word)
+            i, k, word, done = _segment_range(tmp, i, m, auto, clsmask, out[0], out[1], out[2], out[3], k, word, True)
             if done:
                 break
             bigger = np.empty((4, max(2 * out.shape[1], k + m - i + 16)), np.int32)
-            bigger[:, :k] = out[:, :k]
+            copy_rows_prefix(bigger, out, k)
             out = bigger
         _map_back(out[1], out[2], k0, k, s0, s1, m, b - a)
         rows[t + 1] = k
@@ -310,9 +311,10 @@ def segment_rewritten_into(cps, auto, rw, clsmask, out, tmp_cps, tmp_src):
     n = cps.size
     s0 = tmp_src[0]
     s1 = tmp_src[1]
-    i, m, done = _rewrite_fill(cps, 0, n, 0, rw, tmp_cps, s0, s1, 0)
+    zero = np.int64(0)  # not a literal: the callees keep one specialization
+    i, m, done = _rewrite_fill(cps, zero, n, zero, rw, tmp_cps, s0, s1, zero)
     if not done or m > out.shape[1]:
-        return -_rewritten_length(cps, 0, n, rw)
-    i, k, word, done = _run_offsets(tmp_cps, 0, m, auto, clsmask, out[0], out[1], out[2], out[3], 0, 0)
-    _map_back(out[1], out[2], 0, k, s0, s1, m, n)
+        return -_rewritten_length(cps, zero, n, rw)
+    i, k, word, done = _segment_range(tmp_cps, zero, m, auto, clsmask, out[0], out[1], out[2], out[3], zero, zero, True)
+    _map_back(out[1], out[2], zero, k, s0, s1, m, n)
     return k

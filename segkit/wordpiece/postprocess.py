@@ -12,7 +12,6 @@ from dataclasses import dataclass
 import numpy as np
 from numba import njit
 
-from ..engine.kernels import _run_offsets
 from ..engine.rewrite import segment_rewritten_into
 
 FIELDS = ("ids", "type_ids", "attention_mask", "special_tokens_mask", "starts", "ends", "word_ids")
@@ -37,7 +36,7 @@ class Template:
 # with array arguments costs atomic reference counting, too much per token.
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True)
 def _put_special(out, k0, k1, token_id, type_id, attention):
     """Template or padding rows ``k0:k1``: no offsets, no word, special mask 1."""
     for k in range(k0, k1):
@@ -50,7 +49,7 @@ def _put_special(out, k0, k1, token_id, type_id, attention):
         out[6, k] = -1
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True)
 def _put_tokens(out, k, tok, q0, q1, type_id):
     """Rows from ``k`` on for tokens ``q0:q1`` of ``tok`` (ids, starts, ends,
     words); returns the next free row."""
@@ -173,8 +172,8 @@ def assemble(tok, rows, n_texts, paired, template, cls_id, sep_id, budget, trunc
 
 
 # Options of a single-text encoding, packed for one compiled call.
-O_REWRITE, O_TEMPLATE, O_CLS, O_SEP, O_BUDGET, O_PAD_TO, O_MULT, O_PAD_ID, O_MODE = range(9)
-N_OPTIONS = 9
+O_TEMPLATE, O_CLS, O_SEP, O_BUDGET, O_PAD_TO, O_MULT, O_PAD_ID, O_MODE = range(8)
+N_OPTIONS = 8
 
 
 @njit(cache=True, nogil=True)
@@ -185,14 +184,11 @@ def encode_single(cps, auto, rw, opts, tok, tmp_cps, tmp_src, res):
     (7, >= length) receives the encoding.  Returns its length, or ``-need``
     when a buffer is too small (the caller grows them and calls again).
     """
-    if opts[O_REWRITE]:
-        k = segment_rewritten_into(cps, auto, rw, 3, tok, tmp_cps, tmp_src)
-        if k < 0:
-            return k
-    else:
-        if cps.size > tok.shape[1]:
-            return -cps.size
-        i, k, word, done = _run_offsets(cps, 0, cps.size, auto, 3, tok[0], tok[1], tok[2], tok[3], 0, 0)
+    # Always through the rewrite pass (an identity table when the preset has
+    # none): one specialization of the matching loop to compile, not two.
+    k = segment_rewritten_into(cps, auto, rw, np.int64(3), tok, tmp_cps, tmp_src)
+    if k < 0:
+        return k
     la, lb, ok = _truncated_lengths(k, 0, False, opts[O_BUDGET], opts[O_MODE])
     if not ok:
         return -(1 << 40)

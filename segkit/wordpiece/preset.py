@@ -23,7 +23,7 @@ from ..engine.rewrite import (
 from ..parallel import concat_segments, map_code_point_chunks
 from ..vocab import Vocabulary, VocabSource
 from .normalization import bert_rewrite_table
-from .postprocess import N_OPTIONS, O_BUDGET, O_CLS, O_MODE, O_MULT, O_PAD_ID, O_PAD_TO, O_REWRITE, O_SEP, O_TEMPLATE
+from .postprocess import N_OPTIONS, O_BUDGET, O_CLS, O_MODE, O_MULT, O_PAD_ID, O_PAD_TO, O_SEP, O_TEMPLATE
 from .postprocess import TRUNCATION, assemble, encode_single
 from .pretokenize import bert_classes
 
@@ -216,12 +216,11 @@ class WordPiece:
         if rewrite is None:
             strip = self.lowercase if self.strip_accents is None else bool(self.strip_accents)
             tables = "current" if self.flavour == "tf_text" else "hf"
-            table = bert_rewrite_table(self.clean_text, strip, self.lowercase, tables)
-            if table is None and specials:
-                table = _identity_table()
-            if table is not None:
-                rewrite = pack_rewrite(table[0], table[1], specials, list(special_ids))
-                rewrite.setflags(write=False)
+            # An identity table when nothing is normalized: every text then
+            # goes through the same compiled path (one to compile, not two).
+            table = bert_rewrite_table(self.clean_text, strip, self.lowercase, tables) or _identity_table()
+            rewrite = pack_rewrite(table[0], table[1], specials, list(special_ids))
+            rewrite.setflags(write=False)
         self._rewrite = rewrite
         self._local = threading.local()
         self._opts_cache: dict = {}
@@ -309,11 +308,10 @@ class WordPiece:
         aconf, arrays = automaton_arrays(self.automaton, "automaton")
         varrays, blobs = vocabulary_state(self.vocab)
         arrays.update(varrays)
-        if self._rewrite is not None:
-            arrays["rewrite.packed"] = self._rewrite
+        arrays["rewrite.packed"] = self._rewrite
         config = {k: getattr(self, k) for k in _SETTINGS}
         config["automaton"] = aconf
-        config["has_rewrite"] = self._rewrite is not None
+        config["has_rewrite"] = True
         return config, arrays, blobs
 
     @classmethod
@@ -344,20 +342,15 @@ class WordPiece:
         return self._segment_cps(cps, bounds)
 
     def _segment_cps(self, cps: np.ndarray, bounds: np.ndarray):
-        if self._rewrite is None:
-            out, rows = self.automaton.segment_code_points(cps, bounds)
-        else:
-            out, rows = segment_batch_rewritten(cps, bounds, self.automaton.packed, self._rewrite, 3)
+        out, rows = segment_batch_rewritten(cps, bounds, self.automaton.packed, self._rewrite, 3)
         if self.flavour == "tf_text":
             _to_byte_offsets(cps, bounds, out, rows)
         return out, rows
 
     def _segment_one(self, text: str) -> np.ndarray:
         """(4, n) tokens of one text: one compiled call, per-thread buffers."""
-        if self._rewrite is None and self.flavour != "tf_text":
-            return self.automaton.segment_rows(text)
         cps = to_code_points(text)
-        if self._rewrite is None or cps.size > _MAX_SCRATCH:
+        if cps.size > _MAX_SCRATCH:
             out, _ = self._segment([text])
             return out
         need = cps.size + 16
@@ -379,8 +372,6 @@ class WordPiece:
         ['a', '##b', ',', '[UNK]']
         """
         itos = self.vocab.id_to_token
-        if self._rewrite is None:
-            return [itos[i] for i in self.automaton.segment_id_list(text)]
         return [itos[i] for i in self._segment_one(_check_text(text))[0].tolist()]
 
     def tokenize_word(self, word: str) -> list[str]:
@@ -394,8 +385,6 @@ class WordPiece:
 
     def encode_ids(self, text: str) -> list[int]:
         """Just the token ids of ``text``, no template (the fastest path)."""
-        if self._rewrite is None:
-            return self.automaton.segment_id_list(text)
         return self._segment_one(_check_text(text))[0].tolist()
 
     # --------------------------------------------------------------- encode
@@ -513,7 +502,6 @@ class WordPiece:
                 False, add_special_tokens, max_length, truncation, padding, pad_to_multiple_of
             )
             opts = np.zeros(N_OPTIONS, dtype=np.int64)
-            opts[O_REWRITE] = self._rewrite is not None
             opts[O_TEMPLATE] = template
             opts[O_CLS] = self.cls_id or 0
             opts[O_SEP] = self.sep_id or 0
@@ -555,7 +543,7 @@ class WordPiece:
             )
             return out
         need = cps.size + 16
-        rw = self._rewrite if self._rewrite is not None else _EMPTY_REWRITE
+        rw = self._rewrite
         while True:
             buf = self._buffers(need)
             n = encode_single(cps, self.automaton.packed, rw, opts, *buf)
@@ -733,7 +721,6 @@ def _to_byte_offsets(cps: np.ndarray, bounds: np.ndarray, out: np.ndarray, rows:
 
 _MAX_SCRATCH = 1 << 16
 _IDENTITY = None
-_EMPTY_REWRITE = np.zeros(1, dtype=np.int32)
 
 
 def _identity_table():

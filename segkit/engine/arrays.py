@@ -1,0 +1,36 @@
+"""Small compiled array helpers shared by the kernels.
+
+Copies are written as loops on purpose: Numba compiles a slice assignment
+between two arrays together with the message of its shape-mismatch error,
+which pulls in its string formatting machinery: seconds of compile time on
+a cold cache, for a copy.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+
+@njit(cache=True, nogil=True)
+def copy_prefix(dst, src, n):
+    """``dst[:n] = src[:n]`` for 1-d arrays."""
+    for i in range(n):
+        dst[i] = src[i]
+
+
+@njit(cache=True, nogil=True)
+def copy_rows_prefix(dst, src, n):
+    """``dst[:, :n] = src[:, :n]`` for 2-d arrays with as many rows."""
+    for r in range(src.shape[0]):
+        for i in range(n):
+            dst[r, i] = src[r, i]
+
+
+@njit(cache=True, nogil=True)
+def grow(arr, need):
+    """A copy of the 1-d ``arr`` with room for at least ``need`` items
+    (at least twice as large)."""
+    out = np.empty(max(2 * arr.size, need + 16), arr.dtype)
+    copy_prefix(out, arr, arr.size)
+    return out
