@@ -4,6 +4,11 @@ segkit's kernels release the GIL, so a batch split into contiguous chunks
 runs on several cores from plain Python threads.  Batches below
 :data:`MIN_CHARS_PER_THREAD` characters per thread stay on one thread,
 where the split would cost more than it gains.
+
+Turning texts into code points holds the GIL, so :func:`map_text_chunks`
+cuts a batch into a few chunks per thread and lets each thread convert its
+own chunk: one thread's conversion then overlaps the others' kernels
+instead of running before all of them.
 """
 
 from __future__ import annotations
@@ -36,11 +41,23 @@ def _pool(n: int) -> ThreadPoolExecutor:
     return pool
 
 
-def concat_segments(results: list[tuple[np.ndarray, np.ndarray]]) -> tuple[np.ndarray, np.ndarray]:
-    """Join per-chunk ``(out, rows)`` results into one."""
+def concat_segments(results: list[tuple[np.ndarray, np.ndarray]], num_threads: int = 1) -> tuple[np.ndarray, np.ndarray]:
+    """Join per-chunk ``(out, rows)`` results into one; the copies run on
+    ``num_threads`` threads (NumPy releases the GIL while copying)."""
     if len(results) == 1:
         return results[0]
-    out = np.concatenate([r[0] for r in results], axis=1)
+    sizes = [r[0].shape[1] for r in results]
+    starts = np.cumsum([0, *sizes]).tolist()
+    out = np.empty((results[0][0].shape[0], starts[-1]), dtype=results[0][0].dtype)
+
+    def put(i: int) -> None:
+        out[:, starts[i] : starts[i + 1]] = results[i][0]
+
+    if num_threads > 1:
+        list(_pool(num_threads).map(put, range(len(results))))
+    else:
+        for i in range(len(results)):
+            put(i)
     rows = [np.zeros(1, dtype=np.int64)]
     shift = 0
     for _, r in results:
@@ -67,3 +84,26 @@ def map_code_point_chunks(func, cps: np.ndarray, bounds: np.ndarray, num_threads
         base = int(bounds[a])
         jobs.append((cps[base : int(bounds[b])], bounds[a : b + 1] - base))
     return list(_pool(n).map(lambda job: func(*job), jobs))
+
+
+def map_text_chunks(func, texts, num_threads: int | None, per_thread: int = 4) -> tuple[list, int]:
+    """``func(cps, bounds)`` over contiguous runs of ``texts``, each joined
+    into code points by the thread that processes it, on up to
+    ``num_threads`` threads (``per_thread`` chunks each, so that conversions
+    overlap kernels).  Returns the results in order and the thread count
+    used (1: ``texts`` went through ``func`` whole)."""
+    from .engine.automaton import join_code_points
+
+    n = resolve_threads(num_threads)
+    lengths = np.fromiter(map(len, texts), dtype=np.int64, count=len(texts)) if n > 1 else None
+    if n > 1:
+        total = int(lengths.sum())
+        n = min(n, max(1, total // MIN_CHARS_PER_THREAD), len(texts))
+    if n <= 1:
+        return [func(*join_code_points(texts))], 1
+    k = min(n * per_thread, len(texts))
+    cum = np.cumsum(lengths)
+    targets = (np.arange(1, k) * total) // k
+    cuts = sorted(set([0, *np.searchsorted(cum, targets, side="right").tolist(), len(texts)]))
+    jobs = list(zip(cuts[:-1], cuts[1:]))
+    return list(_pool(n).map(lambda ab: func(*join_code_points(texts[ab[0] : ab[1]])), jobs)), n

@@ -20,7 +20,7 @@ from ..engine.rewrite import (
     segment_batch_rewritten,
     segment_rewritten_into,
 )
-from ..parallel import concat_segments, map_code_point_chunks
+from ..parallel import concat_segments, map_text_chunks
 from ..vocab import Vocabulary, VocabSource
 from .normalization import bert_rewrite_table
 from .postprocess import N_OPTIONS, O_BUDGET, O_CLS, O_MODE, O_MULT, O_PAD_ID, O_PAD_TO, O_SEP, O_TEMPLATE
@@ -224,6 +224,7 @@ class WordPiece:
         self._rewrite = rewrite
         self._local = threading.local()
         self._opts_cache: dict = {}
+        self._default_opts = None
 
     @classmethod
     def bert(
@@ -336,10 +337,10 @@ class WordPiece:
     def _segment(self, texts: Sequence[str], num_threads: int | None = None):
         """(4, n) tokens (ids, starts, ends, words; offsets in the original
         texts) and row splits, after normalization and special tokens."""
-        cps, bounds = join_code_points(texts)
         if num_threads is not None and num_threads != 1:
-            return concat_segments(map_code_point_chunks(self._segment_cps, cps, bounds, num_threads))
-        return self._segment_cps(cps, bounds)
+            parts, used = map_text_chunks(self._segment_cps, texts, num_threads)
+            return concat_segments(parts, used)
+        return self._segment_cps(*join_code_points(texts))
 
     def _segment_cps(self, cps: np.ndarray, bounds: np.ndarray):
         out, rows = segment_batch_rewritten(cps, bounds, self.automaton.packed, self._rewrite, 3)
@@ -476,7 +477,12 @@ class WordPiece:
         """
         _check_text(text)
         if pair is None and self.flavour == "hf":
-            opts = self._single_options(add_special_tokens, max_length, truncation, padding, pad_to_multiple_of)
+            if add_special_tokens is True and max_length is truncation is padding is pad_to_multiple_of is None:
+                opts = self._default_opts  # the common call: no option lookup
+                if opts is None:
+                    opts = self._default_opts = self._single_options(True, None, None, None, None)
+            else:
+                opts = self._single_options(add_special_tokens, max_length, truncation, padding, pad_to_multiple_of)
             return Encoding(self._encode_single(text, opts), self.vocab)
         if pair is not None:
             _check_text(pair)
@@ -532,7 +538,7 @@ class WordPiece:
 
     def _encode_single(self, text: str, opts: np.ndarray) -> np.ndarray:
         """(7, n) encoding of one text in one compiled call (per-thread buffers)."""
-        cps = to_code_points(text)
+        cps = np.frombuffer(text.encode("utf-32-le", "surrogatepass"), _U32)  # text is checked
         if cps.size > _MAX_SCRATCH:
             tok, rows = self._segment([text])
             plain = not opts[O_TEMPLATE] and opts[O_MODE] == 0 and opts[O_PAD_TO] < 0
@@ -544,8 +550,10 @@ class WordPiece:
             return out
         need = cps.size + 16
         rw = self._rewrite
+        buf = getattr(self._local, "buf", None)
         while True:
-            buf = self._buffers(need)
+            if buf is None or buf[0].shape[1] < need:
+                buf = self._buffers(need)
             n = encode_single(cps, self.automaton.packed, rw, opts, *buf)
             if n >= 0:
                 return buf[3][:, :n].copy()
@@ -720,6 +728,7 @@ def _to_byte_offsets(cps: np.ndarray, bounds: np.ndarray, out: np.ndarray, rows:
 
 
 _MAX_SCRATCH = 1 << 16
+_U32 = np.dtype(np.uint32)
 _IDENTITY = None
 
 
