@@ -1,9 +1,15 @@
 """Small compiled array helpers shared by the kernels.
 
-Copies are written as loops on purpose: Numba compiles a slice assignment
-between two arrays together with the message of its shape-mismatch error,
-which pulls in its string formatting machinery: seconds of compile time on
-a cold cache, for a copy.
+They exist for compile time, which a cold Numba cache pays on first use:
+
+* copies are loops: Numba compiles a slice assignment between two arrays
+  together with the message of its shape-mismatch error, which pulls in its
+  string formatting machinery (seconds, for a copy);
+* ``np.full``, ``np.zeros`` and ``np.arange`` each compile an implementation
+  per signature; :func:`full32` and :func:`full64` over ``np.empty`` serve
+  every such array of the kernels.  Callers pass the fill value as
+  ``np.int32(v)``/``np.int64(v)``: a literal constant would make Numba
+  compile one specialization per value.
 """
 
 from __future__ import annotations
@@ -33,4 +39,22 @@ def grow(arr, need):
     (at least twice as large)."""
     out = np.empty(max(2 * arr.size, need + 16), arr.dtype)
     copy_prefix(out, arr, arr.size)
+    return out
+
+
+@njit(cache=True, nogil=True)
+def full32(n, value):
+    """``np.full(n, value, np.int32)``."""
+    out = np.empty(n, np.int32)
+    for i in range(n):
+        out[i] = value
+    return out
+
+
+@njit(cache=True, nogil=True)
+def full64(n, value):
+    """``np.full(n, value, np.int64)``."""
+    out = np.empty(n, np.int64)
+    for i in range(n):
+        out[i] = value
     return out

@@ -23,7 +23,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from .arrays import copy_prefix
+from .arrays import copy_prefix, full32, full64
 
 NO_TOKEN = -2  # node is not the end of a key
 FREE = -1  # double-array slot not in use
@@ -50,12 +50,12 @@ def insert_keys(syms, key_start, key_end, key_tree, key_tok, nsym, reverse):
     while cap < 2 * (total + 4):
         cap *= 2
     mask = cap - 1
-    hkey = np.full(cap, -1, np.int64)
+    hkey = full64(cap, np.int64(-1))
     hval = np.empty(cap, np.int32)
     maxn = total + 2
     parent = np.empty(maxn, np.int32)
-    sym = np.zeros(maxn, np.int32)
-    tok = np.full(maxn, NO_TOKEN, np.int32)
+    sym = full32(maxn, np.int32(0))
+    tok = full32(maxn, np.int32(NO_TOKEN))
     parent[0] = -1
     parent[1] = -1
     n = 2
@@ -84,13 +84,14 @@ def insert_keys(syms, key_start, key_end, key_tree, key_tok, nsym, reverse):
 
 @njit(cache=True, nogil=True)
 def _children_csr(parent, n):
-    counts = np.zeros(n + 1, np.int64)
+    counts = full64(n + 1, np.int64(0))
     for v in range(2, n):
         counts[parent[v] + 1] += 1
     for i in range(n):
         counts[i + 1] += counts[i]
     order = np.empty(max(n - 2, 0), np.int32)
-    fill = counts[:n].copy()
+    fill = np.empty(n, np.int64)
+    copy_prefix(fill, counts, n)
     for v in range(2, n):
         p = parent[v]
         order[fill[p]] = v
@@ -113,11 +114,13 @@ def place_double_array(parent, sym, nsym):
     n = parent.size
     starts, order = _children_csr(parent, n)
     cap = 2 * n + nsym + 64
-    base = np.zeros(cap, np.int32)
-    check = np.full(cap, FREE, np.int32)
-    nf = np.arange(cap + 1).astype(np.int64)  # nf[cap] == cap: sentinel
-    tries = np.zeros(cap, np.int32)
-    slot = np.full(n, -1, np.int32)
+    base = full32(cap, np.int32(0))
+    check = full32(cap, np.int32(FREE))
+    nf = np.empty(cap + 1, np.int64)  # nf[i] = i; nf[cap] == cap: sentinel
+    for i in range(cap + 1):
+        nf[i] = i
+    tries = full32(cap, np.int32(0))
+    slot = full32(n, np.int32(-1))
     slot[0] = 0
     slot[1] = 1
     check[0] = ROOT_CHECK
@@ -151,13 +154,15 @@ def place_double_array(parent, sym, nsym):
             need = bs + smax + nsym + 2
             if need >= cap:
                 newcap = max(2 * cap, need + 1)
-                base2 = np.zeros(newcap, np.int32)
+                base2 = full32(newcap, np.int32(0))
                 copy_prefix(base2, base, cap)
-                check2 = np.full(newcap, FREE, np.int32)
+                check2 = full32(newcap, np.int32(FREE))
                 copy_prefix(check2, check, cap)
-                nf2 = np.arange(newcap + 1).astype(np.int64)
+                nf2 = np.empty(newcap + 1, np.int64)
+                for i in range(newcap + 1):
+                    nf2[i] = i
                 copy_prefix(nf2, nf, cap)
-                tries2 = np.zeros(newcap, np.int32)
+                tries2 = full32(newcap, np.int32(0))
                 copy_prefix(tries2, tries, cap)
                 tries = tries2
                 base = base2
@@ -207,13 +212,13 @@ def breadth_first(parent):
     """Nodes ordered by depth (roots first).  Parents precede children in
     node numbering, so depths come out of one forward pass."""
     n = parent.size
-    depth = np.zeros(n, np.int32)
+    depth = full32(n, np.int32(0))
     maxd = 0
     for v in range(2, n):
         depth[v] = depth[parent[v]] + 1
         if depth[v] > maxd:
             maxd = depth[v]
-    count = np.zeros(maxd + 2, np.int64)
+    count = full64(maxd + 2, np.int64(0))
     for v in range(n):
         count[depth[v] + 1] += 1
     for d in range(maxd + 1):
@@ -249,7 +254,7 @@ def compute_failure(parent, sym, tok, slot, base, check, bfs, sroot):
         table[v, CHECK] = check[v]
         table[v, FAIL] = -1
         table[v, POPS] = 0
-    depth = np.zeros(size, np.int32)
+    depth = full32(size, np.int32(0))
     pool = np.empty(1024, np.int32)
     pool[0] = 0  # the shared empty pop list
     plen = 1
@@ -306,25 +311,21 @@ def compute_failure(parent, sym, tok, slot, base, check, bfs, sroot):
     return table, pool[:plen].copy(), depth
 
 
-@njit(cache=True, nogil=True)
 def build_automaton(syms, key_start, key_end, key_tree, key_tok, nsym, sroot, reverse):
-    """All steps in one compiled call: ``(trans, fails, pool)``.
+    """All steps: ``(trans, fails, pool)``.
 
     ``trans`` is the (slots, 2) double array (base, check), kept apart so the
     hot loop touches 8 bytes per node; ``fails`` is (slots, 2): failure link
-    and failure pops reference.
+    and failure pops reference.  The steps are called one by one from Python
+    (a few microseconds each) rather than from one compiled wrapper, which
+    would cost a cold Numba cache seconds of compiling them all again as one.
     """
     parent, sym, tok = insert_keys(syms, key_start, key_end, key_tree, key_tok, nsym, reverse)
     slot, base, check = place_double_array(parent, sym, nsym)
     bfs = breadth_first(parent)
     table, pool, _depth = compute_failure(parent, sym, tok, slot, base, check, bfs, sroot)
-    trans = np.empty((base.size, 2), np.int32)
-    fails = np.empty((base.size, 2), np.int32)
-    for v in range(base.size):
-        trans[v, 0] = base[v]
-        trans[v, 1] = check[v]
-        fails[v, 0] = table[v, FAIL]
-        fails[v, 1] = table[v, POPS]
+    trans = np.stack([base, check], axis=1).astype(np.int32, copy=False)
+    fails = np.ascontiguousarray(table[:, [FAIL, POPS]], dtype=np.int32)
     pool = inline_single_pops(fails, pool)
     return trans, fails, pool
 

@@ -155,34 +155,6 @@ def _protected_at(cps, i, b, rw, pc, px, pf, n):
 
 
 @njit(cache=True, nogil=True)
-def _rewritten_length(cps, a, b, rw):
-    tb = rw[0]
-    po = rw[1]
-    pc = rw[2]
-    px = rw[3]
-    pf = rw[4]
-    n = rw[_RH - 1]
-    total = 0
-    i = a
-    while i < b:
-        c = cps[i]
-        r = -1
-        if _may_protect(c, rw[pf + ((c & 0xFFFF) >> 5)]):
-            r = _protected_at(cps, i, b, rw, pc, px, pf, n)
-        if r >= 0:
-            total += 1
-            i += rw[px + 3 * r + 1] - rw[px + 3 * r]
-            continue
-        v = rw[tb + rw[tb + (c >> 8)] + (c & 255)]
-        if v == 0:
-            total += 1
-        elif v > 0:
-            total += rw[po + v]
-        i += 1
-    return total
-
-
-@njit(cache=True, nogil=True)
 def _rewrite_fill(cps, i, b, a, rw, out, s0, s1, k):
     """Rewrite ``cps[i:b]`` into ``out`` from slot ``k`` on, with each output
     character's source span (relative to ``a``, the text's start) in
@@ -305,16 +277,19 @@ def segment_rewritten_into(cps, auto, rw, clsmask, out, tmp_cps, tmp_src):
 
     ``out`` (4, >= m) receives ids, starts, ends and word indices;
     ``tmp_cps`` (>= m) and ``tmp_src`` (2, >= m) are scratch, where m is the
-    rewritten length.  Returns the token count, or ``-m`` when the buffers
-    are too small (the caller grows them and calls again).
+    rewritten length.  Returns the token count, or ``-size`` when the buffers
+    are too small, ``size`` being a larger size to try (the caller grows
+    them and calls again).
     """
     n = cps.size
     s0 = tmp_src[0]
     s1 = tmp_src[1]
     zero = np.int64(0)  # not a literal: the callees keep one specialization
     i, m, done = _rewrite_fill(cps, zero, n, zero, rw, tmp_cps, s0, s1, zero)
-    if not done or m > out.shape[1]:
-        return -_rewritten_length(cps, zero, n, rw)
+    if not done:
+        return -2 * tmp_cps.size  # longer than the buffers: double them
+    if m > out.shape[1]:
+        return -m
     i, k, word, done = _segment_range(tmp_cps, zero, m, auto, clsmask, out[0], out[1], out[2], out[3], zero, zero, True)
     _map_back(out[1], out[2], zero, k, s0, s1, m, n)
     return k

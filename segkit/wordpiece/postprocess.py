@@ -12,6 +12,7 @@ from dataclasses import dataclass
 import numpy as np
 from numba import njit
 
+from ..engine.arrays import full64
 from ..engine.rewrite import segment_rewritten_into
 
 FIELDS = ("ids", "type_ids", "attention_mask", "special_tokens_mask", "starts", "ends", "word_ids")
@@ -34,6 +35,8 @@ class Template:
 
 # The writers below fill whole ranges of rows per call: an inlined call
 # with array arguments costs atomic reference counting, too much per token.
+# Constant arguments are passed as np.int64(...) so that every call site
+# shares one compiled specialization.
 
 
 @njit(cache=True, nogil=True)
@@ -121,7 +124,7 @@ def assemble(tok, rows, n_texts, paired, template, cls_id, sep_id, budget, trunc
     is -1 on success or the index of a text that cannot be truncated as asked.
     """
     la = np.empty(n_texts, np.int64)
-    lb = np.zeros(n_texts, np.int64)
+    lb = full64(n_texts, np.int64(0))
     nspec = 0
     if template:
         nspec = 3 if paired else 2
@@ -133,7 +136,7 @@ def assemble(tok, rows, n_texts, paired, template, cls_id, sep_id, budget, trunc
             b = rows[n_texts + t + 1] - rows[n_texts + t]
         a, b, ok = _truncated_lengths(a, b, paired, budget, trunc_mode)
         if not ok:
-            return np.empty((7, 0), np.int32), np.zeros(1, np.int64), t
+            return np.empty((7, 0), np.int32), full64(1, np.int64(0)), t
         la[t] = a
         lb[t] = b
         if a + b + nspec > longest:
@@ -156,18 +159,18 @@ def assemble(tok, rows, n_texts, paired, template, cls_id, sep_id, budget, trunc
     for t in range(n_texts):
         k = out_rows[t]
         if template:
-            _put_special(out, k, k + 1, cls_id, 0, 1)
+            _put_special(out, k, k + 1, cls_id, np.int64(0), np.int64(1))
             k += 1
         k = _put_tokens(out, k, tok, rows[t], rows[t] + la[t], 0)
         if template:
-            _put_special(out, k, k + 1, sep_id, 0, 1)
+            _put_special(out, k, k + 1, sep_id, np.int64(0), np.int64(1))
             k += 1
         if paired:
             k = _put_tokens(out, k, tok, rows[n_texts + t], rows[n_texts + t] + lb[t], 1)
             if template:
-                _put_special(out, k, k + 1, sep_id, 1, 1)
+                _put_special(out, k, k + 1, sep_id, np.int64(1), np.int64(1))
                 k += 1
-        _put_special(out, k, out_rows[t + 1], pad_id, 0, 0)
+        _put_special(out, k, out_rows[t + 1], pad_id, np.int64(0), np.int64(0))
     return out, out_rows, -1
 
 
@@ -204,11 +207,11 @@ def encode_single(cps, auto, rw, opts, tok, tmp_cps, tmp_src, res):
         return -target
     q = 0
     if nspec:
-        _put_special(res, 0, 1, opts[O_CLS], 0, 1)
+        _put_special(res, np.int64(0), np.int64(1), opts[O_CLS], np.int64(0), np.int64(1))
         q = 1
     q = _put_tokens(res, q, tok, 0, la, 0)
     if nspec:
-        _put_special(res, q, q + 1, opts[O_SEP], 0, 1)
+        _put_special(res, q, q + 1, opts[O_SEP], np.int64(0), np.int64(1))
         q += 1
-    _put_special(res, q, target, opts[O_PAD_ID], 0, 0)
+    _put_special(res, q, target, opts[O_PAD_ID], np.int64(0), np.int64(0))
     return target
