@@ -67,7 +67,7 @@ def read_sighan(names: tuple[str, ...]) -> list[str]:
 
 
 def threads_used(texts, n: int) -> int:
-    """How many chunks segkit.parallel will cut ``texts`` into for ``n`` threads."""
+    """How many threads segkit.parallel will spread ``texts`` over when asked for ``n``."""
     total = sum(map(len, texts))
     return max(1, min(n, total // parallel.MIN_CHARS_PER_THREAD, len(texts)))
 
@@ -121,7 +121,7 @@ def compare(label: str, one, two, texts, repeat: int, target: float, *, small: b
     if not small:
         ref = min(times["reference, 2 jobs sequential"]) / min(times["reference, 2 jobs on 2 threads"])
         cpu2 = cpu_per_wall(two)
-    print(f"  {label}: {len(texts):,} texts, {nchars:,} chars (split into {chunks} chunk{'s' * (chunks > 1)} "
+    print(f"  {label}: {len(texts):,} texts, {nchars:,} chars (spread over {chunks} thread{'s' * (chunks > 1)} "
           f"with num_threads=2)")
     print(f"    1 thread {b1 * 1e3:.2f} ms, 2 threads {b2 * 1e3:.2f} ms (best of {repeat}"
           f"{f', {number} calls each' if number > 1 else ''}): speedup {ratio:.2f}x [median of rounds {med:.2f}x]"

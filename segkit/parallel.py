@@ -86,7 +86,7 @@ def map_code_point_chunks(func, cps: np.ndarray, bounds: np.ndarray, num_threads
     return list(_pool(n).map(lambda job: func(*job), jobs))
 
 
-def map_text_chunks(func, texts, num_threads: int | None, per_thread: int = 4) -> tuple[list, int]:
+def map_text_chunks(func, texts, num_threads: int | None, per_thread: int = 8) -> tuple[list, int]:
     """``func(cps, bounds)`` over contiguous runs of ``texts``, each joined
     into code points by the thread that processes it, on up to
     ``num_threads`` threads (``per_thread`` chunks each, so that conversions
@@ -101,7 +101,9 @@ def map_text_chunks(func, texts, num_threads: int | None, per_thread: int = 4) -
         n = min(n, max(1, total // MIN_CHARS_PER_THREAD), len(texts))
     if n <= 1:
         return [func(*join_code_points(texts))], 1
-    k = min(n * per_thread, len(texts))
+    # A few chunks per thread, none much below MIN_CHARS_PER_THREAD (small
+    # batches get one chunk per thread: each chunk costs a hand-off).
+    k = max(n, min(n * per_thread, total // (2 * MIN_CHARS_PER_THREAD), len(texts)))
     cum = np.cumsum(lengths)
     targets = (np.arange(1, k) * total) // k
     cuts = sorted(set([0, *np.searchsorted(cum, targets, side="right").tolist(), len(texts)]))
