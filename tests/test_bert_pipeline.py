@@ -655,3 +655,29 @@ def test_hf_unicode_8_tables(model: str) -> None:
         text = f"a{c}b"
         h, s = hf.encode(text), wp.encode(text)
         assert (s.ids, s.offsets) == (h.ids, h.offsets), (hex(ord(c)), h.tokens, s.tokens)
+
+
+def test_single_text_rewritten_far_longer_than_itself(mbert_wp: segkit.WordPiece) -> None:
+    """Normalization can make a text several times longer (spaces around
+    every CJK character triple it); the single-text path then grows its
+    buffers and calls again.  Expected ids come from the vocabulary alone:
+    each CJK character is a word and a token of its own."""
+    chars = [t for t in mbert_wp.vocab.tokens if len(t) == 1 and "\u4e00" <= t <= "\u9fff"][:500]
+    text = "".join(chars * 6)  # 3,000 characters, 9,000 after normalization
+    want = [mbert_wp.cls_id] + [mbert_wp.vocab.id(c) for c in text] + [mbert_wp.sep_id]
+    single = mbert_wp.encode(text)
+    assert single.ids == want
+    assert single.offsets[1:-1] == [(i, i + 1) for i in range(len(text))]
+    assert mbert_wp.encode_batch([text, "x"])[0].ids == want
+    assert mbert_wp.tokenize(text) == list(text)
+
+
+def test_single_text_expanding_characters_become_one_unknown_word() -> None:
+    """Lowercasing U+0130 gives two characters ("i" and a combining dot), so
+    2,000 of them make one word of 4,000 characters: longer than the limit
+    of 100, hence one [UNK] spanning the whole original text."""
+    wp = segkit.WordPiece(["[PAD]", "[UNK]", "[CLS]", "[SEP]", "i", "##i"], lowercase=True, strip_accents=False,
+                          template="bert")
+    enc = wp.encode("\u0130" * 2000)
+    assert enc.ids == [2, 1, 3]
+    assert enc.offsets == [(0, 0), (0, 2000), (0, 0)]
