@@ -259,6 +259,8 @@ def segment_batch_rewritten(cps, bounds, auto, rw, clsmask):
         k0 = k
         i = np.int64(0)
         word = np.int64(0)
+        # The grow-and-resume loop of kernels.segment_batch, repeated: as a
+        # shared helper returning the grown array it cost 6% of the batch.
         while True:
             i, k, word, done = _segment_range(tmp, i, m, auto, clsmask, out[0], out[1], out[2], out[3], k, word, True)
             if done:
