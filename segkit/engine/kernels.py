@@ -250,6 +250,21 @@ def _segment_range(cps, i, b, auto, clsmask, ids, st, en, wd, k, word, with_offs
 
 
 @njit(cache=True, nogil=True)
+def segment_growing(cps, i, b, auto, clsmask, out, k):
+    """Tokens of the text ``cps[i:b]`` into the (4, n) rows of ``out`` from
+    slot ``k`` on (offsets relative to ``cps``, word indices from 0),
+    growing ``out`` geometrically when it fills up; returns ``(out, k)``."""
+    word = np.int64(0)
+    while True:
+        i, k, word, done = _segment_range(cps, i, b, auto, clsmask, out[0], out[1], out[2], out[3], k, word, True)
+        if done:
+            return out, k
+        bigger = np.empty((4, max(2 * out.shape[1], k + b - i + 16)), np.int32)
+        copy_rows_prefix(bigger, out, k)
+        out = bigger
+
+
+@njit(cache=True, nogil=True)
 def _run_ids(cps, a, b, auto, clsmask, ids, k):
     return _segment_range(cps, a, b, auto, clsmask, ids, ids, ids, ids, k, np.int64(0), False)
 
@@ -286,15 +301,7 @@ def segment_batch(cps, bounds, auto, clsmask):
         a = bounds[t]
         b = bounds[t + 1]
         k0 = k
-        i = a
-        word = 0
-        while True:
-            i, k, word, done = _segment_range(cps, i, b, auto, clsmask, out[0], out[1], out[2], out[3], k, word, True)
-            if done:
-                break
-            bigger = np.empty((4, max(2 * out.shape[1], k + b - i + 16)), np.int32)
-            copy_rows_prefix(bigger, out, k)
-            out = bigger
+        out, k = segment_growing(cps, a, b, auto, clsmask, out, k)
         if a:
             for q in range(k0, k):
                 out[1, q] -= a

@@ -16,9 +16,9 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from .arrays import copy_rows_prefix, grow
+from .arrays import grow
 from .charmap import two_level
-from .kernels import MAX_INITIAL_TOKENS, SENTINEL, _ix, _segment_range
+from .kernels import MAX_INITIAL_TOKENS, SENTINEL, _ix, _segment_range, segment_growing
 
 _N_PAGES = 0x110000 >> 8
 KEEP = 0
@@ -257,17 +257,7 @@ def segment_batch_rewritten(cps, bounds, auto, rw, clsmask):
             s0 = grow(s0, m)
             s1 = grow(s1, m)
         k0 = k
-        i = np.int64(0)
-        word = np.int64(0)
-        # The grow-and-resume loop of kernels.segment_batch, repeated: as a
-        # shared helper returning the grown array it cost 6% of the batch.
-        while True:
-            i, k, word, done = _segment_range(tmp, i, m, auto, clsmask, out[0], out[1], out[2], out[3], k, word, True)
-            if done:
-                break
-            bigger = np.empty((4, max(2 * out.shape[1], k + m - i + 16)), np.int32)
-            copy_rows_prefix(bigger, out, k)
-            out = bigger
+        out, k = segment_growing(tmp, np.int64(0), m, auto, clsmask, out, k)
         _map_back(out[1], out[2], k0, k, s0, s1, m, b - a)
         rows[t + 1] = k
     return out[:, :k], rows
