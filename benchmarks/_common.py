@@ -26,6 +26,7 @@ import json
 import os
 import platform
 import statistics
+import subprocess
 import sys
 import time
 import unicodedata
@@ -113,16 +114,8 @@ _WHITE_SPACE = frozenset(
 # Characters BERT's cleaning deletes (besides U+0000 and U+FFFD); unassigned
 # code points (Cn) are kept, as HF does.
 _CONTROL_CATEGORIES = frozenset(("Cc", "Cf", "Co", "Cs"))
-_CJK_RANGES = (
-    (0x4E00, 0x9FFF),
-    (0x3400, 0x4DBF),
-    (0x20000, 0x2A6DF),
-    (0x2A700, 0x2B73F),
-    (0x2B740, 0x2B81F),
-    (0x2B920, 0x2CEAF),
-    (0xF900, 0xFAFF),
-    (0x2F800, 0x2FA1F),
-)
+# HF's CJK ranges (segkit's own table; this is input preparation, not a check).
+from segkit.wordpiece.pretokenize import HF_CJK_RANGES as _CJK_RANGES  # noqa: E402
 
 
 def _fallback_normalize_char(c: str) -> str:
@@ -189,6 +182,22 @@ def load_corpus(
             how = "HF BertNormalizer(lowercase=False, strip_accents=False)"
             texts = [norm.normalize_str(t) for t in texts]
     return texts, langs, how
+
+
+def run_child(code: str, env: dict[str, str] | None = None, timeout: float = 600) -> dict:
+    """Run ``python -c code`` from the repository root; its last stdout line
+    is a JSON object, returned with ``"wall"`` (seconds, interpreter start
+    included) added.  RuntimeError with the end of stderr if it fails."""
+    t0 = time.perf_counter()
+    proc = subprocess.run(
+        [sys.executable, "-c", code], env=env, cwd=str(REPO_ROOT), capture_output=True, text=True, timeout=timeout
+    )
+    wall = time.perf_counter() - t0
+    if proc.returncode != 0:
+        raise RuntimeError(f"child process failed (exit {proc.returncode}):\n{proc.stderr[-3000:]}")
+    out = json.loads(proc.stdout.strip().splitlines()[-1])
+    out["wall"] = wall
+    return out
 
 
 def utf8_bytes(texts: Iterable[str]) -> int:

@@ -35,7 +35,6 @@ import _common as C  # first: sys.path and RAYON_NUM_THREADS
 
 import json
 import os
-import subprocess
 import sys
 import tempfile
 import time
@@ -117,19 +116,6 @@ after_all = rss_kib()
 print(json.dumps({{"start_kib": base, "after_import_kib": after_import, "runtime_kib": runtime, "loaded_kib": loaded,
                   "after_segmenting_kib": after_all}}))
 """
-
-
-def run_child(code: str, env: dict[str, str]) -> dict:
-    t0 = time.perf_counter()
-    proc = subprocess.run(
-        [sys.executable, "-c", code], env=env, cwd=str(C.REPO_ROOT), capture_output=True, text=True, timeout=600
-    )
-    wall = time.perf_counter() - t0
-    if proc.returncode != 0:
-        sys.exit(f"child process failed (exit {proc.returncode}):\n{proc.stderr[-3000:]}")
-    out = json.loads(proc.stdout.strip().splitlines()[-1])
-    out["wall"] = wall
-    return out
 
 
 # --------------------------------------------------------------------- naive
@@ -242,11 +228,11 @@ def main() -> None:
     env["SEGKIT_CACHE_DIR"] = cache.name
     seg_code = SEGKIT_CHILD.format(repo=str(C.REPO_ROOT), sample=SAMPLE)
     jieba_code = JIEBA_CHILD.format(sample=SAMPLE)
-    warm = {"segkit": run_child(seg_code, env), "jieba": run_child(jieba_code, env)}
+    warm = {"segkit": C.run_child(seg_code, env), "jieba": C.run_child(jieba_code, env)}
     runs: dict[str, list[dict]] = {"segkit": [], "jieba": []}
     for _ in range(n_start):
-        runs["segkit"].append(run_child(seg_code, env))
-        runs["jieba"].append(run_child(jieba_code, env))
+        runs["segkit"].append(C.run_child(seg_code, env))
+        runs["jieba"].append(C.run_child(jieba_code, env))
     startup = {}
     for name, rs in runs.items():
         for r in rs:
@@ -271,7 +257,7 @@ def main() -> None:
     try:
         for which in ("segkit", "jieba"):
             code = MEMORY_CHILD.format(repo=str(C.REPO_ROOT), which=which, sample=SAMPLE, lines_path=lines_path)
-            rs = [run_child(code, env) for _ in range(2)]
+            rs = [C.run_child(code, env) for _ in range(2)]
             for r in rs:
                 r["added_by_dictionary_mib"] = (r["loaded_kib"] - r["runtime_kib"]) / 1024
                 r["kernels_mib"] = (r["runtime_kib"] - r["after_import_kib"]) / 1024

@@ -42,11 +42,8 @@ from __future__ import annotations
 
 import _common as C  # first: sys.path and RAYON_NUM_THREADS
 
-import json
 import os
 import pickle
-import subprocess
-import sys
 import tempfile
 import time
 from pathlib import Path
@@ -127,18 +124,6 @@ elif which == "hf":
 print(json.dumps({{"start": start, "after_import": after_import, "runtime": runtime, "after_load": after_load,
                   "loaded": loaded, "again": again}}))
 """
-
-
-def run_child(code: str, env: dict) -> dict:
-    t0 = time.perf_counter()
-    proc = subprocess.run([sys.executable, "-c", code], env=env, cwd=str(C.REPO_ROOT), capture_output=True,
-                          text=True, timeout=300)  # fmt: skip
-    wall = time.perf_counter() - t0
-    if proc.returncode != 0:
-        raise RuntimeError(f"child process failed (exit {proc.returncode}):\n{proc.stderr[-3000:]}")
-    out = json.loads(proc.stdout.strip().splitlines()[-1])
-    out["wall"] = wall
-    return out
 
 
 def mib(n: float) -> float:
@@ -273,8 +258,8 @@ def main() -> None:
     warm = {}
     for key, m in models.items():
         code = WARM_CHILD.format(repo=str(C.REPO_ROOT), path=str(m["path"]), call=m["call"], sample=m["sample"])
-        first = run_child(code, env)
-        runs = [run_child(code, env) for _ in range(n_child)]
+        first = C.run_child(code, env)
+        runs = [C.run_child(code, env) for _ in range(n_child)]
         for r in runs + [first]:
             r["total"] = r["import"] + r["load"] + r["first_call"]
         b = min(runs, key=lambda r: r["total"])
@@ -315,7 +300,7 @@ def main() -> None:
     for key, case in cases.items():
         code = MEMORY_CHILD.format(**fmt, **case)
         try:
-            rs = [run_child(code, env) for _ in range(2)]
+            rs = [C.run_child(code, env) for _ in range(2)]
         except RuntimeError as e:
             print(f"  {key}: FAILED: {e}")
             continue

@@ -22,12 +22,9 @@ from __future__ import annotations
 
 import _common as C  # first: sys.path and RAYON_NUM_THREADS
 
-import json
 import os
-import subprocess
 import sys
 import tempfile
-import time
 
 TARGET_BUILD = 0.5
 TARGET_COLD = 10.0
@@ -58,16 +55,8 @@ def run_child(cache_dir: str | None) -> dict:
     if cache_dir is not None:
         env["NUMBA_CACHE_DIR"] = cache_dir
     code = CHILD.format(repo=str(C.REPO_ROOT), vocab=str(C.MULTILINGUAL_VOCAB), sample=SAMPLE)
-    t0 = time.perf_counter()
-    proc = subprocess.run(
-        [sys.executable, "-c", code], env=env, cwd=str(C.REPO_ROOT), capture_output=True, text=True, timeout=300
-    )
-    wall = time.perf_counter() - t0
-    if proc.returncode != 0:
-        sys.exit(f"child process failed (exit {proc.returncode}):\n{proc.stderr[-3000:]}")
-    out = json.loads(proc.stdout.strip().splitlines()[-1])
+    out = C.run_child(code, env, timeout=300)
     out["total"] = out["import"] + out["build"] + out["first_encode"]
-    out["wall"] = wall
     return out
 
 

@@ -108,4 +108,4 @@ def map_text_chunks(func, texts, num_threads: int | None, per_thread: int = 8) -
     targets = (np.arange(1, k) * total) // k
     cuts = sorted(set([0, *np.searchsorted(cum, targets, side="right").tolist(), len(texts)]))
     jobs = list(zip(cuts[:-1], cuts[1:]))
-    return list(_pool(n).map(lambda ab: func(*join_code_points(texts[ab[0] : ab[1]])), jobs)), n
+    return list(_pool(n).map(lambda ab: func(*join_code_points(texts[ab[0] : ab[1]], lengths[ab[0] : ab[1]])), jobs)), n

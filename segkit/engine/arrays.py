@@ -6,9 +6,9 @@ They exist for compile time, which a cold Numba cache pays on first use:
   together with the message of its shape-mismatch error, which pulls in its
   string formatting machinery (seconds, for a copy);
 * ``np.full``, ``np.zeros`` and ``np.arange`` each compile an implementation
-  per signature; :func:`full32` and :func:`full64` over ``np.empty`` serve
-  every such array of the kernels.  Callers pass the fill value as
-  ``np.int32(v)``/``np.int64(v)``: a literal constant would make Numba
+  per signature; :func:`full` over ``np.empty`` serves every such array of
+  the kernels (one specialization per dtype).  Callers pass the fill value
+  as ``np.int32(v)``/``np.int64(v)``: a literal constant would make Numba
   compile one specialization per value.
 """
 
@@ -43,18 +43,9 @@ def grow(arr, need):
 
 
 @njit(cache=True, nogil=True)
-def full32(n, value):
-    """``np.full(n, value, np.int32)``."""
-    out = np.empty(n, np.int32)
-    for i in range(n):
-        out[i] = value
-    return out
-
-
-@njit(cache=True, nogil=True)
-def full64(n, value):
-    """``np.full(n, value, np.int64)``."""
-    out = np.empty(n, np.int64)
+def full(n, value, dtype):
+    """``np.full(n, value, dtype)``."""
+    out = np.empty(n, dtype)
     for i in range(n):
         out[i] = value
     return out

@@ -39,10 +39,12 @@ def to_code_points(text: str) -> np.ndarray:
     return np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
 
 
-def join_code_points(texts: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
-    """All texts as one code point array plus ``bounds`` (length n+1)."""
+def join_code_points(texts: Sequence[str], lengths: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """All texts as one code point array plus ``bounds`` (length n+1).
+    ``lengths``: the texts' lengths, when the caller has them already."""
     try:
-        lengths = np.fromiter(map(len, texts), dtype=np.int64, count=len(texts))
+        if lengths is None:
+            lengths = np.fromiter(map(len, texts), dtype=np.int64, count=len(texts))
         joined = "".join(texts)
     except TypeError:
         for i, t in enumerate(texts):

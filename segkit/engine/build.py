@@ -23,7 +23,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from .arrays import copy_prefix, full32, full64
+from .arrays import copy_prefix, full
 
 NO_TOKEN = -2  # node is not the end of a key
 FREE = -1  # double-array slot not in use
@@ -50,12 +50,12 @@ def insert_keys(syms, key_start, key_end, key_tree, key_tok, nsym, reverse):
     while cap < 2 * (total + 4):
         cap *= 2
     mask = cap - 1
-    hkey = full64(cap, np.int64(-1))
+    hkey = full(cap, np.int64(-1), np.int64)
     hval = np.empty(cap, np.int32)
     maxn = total + 2
     parent = np.empty(maxn, np.int32)
-    sym = full32(maxn, np.int32(0))
-    tok = full32(maxn, np.int32(NO_TOKEN))
+    sym = full(maxn, np.int32(0), np.int32)
+    tok = full(maxn, np.int32(NO_TOKEN), np.int32)
     parent[0] = -1
     parent[1] = -1
     n = 2
@@ -84,7 +84,7 @@ def insert_keys(syms, key_start, key_end, key_tree, key_tok, nsym, reverse):
 
 @njit(cache=True, nogil=True)
 def _children_csr(parent, n):
-    counts = full64(n + 1, np.int64(0))
+    counts = full(n + 1, np.int64(0), np.int64)
     for v in range(2, n):
         counts[parent[v] + 1] += 1
     for i in range(n):
@@ -114,13 +114,13 @@ def place_double_array(parent, sym, nsym):
     n = parent.size
     starts, order = _children_csr(parent, n)
     cap = 2 * n + nsym + 64
-    base = full32(cap, np.int32(0))
-    check = full32(cap, np.int32(FREE))
+    base = full(cap, np.int32(0), np.int32)
+    check = full(cap, np.int32(FREE), np.int32)
     nf = np.empty(cap + 1, np.int64)  # nf[i] = i; nf[cap] == cap: sentinel
     for i in range(cap + 1):
         nf[i] = i
-    tries = full32(cap, np.int32(0))
-    slot = full32(n, np.int32(-1))
+    tries = full(cap, np.int32(0), np.int32)
+    slot = full(n, np.int32(-1), np.int32)
     slot[0] = 0
     slot[1] = 1
     check[0] = ROOT_CHECK
@@ -154,15 +154,15 @@ def place_double_array(parent, sym, nsym):
             need = bs + smax + nsym + 2
             if need >= cap:
                 newcap = max(2 * cap, need + 1)
-                base2 = full32(newcap, np.int32(0))
+                base2 = full(newcap, np.int32(0), np.int32)
                 copy_prefix(base2, base, cap)
-                check2 = full32(newcap, np.int32(FREE))
+                check2 = full(newcap, np.int32(FREE), np.int32)
                 copy_prefix(check2, check, cap)
                 nf2 = np.empty(newcap + 1, np.int64)
                 for i in range(newcap + 1):
                     nf2[i] = i
                 copy_prefix(nf2, nf, cap)
-                tries2 = full32(newcap, np.int32(0))
+                tries2 = full(newcap, np.int32(0), np.int32)
                 copy_prefix(tries2, tries, cap)
                 tries = tries2
                 base = base2
@@ -212,13 +212,13 @@ def breadth_first(parent):
     """Nodes ordered by depth (roots first).  Parents precede children in
     node numbering, so depths come out of one forward pass."""
     n = parent.size
-    depth = full32(n, np.int32(0))
+    depth = full(n, np.int32(0), np.int32)
     maxd = 0
     for v in range(2, n):
         depth[v] = depth[parent[v]] + 1
         if depth[v] > maxd:
             maxd = depth[v]
-    count = full64(maxd + 2, np.int64(0))
+    count = full(maxd + 2, np.int64(0), np.int64)
     for v in range(n):
         count[depth[v] + 1] += 1
     for d in range(maxd + 1):
@@ -254,7 +254,7 @@ def compute_failure(parent, sym, tok, slot, base, check, bfs, sroot):
         table[v, CHECK] = check[v]
         table[v, FAIL] = -1
         table[v, POPS] = 0
-    depth = full32(size, np.int32(0))
+    depth = full(size, np.int32(0), np.int32)
     pool = np.empty(1024, np.int32)
     pool[0] = 0  # the shared empty pop list
     plen = 1

@@ -35,8 +35,8 @@ import numpy as np
 from numba import literally, njit
 
 from .arrays import copy_rows_prefix, grow
+from .charmap import MAX_CODE_POINT
 
-MAX_CODE_POINT = 0x10FFFF
 #: Code points from SENTINEL on stand for "emit token id (cp - SENTINEL) here".
 SENTINEL = 0x110000
 
@@ -274,7 +274,8 @@ def segment_into(cps, auto, clsmask, out):
     """Tokens of one text into the rows of ``out`` (4, >= ``cps.size``): ids,
     starts, ends, word indices (that size always suffices); returns the
     token count."""
-    i, k, word, done = _segment_range(cps, 0, cps.size, auto, clsmask, out[0], out[1], out[2], out[3], 0, 0, True)
+    zero = np.int64(0)  # not a literal: shares the batch kernels' specialization
+    i, k, word, done = _segment_range(cps, zero, cps.size, auto, clsmask, out[0], out[1], out[2], out[3], zero, zero, True)
     return k
 
 

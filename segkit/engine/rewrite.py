@@ -17,10 +17,9 @@ import numpy as np
 from numba import njit
 
 from .arrays import grow
-from .charmap import two_level
+from .charmap import _N_PAGES, two_level
 from .kernels import MAX_INITIAL_TOKENS, SENTINEL, _ix, _segment_range, segment_growing
 
-_N_PAGES = 0x110000 >> 8
 KEEP = 0
 DELETE = -1
 
@@ -105,7 +104,7 @@ def check_rewrite(rw: np.ndarray, source: str) -> None:
         raise bad()
     table, pool = rw[ends[0] : ends[1]], rw[ends[1] : ends[2]]
     pcps, index, first = rw[ends[2] : ends[3]], rw[ends[3] : ends[4]], rw[ends[4] : ends[5]]
-    n_pages = 0x110000 >> 8
+    n_pages = _N_PAGES
     if table.size < n_pages + 256 or (table.size - n_pages) % 256 or first.size != _FIRST_WORDS or index.size != 3 * n:
         raise bad()
     pages = table[:n_pages]

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 import numpy as np
 from numba import njit
 
-from ..engine.arrays import full64
+from ..engine.arrays import full
 from ..engine.rewrite import segment_rewritten_into
 
 FIELDS = ("ids", "type_ids", "attention_mask", "special_tokens_mask", "starts", "ends", "word_ids")
@@ -124,7 +124,7 @@ def assemble(tok, rows, n_texts, paired, template, cls_id, sep_id, budget, trunc
     is -1 on success or the index of a text that cannot be truncated as asked.
     """
     la = np.empty(n_texts, np.int64)
-    lb = full64(n_texts, np.int64(0))
+    lb = full(n_texts, np.int64(0), np.int64)
     nspec = 0
     if template:
         nspec = 3 if paired else 2
@@ -136,7 +136,7 @@ def assemble(tok, rows, n_texts, paired, template, cls_id, sep_id, budget, trunc
             b = rows[n_texts + t + 1] - rows[n_texts + t]
         a, b, ok = _truncated_lengths(a, b, paired, budget, trunc_mode)
         if not ok:
-            return np.empty((7, 0), np.int32), full64(1, np.int64(0)), t
+            return np.empty((7, 0), np.int32), full(1, np.int64(0), np.int64), t
         la[t] = a
         lb[t] = b
         if a + b + nspec > longest:

@@ -12,7 +12,7 @@ import numpy as np
 
 from ..encoding import BatchEncoding, Encoding
 from ..engine import Automaton, EngineConfig
-from ..engine.automaton import join_code_points, to_code_points
+from ..engine.automaton import _MAX_SCRATCH, join_code_points, to_code_points
 from ..engine.rewrite import (
     build_rewrite_table,
     check_rewrite,
@@ -224,7 +224,6 @@ class WordPiece:
         self._rewrite = rewrite
         self._local = threading.local()
         self._opts_cache: dict = {}
-        self._default_opts = None
 
     @classmethod
     def bert(
@@ -350,10 +349,10 @@ class WordPiece:
 
     def _segment_one(self, text: str) -> np.ndarray:
         """(4, n) tokens of one text: one compiled call, per-thread buffers."""
-        cps = to_code_points(text)
-        if cps.size > _MAX_SCRATCH:
+        if len(text) > _MAX_SCRATCH:
             out, _ = self._segment([text])
             return out
+        cps = to_code_points(text)
         need = cps.size + 16
         while True:
             buf = self._buffers(need)
@@ -477,12 +476,7 @@ class WordPiece:
         """
         _check_text(text)
         if pair is None and self.flavour == "hf":
-            if add_special_tokens is True and max_length is truncation is padding is pad_to_multiple_of is None:
-                opts = self._default_opts  # the common call: no option lookup
-                if opts is None:
-                    opts = self._default_opts = self._single_options(True, None, None, None, None)
-            else:
-                opts = self._single_options(add_special_tokens, max_length, truncation, padding, pad_to_multiple_of)
+            opts = self._single_options(add_special_tokens, max_length, truncation, padding, pad_to_multiple_of)
             return Encoding(self._encode_single(text, opts), self.vocab)
         if pair is not None:
             _check_text(pair)
@@ -538,8 +532,7 @@ class WordPiece:
 
     def _encode_single(self, text: str, opts: np.ndarray) -> np.ndarray:
         """(7, n) encoding of one text in one compiled call (per-thread buffers)."""
-        cps = np.frombuffer(text.encode("utf-32-le", "surrogatepass"), _U32)  # text is checked
-        if cps.size > _MAX_SCRATCH:
+        if len(text) > _MAX_SCRATCH:
             tok, rows = self._segment([text])
             plain = not opts[O_TEMPLATE] and opts[O_MODE] == 0 and opts[O_PAD_TO] < 0
             if plain:
@@ -548,12 +541,11 @@ class WordPiece:
                 tok, rows, 1, False, bool(opts[O_TEMPLATE]), int(opts[O_BUDGET]), int(opts[O_MODE]), int(opts[O_PAD_TO]), int(opts[O_MULT])
             )
             return out
+        cps = np.frombuffer(text.encode("utf-32-le", "surrogatepass"), _U32)  # text is checked
         need = cps.size + 16
         rw = self._rewrite
-        buf = getattr(self._local, "buf", None)
         while True:
-            if buf is None or buf[0].shape[1] < need:
-                buf = self._buffers(need)
+            buf = self._buffers(need)
             n = encode_single(cps, self.automaton.packed, rw, opts, *buf)
             if n >= 0:
                 return buf[3][:, :n].copy()
@@ -727,7 +719,6 @@ def _to_byte_offsets(cps: np.ndarray, bounds: np.ndarray, out: np.ndarray, rows:
     out[2] = cum[base + out[2]] - cum[base]
 
 
-_MAX_SCRATCH = 1 << 16
 _U32 = np.dtype(np.uint32)
 _IDENTITY = None
 
