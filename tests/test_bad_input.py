@@ -238,3 +238,17 @@ def test_batch_type_error_names_the_index(mbert):
         mbert.encode_batch(["a", "b", b"c"])
     with pytest.raises(TypeError, match="single str"):
         mbert.encode_batch("abc")
+
+
+def test_join_code_points_rejects_lengths_that_do_not_fit() -> None:
+    """Wrong lengths would send the kernels outside the text: a clear error."""
+    import numpy as np
+
+    from segkit.engine import join_code_points
+
+    cps, bounds = join_code_points(["ab", "c"], np.array([2, 1]))
+    assert bounds.tolist() == [0, 2, 3] and cps.size == 3
+    with pytest.raises(ValueError, match="lengths do not fit"):
+        join_code_points(["ab", "c"], np.array([2, 2]))
+    with pytest.raises(ValueError, match="lengths do not fit"):
+        join_code_points(["ab", "c"], np.array([4, -1]))

@@ -55,6 +55,9 @@ def join_code_points(texts: Sequence[str], lengths: np.ndarray | None = None) ->
         raise
     bounds = np.zeros(len(lengths) + 1, dtype=np.int64)
     np.cumsum(lengths, out=bounds[1:])
+    if bounds[-1] != len(joined) or (len(lengths) and lengths.min() < 0):
+        raise ValueError(f"lengths do not fit the texts: they sum to {int(bounds[-1])}, the texts hold {len(joined)} "
+                         "characters (or a length is negative)")
     return to_code_points(joined), bounds
 
 
