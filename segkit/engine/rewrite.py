@@ -52,8 +52,12 @@ def build_rewrite_table(mapping: dict[int, str], delete: np.ndarray | None = Non
 
 # Packed layout: header of section offsets, then the table, the pool, the
 # protected strings' code points, their index rows (start, end, id) and a
-# bitmap of their possible first characters (low 16 bits).
+# bitmap of their possible first characters (low 16 bits).  Header slot
+# _IDENT is 1 when the table keeps every code point (texts without a
+# protected string are then matched as they are: no rewrite, no mapping back);
+# slot _RH - 1 is the number of protected strings.
 _RH = 8
+_IDENT = 6
 _FIRST_WORDS = 0x10000 // 32
 
 
@@ -85,6 +89,7 @@ def pack_rewrite(table: np.ndarray, pool: np.ndarray, strings: list[str], ids: l
     out = np.zeros(int(offsets[-1]), dtype=np.int32)
     out[: offsets.size] = offsets
     out[_RH - 1] = len(strings)
+    out[_IDENT] = int(not np.asarray(table)[_N_PAGES:].any())
     for p, o in zip(parts, offsets[:-1]):
         out[o : o + p.size] = p
     return out
@@ -111,7 +116,7 @@ def check_rewrite(rw: np.ndarray, source: str) -> None:
     if pages.min() < n_pages or pages.max() > table.size - 256 or ((pages - n_pages) % 256).any():
         raise bad()
     refs = table[n_pages:]
-    if refs.min() < -1:
+    if refs.min() < -1 or h[_IDENT] not in (0, 1) or (h[_IDENT] and refs.any()):
         raise bad()
     refs = refs[refs > 0]
     if refs.size and (refs.max() >= pool.size or (refs + pool[refs]).max() >= pool.size or pool[refs].min() < 1):
@@ -208,6 +213,24 @@ def _rewrite_fill(cps, i, b, a, rw, out, s0, s1, k):
 
 
 @njit(cache=True, nogil=True)
+def _copy_plain(cps, a, b, rw, out):
+    """Copy ``cps[a:b]`` into ``out`` when the rewrite would leave it as it
+    is: the table is the identity and no character may start a protected
+    string.  Returns False (``out`` then holds nothing useful) otherwise, or
+    when ``out`` is too small."""
+    if rw[_IDENT] != 1 or b - a > out.size:
+        return False
+    pf = rw[4]
+    check = rw[_RH - 1] > 0
+    for q in range(b - a):
+        c = cps[_ix(a + q)]
+        if check and _may_protect(c, rw[_ix(pf + ((c & 0xFFFF) >> 5))]):
+            return False
+        out[_ix(q)] = c
+    return True
+
+
+@njit(cache=True, nogil=True)
 def _map_back(st, en, k0, k1, s0, s1, m, n):
     """Token offsets ``k0:k1`` from a rewritten text (``m`` characters) back
     to its original (``n`` characters), in place.  An empty span maps to
@@ -246,6 +269,13 @@ def segment_batch_rewritten(cps, bounds, auto, rw, clsmask):
     for t in range(nt):
         a = bounds[t]
         b = bounds[t + 1]
+        if b - a > tmp.size:
+            tmp = grow(tmp, b - a)
+        k0 = k
+        if _copy_plain(cps, a, b, rw, tmp):
+            out, k = segment_growing(tmp, np.int64(0), b - a, auto, clsmask, out, k)
+            rows[t + 1] = k
+            continue
         i = a
         m = np.int64(0)  # not literals: the callees keep one specialization
         while True:
@@ -255,32 +285,44 @@ def segment_batch_rewritten(cps, bounds, auto, rw, clsmask):
             tmp = grow(tmp, m)
             s0 = grow(s0, m)
             s1 = grow(s1, m)
-        k0 = k
         out, k = segment_growing(tmp, np.int64(0), m, auto, clsmask, out, k)
         _map_back(out[1], out[2], k0, k, s0, s1, m, b - a)
         rows[t + 1] = k
     return out[:, :k], rows
 
 
+#: Rows of the scratch array of :func:`segment_rewritten_into`: tokens (ids,
+#: starts, ends, words), the rewritten text, its source spans.  Callers may
+#: use the rows from SCRATCH_ROWS on for their own output.
+SCRATCH_ROWS = 7
+
+
 @njit(cache=True, nogil=True)
-def segment_rewritten_into(cps, auto, rw, clsmask, out, tmp_cps, tmp_src):
+def segment_rewritten_into(cps, auto, rw, clsmask, scratch):
     """One text: rewrite, match and map offsets back, in one call.
 
-    ``out`` (4, >= m) receives ids, starts, ends and word indices;
-    ``tmp_cps`` (>= m) and ``tmp_src`` (2, >= m) are scratch, where m is the
-    rewritten length.  Returns the token count, or ``-size`` when the buffers
-    are too small, ``size`` being a larger size to try (the caller grows
-    them and calls again).
+    ``scratch`` is an int32 array of at least :data:`SCRATCH_ROWS` rows of
+    m columns, m the rewritten length (one array, not seven: every array
+    argument adds to the cost of a call).  Rows 0-3 receive ids, starts,
+    ends and word indices; rows 4-6 hold the rewritten text and its source
+    spans.  Returns the token count, or ``-size`` when ``scratch`` is too
+    small, ``size`` being a larger size to try (the caller grows it and
+    calls again).
     """
     n = cps.size
-    s0 = tmp_src[0]
-    s1 = tmp_src[1]
+    cap = scratch.shape[1]
+    tmp_cps = scratch[4].view(np.uint32)
     zero = np.int64(0)  # not a literal: the callees keep one specialization
+    if _copy_plain(cps, zero, n, rw, tmp_cps):
+        i, k, word, done = _segment_range(
+            tmp_cps, zero, n, auto, clsmask, scratch[0], scratch[1], scratch[2], scratch[3], zero, zero, True
+        )
+        return k
+    s0 = scratch[5]
+    s1 = scratch[6]
     i, m, done = _rewrite_fill(cps, zero, n, zero, rw, tmp_cps, s0, s1, zero)
     if not done:
-        return -2 * tmp_cps.size  # longer than the buffers: double them
-    if m > out.shape[1]:
-        return -m
-    i, k, word, done = _segment_range(tmp_cps, zero, m, auto, clsmask, out[0], out[1], out[2], out[3], zero, zero, True)
-    _map_back(out[1], out[2], zero, k, s0, s1, m, n)
+        return -max(2 * cap, n + 16)  # longer than the buffers: grow them
+    i, k, word, done = _segment_range(tmp_cps, zero, m, auto, clsmask, scratch[0], scratch[1], scratch[2], scratch[3], zero, zero, True)
+    _map_back(scratch[1], scratch[2], zero, k, s0, s1, m, n)
     return k

@@ -13,7 +13,7 @@ import numpy as np
 from numba import njit
 
 from ..engine.arrays import full
-from ..engine.rewrite import segment_rewritten_into
+from ..engine.rewrite import SCRATCH_ROWS, segment_rewritten_into
 
 FIELDS = ("ids", "type_ids", "attention_mask", "special_tokens_mask", "starts", "ends", "word_ids")
 R_IDS, R_TYPE, R_ATT, R_SPECIAL, R_START, R_END, R_WORD = range(7)
@@ -180,18 +180,22 @@ N_OPTIONS = 8
 
 
 @njit(cache=True, nogil=True)
-def encode_single(cps, auto, rw, opts, tok, tmp_cps, tmp_src, res):
+def encode_single(cps, auto, rw, opts, scratch):
     """One text, whole pipeline: rewrite, match, template, truncation, padding.
 
-    ``tok`` (4, >= m), ``tmp_cps``/``tmp_src`` (>= m) are scratch; ``res``
-    (7, >= length) receives the encoding.  Returns its length, or ``-need``
-    when a buffer is too small (the caller grows them and calls again).
+    ``scratch`` has :data:`SCRATCH_ROWS` + 7 rows of at least m columns (m:
+    the rewritten length, or the padded length when larger): the first rows
+    serve :func:`segment_rewritten_into`, the last 7 receive the encoding.
+    Returns its length, or ``-need`` when ``scratch`` is too small (the
+    caller grows it and calls again).
     """
     # Always through the rewrite pass (an identity table when the preset has
     # none): one specialization of the matching loop to compile, not two.
-    k = segment_rewritten_into(cps, auto, rw, np.int64(3), tok, tmp_cps, tmp_src)
+    k = segment_rewritten_into(cps, auto, rw, np.int64(3), scratch)
     if k < 0:
         return k
+    tok = scratch[:4]
+    res = scratch[SCRATCH_ROWS:]
     la, lb, ok = _truncated_lengths(k, 0, False, opts[O_BUDGET], opts[O_MODE])
     if not ok:
         return -(1 << 40)

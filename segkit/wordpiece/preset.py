@@ -13,7 +13,9 @@ import numpy as np
 from ..encoding import BatchEncoding, Encoding
 from ..engine import Automaton, EngineConfig
 from ..engine.automaton import _MAX_SCRATCH, join_code_points, to_code_points
+from ..engine.dispatch import resolve_entry
 from ..engine.rewrite import (
+    SCRATCH_ROWS,
     build_rewrite_table,
     check_rewrite,
     pack_rewrite,
@@ -195,6 +197,7 @@ class WordPiece:
     def _assemble(self, vocab: Vocabulary, automaton: Automaton, settings: dict, rewrite, derived=None) -> None:
         self.vocab = vocab
         self.automaton = automaton
+        self._packed = automaton.packed  # read on every call
         self._settings = dict(settings)
         for k in _SETTINGS:
             setattr(self, k, settings[k])
@@ -224,6 +227,8 @@ class WordPiece:
         self._rewrite = rewrite
         self._local = threading.local()
         self._opts_cache: dict = {}
+        self._encode_entry = None  # see _encode_single
+        self._segment_entry = None
 
     @classmethod
     def bert(
@@ -342,7 +347,7 @@ class WordPiece:
         return self._segment_cps(*join_code_points(texts))
 
     def _segment_cps(self, cps: np.ndarray, bounds: np.ndarray):
-        out, rows = segment_batch_rewritten(cps, bounds, self.automaton.packed, self._rewrite, 3)
+        out, rows = segment_batch_rewritten(cps, bounds, self._packed, self._rewrite, _CLSMASK)
         if self.flavour == "tf_text":
             _to_byte_offsets(cps, bounds, out, rows)
         return out, rows
@@ -353,14 +358,17 @@ class WordPiece:
             out, _ = self._segment([text])
             return out
         cps = to_code_points(text)
-        need = cps.size + 16
+        buf = self._buffers(cps.size + 16)
         while True:
-            buf = self._buffers(need)
-            k = segment_rewritten_into(cps, self.automaton.packed, self._rewrite, 3, *buf[:3])
+            entry = self._segment_entry  # fixed argument types, as in _encode_single
+            if entry is None:
+                k, self._segment_entry = resolve_entry(segment_rewritten_into, cps, self._packed, self._rewrite, _CLSMASK, buf)
+            else:
+                k = entry(cps, self._packed, self._rewrite, _CLSMASK, buf)
             if k >= 0:
-                out = buf[0][:, :k].copy()
+                out = buf[:4, :k].copy()
                 break
-            need = -k + 16  # the rewritten text is longer than the original
+            buf = self._buffers(-k + 16)  # the rewritten text is longer than the original
         if self.flavour == "tf_text":
             _to_byte_offsets(cps, np.array([0, cps.size]), out, np.array([0, k]))
         return out
@@ -474,9 +482,12 @@ class WordPiece:
         >>> e.ids, e.type_ids, e.attention_mask
         ([2, 4, 5, 3, 5, 3, 0, 0], [0, 0, 0, 0, 1, 1, 0, 0], [1, 1, 1, 1, 1, 1, 0, 0])
         """
-        _check_text(text)
+        if type(text) is not str:
+            _check_text(text)
         if pair is None and self.flavour == "hf":
-            opts = self._single_options(add_special_tokens, max_length, truncation, padding, pad_to_multiple_of)
+            opts = self._opts_cache.get((add_special_tokens, max_length, truncation, padding, pad_to_multiple_of))
+            if opts is None:
+                opts = self._single_options(add_special_tokens, max_length, truncation, padding, pad_to_multiple_of)
             return Encoding(self._encode_single(text, opts), self.vocab)
         if pair is not None:
             _check_text(pair)
@@ -515,19 +526,13 @@ class WordPiece:
                 cache[key] = opts
         return opts
 
-    def _buffers(self, need: int):
-        """Per-thread scratch for single texts (grown, never shared):
-        tokens (4, n), rewritten text, its source spans (2, n), encoding (7, n)."""
+    def _buffers(self, need: int) -> np.ndarray:
+        """Per-thread scratch for single texts (grown, never shared): one
+        int32 array, rows as :func:`encode_single` expects them."""
         loc = self._local
         buf = getattr(loc, "buf", None)
-        if buf is None or buf[0].shape[1] < need:
-            size = max(need, 512)
-            buf = loc.buf = (
-                np.empty((4, size), np.int32),
-                np.empty(size, np.uint32),
-                np.empty((2, size), np.int32),
-                np.empty((7, size + 8), np.int32),
-            )
+        if buf is None or buf.shape[1] < need:
+            buf = loc.buf = np.empty((SCRATCH_ROWS + 7, max(need + 8, 512)), np.int32)
         return buf
 
     def _encode_single(self, text: str, opts: np.ndarray) -> np.ndarray:
@@ -542,16 +547,23 @@ class WordPiece:
             )
             return out
         cps = np.frombuffer(text.encode("utf-32-le", "surrogatepass"), _U32)  # text is checked
-        need = cps.size + 16
-        rw = self._rewrite
+        buf = getattr(self._local, "buf", None)
+        if buf is None:  # (too small: the kernel says so, and how much it needs)
+            buf = self._buffers(len(text) + 16)
         while True:
-            buf = self._buffers(need)
-            n = encode_single(cps, self.automaton.packed, rw, opts, *buf)
+            # Always the same argument types (a read-only uint32 text, the
+            # preset's arrays, cached read-only int64 options, an int32
+            # scratch), so the specialization is resolved once.
+            entry = self._encode_entry
+            if entry is None:
+                n, self._encode_entry = resolve_entry(encode_single, cps, self._packed, self._rewrite, opts, buf)
+            else:
+                n = entry(cps, self._packed, self._rewrite, opts, buf)
             if n >= 0:
-                return buf[3][:, :n].copy()
+                return buf[SCRATCH_ROWS:, :n].copy()
             if n == -(1 << 40):
                 raise ValueError("cannot truncate as asked: max_length leaves no room for the text")
-            need = -n + 16
+            buf = self._buffers(-n + 16)
 
     def _assemble_out(self, tok, rows, n, paired, template, budget, mode, pad_to, mult):
         out, out_rows, status = assemble(
@@ -720,6 +732,7 @@ def _to_byte_offsets(cps: np.ndarray, bounds: np.ndarray, out: np.ndarray, rows:
 
 
 _U32 = np.dtype(np.uint32)
+_CLSMASK = np.int64(3)  # honour the boundary classes of the char map
 _IDENTITY = None
 
 

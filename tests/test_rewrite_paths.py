@@ -1,0 +1,93 @@
+"""The plain path of the rewrite pass: when a preset normalizes nothing, texts
+without a special token are matched as they are (no rewrite, no mapping of
+offsets back).  It must give exactly what the general path gives."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import segkit
+from segkit.engine.automaton import join_code_points, to_code_points
+from segkit.engine.rewrite import _IDENT, SCRATCH_ROWS, segment_batch_rewritten, segment_rewritten_into
+from segkit.storage import ModelFileError
+
+ROOT = Path(__file__).resolve().parents[1]
+SAMPLE = ROOT / "tests" / "data" / "multilingual-sample.jsonl"
+VOCAB = ["[UNK]", "[CLS]", "[SEP]", "[MASK]", "a", "ab", "##b", "##a", "[", "]", "x", "##x", "北"]
+
+
+def _general(rw: np.ndarray) -> np.ndarray:
+    """The same rewrite array with the plain path switched off."""
+    out = rw.copy()
+    out[_IDENT] = 0
+    return out
+
+
+def _sample() -> list[str]:
+    return [json.loads(line)["text"] for line in SAMPLE.read_text(encoding="utf-8").splitlines() if line]
+
+
+def _both_paths(wp: segkit.WordPiece, texts: list[str]):
+    rw = wp._rewrite
+    cps, bounds = join_code_points(texts)
+    plain = segment_batch_rewritten(cps, bounds, wp._packed, rw, 3)
+    general = segment_batch_rewritten(cps, bounds, wp._packed, _general(rw), 3)
+    return plain, general
+
+
+def test_identity_flag_set_only_without_normalization():
+    assert segkit.WordPiece(VOCAB)._rewrite[_IDENT] == 1
+    assert segkit.WordPiece(VOCAB, lowercase=True)._rewrite[_IDENT] == 0
+    assert segkit.WordPiece(VOCAB, clean_text=True)._rewrite[_IDENT] == 0
+
+
+def test_plain_path_equals_general_path_on_real_text():
+    wp = segkit.WordPiece(ROOT / "vocabularies" / "bert-base-multilingual-cased.txt")
+    texts = _sample() + ["[CLS] a [SEP]", "x[MASK]x [ab]", "[", "]", "", "  "]
+    (po, pr), (go, gr) = _both_paths(wp, texts)
+    assert np.array_equal(pr, gr)
+    assert np.array_equal(po, go)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.text(alphabet="ab x[]#北\u3000CLSEPMAK", max_size=30), max_size=8))
+def test_plain_path_equals_general_path(texts):
+    wp = segkit.WordPiece(VOCAB)
+    (po, pr), (go, gr) = _both_paths(wp, texts)
+    assert np.array_equal(pr, gr)
+    assert np.array_equal(po, go)
+    for text in texts:  # the single-text kernel, both paths, small scratch (grown)
+        results = []
+        for rw in (wp._rewrite, _general(wp._rewrite)):
+            scratch = np.zeros((SCRATCH_ROWS, 2), np.int32)
+            while True:
+                k = segment_rewritten_into(to_code_points(text), wp._packed, rw, 3, scratch)
+                if k >= 0:
+                    break
+                scratch = np.zeros((SCRATCH_ROWS, -k + 2), np.int32)
+            results.append(scratch[:4, :k].copy())
+        assert np.array_equal(results[0], results[1])
+
+
+def test_forged_identity_flag_is_rejected(tmp_path):
+    """A file claiming the plain path for a table that rewrites must not load
+    (its texts would silently skip normalization)."""
+    wp = segkit.WordPiece.bert(ROOT / "vocabularies" / "bert-base-uncased.txt")
+    path = tmp_path / "m.segkit"
+    wp.save(path)
+    loaded = segkit.storage.read_model(path)
+    arrays = dict(loaded.arrays)
+    rw = np.array(arrays["rewrite.packed"])
+    assert rw[_IDENT] == 0
+    rw[_IDENT] = 1
+    arrays["rewrite.packed"] = rw
+    bad = tmp_path / "forged.segkit"
+    segkit.storage.write_model(bad, loaded.preset, loaded.config, arrays, {k: bytes(v) for k, v in loaded.blobs.items()})
+    with pytest.raises(ModelFileError, match="invalid"):
+        segkit.load(bad)
