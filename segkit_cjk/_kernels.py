@@ -1,6 +1,7 @@
-"""Compiled post-passes of the Chinese preset (merging alnum runs, choosing
-between forward and backward results).  Both work on the flat token arrays of
-a whole batch: no per-token Python work."""
+"""Compiled post-passes of the Chinese preset (runs of letters and digits,
+choosing between forward and backward results, the words as one string).
+They work on the flat token arrays of a whole batch: no per-token Python
+work."""
 
 from __future__ import annotations
 
@@ -27,14 +28,54 @@ def _kind(c):
 
 
 @njit(cache=True, nogil=True)
-def merge_alnum_runs(cps, bounds, ids, st, en, rows, run_id):
-    """Merge adjacent one-character tokens into runs of Latin letters and
-    digits (half- or full-width); a point between two digits and a percent
-    sign after a digit join the run.  Merged tokens get ``run_id``.
+def alnum_glue(cps, bounds, st, en, rows):
+    """Which tokens join the token before them in a run of Latin letters and
+    digits (half- or full-width): ``glue[q]`` is 1 when token ``q`` does.
+    Only one-character tokens join; a point between two digits and a
+    percent sign after a digit join the run too.
 
     Offsets are relative to each text (``cps[bounds[t]:bounds[t+1]]``).
-    Returns new ``(ids, st, en, rows)``.
     """
+    glue = np.empty(st.size, np.uint8)
+    for t in range(rows.size - 1):
+        base = bounds[t]
+        run_open = False  # the previous token ends a run that may grow
+        last_digit = False  # ... with a digit
+        for q in range(rows[t], rows[t + 1]):
+            s = st[q]
+            e = en[q]
+            kind = _kind(cps[base + s]) if e - s == 1 else 0
+            adjacent = run_open and en[q - 1] == s
+            g = False
+            if kind == _ALPHA or kind == _DIGIT:
+                g = adjacent
+                run_open = True
+                last_digit = kind == _DIGIT
+            elif (
+                kind == _POINT
+                and adjacent
+                and last_digit
+                and q + 1 < rows[t + 1]
+                and st[q + 1] == e
+                and en[q + 1] - e == 1
+                and _kind(cps[base + e]) == _DIGIT
+            ):
+                g = True
+                last_digit = False
+            elif kind == _PERCENT and adjacent and last_digit:
+                g = True
+                run_open = False
+            else:
+                run_open = False
+            glue[q] = g
+    return glue
+
+
+@njit(cache=True, nogil=True)
+def merge_glued(ids, st, en, rows, glue, run_id):
+    """Tokens with each glued token (see :func:`alnum_glue`) merged into the
+    token before it; merged tokens get ``run_id``.  Returns new
+    ``(ids, st, en, rows)``."""
     n = ids.size
     oid = np.empty(n, np.int32)
     ost = np.empty(n, np.int32)
@@ -43,43 +84,15 @@ def merge_alnum_runs(cps, bounds, ids, st, en, rows, run_id):
     orows[0] = 0
     k = 0
     for t in range(rows.size - 1):
-        base = bounds[t]
-        run_open = False  # last output token is a run that may grow
-        last_digit = False  # ... and it ends with a digit
         for q in range(rows[t], rows[t + 1]):
-            s = st[q]
-            e = en[q]
-            kind = _kind(cps[base + s]) if e - s == 1 else 0
-            adjacent = run_open and oen[k - 1] == s
-            if kind == _ALPHA or kind == _DIGIT:
-                if adjacent:
-                    oen[k - 1] = e
-                    oid[k - 1] = run_id
-                else:
-                    oid[k] = ids[q]
-                    ost[k] = s
-                    oen[k] = e
-                    k += 1
-                run_open = True
-                last_digit = kind == _DIGIT
-                continue
-            if kind == _POINT and adjacent and last_digit and q + 1 < rows[t + 1]:
-                s2 = st[q + 1]
-                if s2 == e and en[q + 1] - s2 == 1 and _kind(cps[base + s2]) == _DIGIT:
-                    oen[k - 1] = e
-                    oid[k - 1] = run_id
-                    last_digit = False
-                    continue
-            if kind == _PERCENT and adjacent and last_digit:
-                oen[k - 1] = e
+            if glue[q]:
+                oen[k - 1] = en[q]
                 oid[k - 1] = run_id
-                run_open = False
-                continue
-            oid[k] = ids[q]
-            ost[k] = s
-            oen[k] = e
-            k += 1
-            run_open = False
+            else:
+                oid[k] = ids[q]
+                ost[k] = st[q]
+                oen[k] = en[q]
+                k += 1
         orows[t + 1] = k
     return oid[:k], ost[:k], oen[:k], orows
 
@@ -147,27 +160,35 @@ def choose_bidirectional(fid, fst, fen, frows, bid, bst, ben, brows):
 
 
 @njit(cache=True, nogil=True)
-def join_tokens(cps, bounds, st, en, rows):
-    """All tokens as one code point array: tokens of a text separated by
-    ``\\n``, texts separated by ``\\t``.  Whitespace is never inside a token,
-    so ``str.split`` recovers them (one C-level pass instead of a Python
-    slice per token)."""
+def join_words(cps, bounds, st, en, rows, glue):
+    """The words of all texts as one code point array, separated by ``\\n``,
+    and the number of words before each text (row splits).
+
+    A token with ``glue[q]`` set continues the word before it (no
+    separator); an empty ``glue`` glues nothing.  Whitespace is never inside
+    a token, so ``str.split`` recovers the words in one C-level pass
+    instead of a Python slice per word.
+    """
     nt = rows.size - 1
     total = 0
     for q in range(rows[nt]):
         total += en[q] - st[q] + 1
-    out = np.empty(total + nt, np.uint32)
+    out = np.empty(total, np.uint32)
+    wrows = np.empty(nt + 1, np.int64)
+    wrows[0] = 0
+    use_glue = glue.size > 0
     k = 0
+    w = 0
     for t in range(nt):
         base = bounds[t]
         for q in range(rows[t], rows[t + 1]):
-            if q > rows[t]:
-                out[k] = 10
-                k += 1
+            if not (use_glue and glue[q]):
+                if w:
+                    out[k] = 10
+                    k += 1
+                w += 1
             for c in range(base + st[q], base + en[q]):
                 out[k] = cps[c]
                 k += 1
-        if t + 1 < nt:
-            out[k] = 9
-            k += 1
-    return out[:k]
+        wrows[t + 1] = w
+    return out[:k], wrows

@@ -10,6 +10,7 @@ import numpy as np
 
 from segkit.engine import Automaton, EngineConfig, join_code_points
 from segkit.engine.charmap import SPACE
+from segkit.gcpause import paused_gc
 from segkit.parallel import concat_segments, map_code_point_chunks
 from segkit.unicode import white_space
 from segkit.vocab import Vocabulary
@@ -183,6 +184,8 @@ class ChineseMaxMatch:
 
     # ---------------------------------------------------------- segmentation
     def _segment_arrays(self, texts: Sequence[str], num_threads: int | None = None):
+        """Tokens before runs of letters and digits are merged:
+        ``(ids, starts, ends, rows, cps, bounds)``."""
         cps, bounds = join_code_points(texts)
         if num_threads is not None and num_threads != 1:
             parts = map_code_point_chunks(self._segment_cps, cps, bounds, num_threads)
@@ -197,31 +200,31 @@ class ChineseMaxMatch:
             fa, ba = self._snapshot(("forward", "backward"))
             f = _split(fa.segment_code_points(cps, bounds))
             b = _split(ba.segment_code_points(cps, bounds))
-            ids, st, en, rows = _kernels.choose_bidirectional(*f, *b)
-        else:
-            ids, st, en, rows = _split(self._automaton(self.mode).segment_code_points(cps, bounds))
-        if self.alnum_runs and ids.size:
-            ids, st, en, rows = _kernels.merge_alnum_runs(cps, bounds, ids, st, en, rows, NOT_A_WORD)
-        return ids, st, en, rows
+            return _kernels.choose_bidirectional(*f, *b)
+        return _split(self._automaton(self.mode).segment_code_points(cps, bounds))
 
-    def _words(self, texts: Sequence[str], num_threads):
-        ids, st, en, rows, cps, bounds = self._segment_arrays(texts, num_threads)
-        if not len(texts):
-            return [], st, en, rows
-        joined = _kernels.join_tokens(cps, bounds, st, en, rows).tobytes().decode("utf-32-le", "surrogatepass")
-        words = [part.split("\n") if part else [] for part in joined.split("\t")]
-        return words, st, en, rows
+    def _glue(self, cps, bounds, st, en, rows) -> np.ndarray:
+        """Which tokens continue a run of letters and digits (none when
+        ``alnum_runs`` is off)."""
+        if self.alnum_runs and st.size:
+            return _kernels.alnum_glue(cps, bounds, st, en, rows)
+        return _NO_GLUE
 
     def tokenize_batch(self, texts: Sequence[str], *, num_threads: int | None = None) -> list[list[tuple[str, int, int]]]:
         """:meth:`tokenize` for many texts, in one compiled call per direction
         (``num_threads``: see :meth:`cut_batch`)."""
         texts = _check_batch(texts)
-        words, st, en, rows = self._words(texts, num_threads)
-        st_l, en_l, rows_l = st.tolist(), en.tolist(), rows.tolist()
-        return [
-            list(zip(w, st_l[rows_l[t] : rows_l[t + 1]], en_l[rows_l[t] : rows_l[t + 1]]))
-            for t, w in enumerate(words)
-        ]
+        ids, st, en, rows, cps, bounds = self._segment_arrays(texts, num_threads)
+        glue = self._glue(cps, bounds, st, en, rows)
+        if glue.size:
+            ids, st, en, rows = _kernels.merge_glued(ids, st, en, rows, glue, NOT_A_WORD)
+        with paused_gc():
+            words = _words(cps, bounds, st, en, rows, _NO_GLUE)
+            st_l, en_l, rows_l = st.tolist(), en.tolist(), rows.tolist()
+            return [
+                list(zip(w, st_l[rows_l[t] : rows_l[t + 1]], en_l[rows_l[t] : rows_l[t + 1]]))
+                for t, w in enumerate(words)
+            ]
 
     def cut_batch(self, texts: Sequence[str], *, num_threads: int | None = None) -> list[list[str]]:
         """:meth:`cut` for many texts, in one compiled call per direction.
@@ -230,7 +233,10 @@ class ChineseMaxMatch:
         over threads; the compiled kernels release the GIL.
         """
         texts = _check_batch(texts)
-        return self._words(texts, num_threads)[0]
+        ids, st, en, rows, cps, bounds = self._segment_arrays(texts, num_threads)
+        glue = self._glue(cps, bounds, st, en, rows)
+        with paused_gc():
+            return _words(cps, bounds, st, en, rows, glue)
 
     def cut(self, text: str) -> list[str]:
         """The words of ``text``.
@@ -250,6 +256,19 @@ class ChineseMaxMatch:
 
     def __repr__(self) -> str:
         return f"ChineseMaxMatch(words={len(self._vocab)}, mode={self.mode!r}, alnum_runs={self.alnum_runs})"
+
+
+_NO_GLUE = np.zeros(0, dtype=np.uint8)
+
+
+def _words(cps, bounds, st, en, rows, glue) -> list[list[str]]:
+    """The words of each text as strings: one compiled pass writes them all,
+    ``\\n``-separated, one ``str.split`` makes the strings, and list slices
+    group them by text."""
+    joined, wrows = _kernels.join_words(cps, bounds, st, en, rows, glue)
+    flat = str(joined, "utf-32-le", "surrogatepass").split("\n") if joined.size else []
+    r = wrows.tolist()
+    return [flat[r[t] : r[t + 1]] for t in range(len(r) - 1)]
 
 
 def _split(result):

@@ -68,6 +68,8 @@ def _check(words: list[str], texts: list[str]) -> None:
                 assert all(t[s:e_] == w and e_ > s for w, s, e_ in g)
                 assert "".join(w for w, _, _ in g) == "".join(c for c in t if c not in ref.WHITE_SPACE)
             assert [seg.cut(t) for t in texts] == [[w for w, _, _ in e] for e in expected]
+            assert seg.cut_batch(texts) == [[w for w, _, _ in e] for e in expected]
+            assert seg.tokenize_batch(texts) == expected
             assert seg.tokenize_batch(texts) == got
             assert seg.cut_batch(texts) == [[w for w, _, _ in e] for e in expected]
 
