@@ -618,14 +618,19 @@ class WordPiece:
                 seconds.append(item[1])
             joined = firsts + seconds
         else:
-            for i, item in enumerate(texts):
-                if not isinstance(item, str):
-                    raise TypeError(f"encode_batch: the text at index {i} is {type(item).__name__} {item!r:.60}; expected str")
-            joined = texts
+            joined = texts  # each item is checked by the join (str.join raises TypeError)
         plain, template, budget, mode, pad_to, mult = self._post_options(
             paired, add_special_tokens, max_length, truncation, padding, pad_to_multiple_of
         )
-        tok, rows = self._segment(joined, num_threads)
+        try:
+            tok, rows = self._segment(joined, num_threads)
+        except TypeError:
+            for i, item in enumerate(texts):
+                if not isinstance(item, str):
+                    raise TypeError(
+                        f"encode_batch: the text at index {i} is {type(item).__name__} {item!r:.60}; expected str"
+                    ) from None
+            raise
         if plain:
             return BatchEncoding(tok, rows, self.vocab, self.pad_id)
         out, out_rows = self._assemble_out(tok, rows, len(texts), paired, template, budget, mode, pad_to, mult)
