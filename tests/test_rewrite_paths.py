@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 
 import segkit
 from segkit.engine.automaton import join_code_points, to_code_points
+from segkit.engine.kernels import token_rows
 from segkit.engine.rewrite import _IDENT, SCRATCH_ROWS, segment_batch_rewritten, segment_rewritten_into
 from segkit.storage import ModelFileError
 
@@ -36,8 +37,8 @@ def _sample() -> list[str]:
 def _both_paths(wp: segkit.WordPiece, texts: list[str]):
     rw = wp._rewrite
     cps, bounds = join_code_points(texts)
-    plain = segment_batch_rewritten(cps, bounds, wp._packed, rw, 3)
-    general = segment_batch_rewritten(cps, bounds, wp._packed, _general(rw), 3)
+    plain = segment_batch_rewritten(cps, bounds, wp._packed, rw, 3, token_rows(cps.size))
+    general = segment_batch_rewritten(cps, bounds, wp._packed, _general(rw), 3, token_rows(cps.size))
     return plain, general
 
 

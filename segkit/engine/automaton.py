@@ -275,12 +275,12 @@ class Automaton:
             rcps = cps[::-1].copy()
             rbounds = (n - bounds[::-1]).copy()
             if offsets:
-                out, rows = kernels.segment_batch(rcps, rbounds, auto, mask)
+                out, rows = kernels.segment_batch(rcps, rbounds, auto, mask, kernels.token_rows(n))
                 return _mirror(out, rows, rbounds), (rows[-1] - rows[::-1]).copy()
             ids, rows = kernels.segment_batch_ids(rcps, rbounds, auto, mask)
             return ids[::-1].copy()[None, :], (rows[-1] - rows[::-1]).copy()
         if offsets:
-            return kernels.segment_batch(cps, bounds, auto, mask)
+            return kernels.segment_batch(cps, bounds, auto, mask, kernels.token_rows(cps.size))
         ids, rows = kernels.segment_batch_ids(cps, bounds, auto, mask)
         return ids[None, :], rows
 

@@ -18,7 +18,7 @@ from numba import njit
 
 from .arrays import grow
 from .charmap import _N_PAGES, two_level
-from .kernels import MAX_INITIAL_TOKENS, SENTINEL, _ix, _segment_range, segment_growing
+from .kernels import SENTINEL, _ix, _segment_range, segment_growing
 
 KEEP = 0
 DELETE = -1
@@ -248,18 +248,17 @@ def _map_back(st, en, k0, k1, s0, s1, m, n):
 
 
 @njit(cache=True, nogil=True)
-def segment_batch_rewritten(cps, bounds, auto, rw, clsmask):
+def segment_batch_rewritten(cps, bounds, auto, rw, clsmask, out):
     """Rewrite, match and map offsets back, text by text, in one call.
 
     Text ``t`` is ``cps[bounds[t]:bounds[t+1]]``.  Each text is rewritten
     into a scratch buffer that stays in cache and matched from there, so the
-    rewritten batch is never stored whole.  Returns ``(out, rows)`` as
+    rewritten batch is never stored whole.  ``out``: the first rows to fill
+    (:func:`segkit.engine.kernels.token_rows`).  Returns ``(out, rows)`` as
     :func:`segkit.engine.kernels.segment_batch`: (4, n) ids, starts, ends
     (in the original texts), word indices.
     """
     nt = bounds.size - 1
-    cap = min(cps.size // 2, MAX_INITIAL_TOKENS) + 16
-    out = np.empty((4, cap), np.int32)
     rows = np.empty(nt + 1, np.int64)
     rows[0] = 0
     tmp = np.empty(1024, np.uint32)  # one text, rewritten, and its source spans

@@ -14,6 +14,7 @@ from ..encoding import BatchEncoding, Encoding
 from ..engine import Automaton, EngineConfig
 from ..engine.automaton import _MAX_SCRATCH, join_code_points, to_code_points
 from ..engine.dispatch import resolve_entry
+from ..engine.kernels import token_rows
 from ..engine.rewrite import (
     SCRATCH_ROWS,
     build_rewrite_table,
@@ -347,7 +348,7 @@ class WordPiece:
         return self._segment_cps(*join_code_points(texts))
 
     def _segment_cps(self, cps: np.ndarray, bounds: np.ndarray):
-        out, rows = segment_batch_rewritten(cps, bounds, self._packed, self._rewrite, _CLSMASK)
+        out, rows = segment_batch_rewritten(cps, bounds, self._packed, self._rewrite, _CLSMASK, token_rows(cps.size))
         if self.flavour == "tf_text":
             _to_byte_offsets(cps, bounds, out, rows)
         return out, rows
