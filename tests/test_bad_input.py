@@ -257,3 +257,22 @@ def test_join_code_points_rejects_lengths_that_do_not_fit() -> None:
         join_code_points(["ab", "c"], np.array([2, 2]))
     with pytest.raises(ValueError, match="lengths do not fit"):
         join_code_points(["ab", "c"], np.array([4, -1]))
+
+
+def test_large_texts_convert_to_the_same_code_points() -> None:
+    """Large texts are converted by NumPy, small ones by the UTF-32 codec:
+    same code points (lone surrogates, astral characters, trailing NULs) and
+    the same array type."""
+    import numpy as np
+
+    from segkit.engine import automaton
+
+    n = automaton._NUMPY_CONVERSION
+    for tail in ("", "\0\0", "\ud83d", "\U0001F600\0", "\udfff x"):
+        text = ("ab\u00e9\u4e2d " * n)[: n + 3] + tail
+        got = automaton.to_code_points(text)
+        expected = np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
+        assert got.dtype == np.uint32 and got.flags.c_contiguous and not got.flags.writeable
+        assert np.array_equal(got, expected)
+        small = automaton.to_code_points(text[:100])
+        assert np.array_equal(small, expected[:100]) and not small.flags.writeable
