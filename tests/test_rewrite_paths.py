@@ -34,11 +34,17 @@ def _sample() -> list[str]:
     return [json.loads(line)["text"] for line in SAMPLE.read_text(encoding="utf-8").splitlines() if line]
 
 
+def _run(cps, bounds, auto, rw):
+    rows = np.zeros(bounds.size, dtype=np.int64)
+    out, k = segment_batch_rewritten(cps, bounds, auto, rw, 3, token_rows(0), 0, rows)  # grown as needed
+    return out[:, :k], rows
+
+
 def _both_paths(wp: segkit.WordPiece, texts: list[str]):
     rw = wp._rewrite
     cps, bounds = join_code_points(texts)
-    plain = segment_batch_rewritten(cps, bounds, wp._packed, rw, 3, token_rows(cps.size))
-    general = segment_batch_rewritten(cps, bounds, wp._packed, _general(rw), 3, token_rows(cps.size))
+    plain = _run(cps, bounds, wp._packed, rw)
+    general = _run(cps, bounds, wp._packed, _general(rw))
     return plain, general
 
 
@@ -92,3 +98,20 @@ def test_forged_identity_flag_is_rejected(tmp_path):
     segkit.storage.write_model(bad, loaded.preset, loaded.config, arrays, {k: bytes(v) for k, v in loaded.blobs.items()})
     with pytest.raises(ModelFileError, match="invalid"):
         segkit.load(bad)
+
+
+@pytest.mark.parametrize("flavour", ["hf", "tf_text"])
+def test_chunked_batch_equals_text_by_text(flavour, monkeypatch):
+    """One thread converts and matches a batch chunk by chunk, appending to
+    one output: small chunks (texts longer than a chunk too) give exactly
+    the per-text results."""
+    from segkit.wordpiece import preset
+
+    wp = segkit.WordPiece(ROOT / "vocabularies" / "bert-base-multilingual-cased.txt", flavour=flavour, clean_text=True)
+    texts = _sample()[:60] + ["", "x" * 500 + " [CLS] ab", "  "] + _sample()[60:90]
+    expected = [(e.ids, e.offsets, e.word_ids) for e in (wp.encode(t) for t in texts)]
+    monkeypatch.setattr(preset, "_CHUNK_CHARS", 97)
+    got = [(e.ids, e.offsets, e.word_ids) for e in wp.encode_batch(texts)]
+    assert got == expected
+    tok, rows = wp._segment(texts)
+    assert rows.size == len(texts) + 1 and rows[-1] == tok.shape[1]

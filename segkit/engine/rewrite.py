@@ -248,23 +248,22 @@ def _map_back(st, en, k0, k1, s0, s1, m, n):
 
 
 @njit(cache=True, nogil=True)
-def segment_batch_rewritten(cps, bounds, auto, rw, clsmask, out):
+def segment_batch_rewritten(cps, bounds, auto, rw, clsmask, out, k, rows):
     """Rewrite, match and map offsets back, text by text, in one call.
 
     Text ``t`` is ``cps[bounds[t]:bounds[t+1]]``.  Each text is rewritten
     into a scratch buffer that stays in cache and matched from there, so the
-    rewritten batch is never stored whole.  ``out``: the first rows to fill
-    (:func:`segkit.engine.kernels.token_rows`).  Returns ``(out, rows)`` as
-    :func:`segkit.engine.kernels.segment_batch`: (4, n) ids, starts, ends
-    (in the original texts), word indices.
+    rewritten batch is never stored whole.  Tokens are appended to the
+    (4, n) rows of ``out`` (ids, starts, ends in the original texts, word
+    indices) from slot ``k`` on, so that a batch can be fed in chunks
+    (first rows: :func:`segkit.engine.kernels.token_rows`); ``rows[t + 1]``
+    receives the slot after text ``t``.  Returns ``(out, k)``: ``out`` is a
+    larger copy when it had to grow.
     """
     nt = bounds.size - 1
-    rows = np.empty(nt + 1, np.int64)
-    rows[0] = 0
     tmp = np.empty(1024, np.uint32)  # one text, rewritten, and its source spans
     s0 = np.empty(1024, np.int32)
     s1 = np.empty(1024, np.int32)
-    k = np.int64(0)
     for t in range(nt):
         a = bounds[t]
         b = bounds[t + 1]
@@ -287,7 +286,7 @@ def segment_batch_rewritten(cps, bounds, auto, rw, clsmask, out):
         out, k = segment_growing(tmp, np.int64(0), m, auto, clsmask, out, k)
         _map_back(out[1], out[2], k0, k, s0, s1, m, b - a)
         rows[t + 1] = k
-    return out[:, :k], rows
+    return out, k
 
 
 #: Rows of the scratch array of :func:`segment_rewritten_into`: tokens (ids,

@@ -12,7 +12,7 @@ import numpy as np
 
 from ..encoding import BatchEncoding, Encoding
 from ..engine import Automaton, EngineConfig
-from ..engine.automaton import _MAX_SCRATCH, join_code_points, to_code_points
+from ..engine.automaton import _MAX_SCRATCH, join_code_points, text_lengths, to_code_points
 from ..engine.dispatch import resolve_entry
 from ..engine.kernels import token_rows
 from ..engine.rewrite import (
@@ -345,10 +345,36 @@ class WordPiece:
         if num_threads is not None and num_threads != 1:
             parts, used = map_text_chunks(self._segment_cps, texts, num_threads)
             return concat_segments(parts, used)
-        return self._segment_cps(*join_code_points(texts))
+        # One thread: the texts are turned into code points a chunk at a
+        # time, each matched while it is still in cache, all appended to one
+        # output.  A chunk's memory is reused by the next, where code points
+        # of the whole batch at once would be tens of fresh megabytes (a
+        # page fault per 4 KiB).
+        lengths = text_lengths(texts)
+        n = lengths.size
+        cum = np.cumsum(lengths)
+        total = int(cum[-1]) if n else 0
+        cuts = [0, *np.searchsorted(cum, np.arange(_CHUNK_CHARS, total, _CHUNK_CHARS), side="right").tolist(), n]
+        out = token_rows(total)
+        rows = np.empty(n + 1, dtype=np.int64)
+        rows[0] = 0
+        k = 0
+        for a, b in zip(cuts[:-1], cuts[1:]):
+            if b <= a:
+                continue  # a cut inside one long text
+            cps, bounds = join_code_points(texts[a:b], lengths[a:b])
+            k0 = k
+            out, k = segment_batch_rewritten(cps, bounds, self._packed, self._rewrite, _CLSMASK, out, k, rows[a:])
+            if self.flavour == "tf_text":
+                _to_byte_offsets(cps, bounds, out[:, k0:k], rows[a : b + 1] - k0)
+        return out[:, :k], rows
 
     def _segment_cps(self, cps: np.ndarray, bounds: np.ndarray):
-        out, rows = segment_batch_rewritten(cps, bounds, self._packed, self._rewrite, _CLSMASK, token_rows(cps.size))
+        """:meth:`_segment` of texts joined by :func:`join_code_points`."""
+        rows = np.empty(bounds.size, dtype=np.int64)
+        rows[0] = 0
+        out, k = segment_batch_rewritten(cps, bounds, self._packed, self._rewrite, _CLSMASK, token_rows(cps.size), 0, rows)
+        out = out[:, :k]
         if self.flavour == "tf_text":
             _to_byte_offsets(cps, bounds, out, rows)
         return out, rows
@@ -738,6 +764,8 @@ def _to_byte_offsets(cps: np.ndarray, bounds: np.ndarray, out: np.ndarray, rows:
 
 
 _U32 = np.dtype(np.uint32)
+#: One thread converts and matches a batch in chunks of about this many characters.
+_CHUNK_CHARS = 1 << 18
 _CLSMASK = np.int64(3)  # honour the boundary classes of the char map
 _IDENTITY = None
 
