@@ -6,10 +6,13 @@ They exist for compile time, which a cold Numba cache pays on first use:
   together with the message of its shape-mismatch error, which pulls in its
   string formatting machinery (seconds, for a copy);
 * ``np.full``, ``np.zeros`` and ``np.arange`` each compile an implementation
-  per signature; :func:`full` over ``np.empty`` serves every such array of
-  the kernels (one specialization per dtype).  Callers pass the fill value
-  as ``np.int32(v)``/``np.int64(v)``: a literal constant would make Numba
-  compile one specialization per value.
+  per signature; :func:`full` is a loop over ``np.empty``.  Callers pass the
+  fill value as ``np.int32(v)``/``np.int64(v)``, not a literal constant.
+* all are inlined into their callers (``inline="always"``): a function
+  compiled on its own costs its own type inference, optimization and code
+  generation, and again in every caller it is linked into.  None is called
+  per character (an inlined call with array arguments costs atomic
+  reference counting).
 """
 
 from __future__ import annotations
@@ -18,14 +21,14 @@ import numpy as np
 from numba import njit
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def copy_prefix(dst, src, n):
     """``dst[:n] = src[:n]`` for 1-d arrays."""
     for i in range(n):
         dst[i] = src[i]
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def copy_rows_prefix(dst, src, n):
     """``dst[:, :n] = src[:, :n]`` for 2-d arrays with as many rows."""
     for r in range(src.shape[0]):
@@ -33,7 +36,7 @@ def copy_rows_prefix(dst, src, n):
             dst[r, i] = src[r, i]
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def grow(arr, need):
     """A copy of the 1-d ``arr`` with room for at least ``need`` items
     (at least twice as large)."""
@@ -42,7 +45,7 @@ def grow(arr, need):
     return out
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def full(n, value, dtype):
     """``np.full(n, value, dtype)``."""
     out = np.empty(n, dtype)

@@ -82,7 +82,7 @@ def insert_keys(syms, key_start, key_end, key_tree, key_tok, nsym, reverse):
     return parent[:n], sym[:n], tok[:n]
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def _children_csr(parent, n):
     counts = full(n + 1, np.int64(0), np.int64)
     for v in range(2, n):
@@ -99,7 +99,7 @@ def _children_csr(parent, n):
     return counts, order
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def _find_free(nf, i):
     # Smallest free slot >= i (union-find with path halving).
     while nf[i] != i:
@@ -230,7 +230,7 @@ def breadth_first(parent):
     return order
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def _child(base, check, z, c):
     t = base[z] + c
     if check[t] == z:

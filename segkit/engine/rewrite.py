@@ -295,7 +295,7 @@ def segment_batch_rewritten(cps, bounds, auto, rw, clsmask, out, k, rows):
 SCRATCH_ROWS = 7
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def segment_rewritten_into(cps, auto, rw, clsmask, scratch):
     """One text: rewrite, match and map offsets back, in one call.
 

@@ -196,7 +196,8 @@ def encode_single(cps, auto, rw, opts, scratch):
         return k
     tok = scratch[:4]
     res = scratch[SCRATCH_ROWS:]
-    la, lb, ok = _truncated_lengths(k, 0, False, opts[O_BUDGET], opts[O_MODE])
+    # Not literal constants (0, False: k >= 0 here): assemble shares the specialization.
+    la, lb, ok = _truncated_lengths(k, np.int64(0), k < 0, opts[O_BUDGET], opts[O_MODE])
     if not ok:
         return -(1 << 40)
     nspec = 2 if opts[O_TEMPLATE] else 0
