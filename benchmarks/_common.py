@@ -187,7 +187,16 @@ def load_corpus(
 def run_child(code: str, env: dict[str, str] | None = None, timeout: float = 600) -> dict:
     """Run ``python -c code`` from the repository root; its last stdout line
     is a JSON object, returned with ``"wall"`` (seconds, interpreter start
-    included) added.  RuntimeError with the end of stderr if it fails."""
+    included) added.  RuntimeError with the end of stderr if it fails.
+
+    The child may write bytecode caches (``PYTHONDONTWRITEBYTECODE`` is
+    dropped from its environment): an installed package has them (pip
+    compiles on install), and start-up figures should not include
+    compiling every module from source on each run (about 40 ms for
+    segkit when the variable is set, as on some CI machines).
+    """
+    env = dict(os.environ if env is None else env)
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
     t0 = time.perf_counter()
     proc = subprocess.run(
         [sys.executable, "-c", code], env=env, cwd=str(REPO_ROOT), capture_output=True, text=True, timeout=timeout
