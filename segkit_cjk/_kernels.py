@@ -27,6 +27,15 @@ def _kind(c):
     return 0
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _token_arrays(cap, nrows):
+    """Empty ids, starts, ends (``cap`` each) and row splits (``nrows``,
+    starting at 0) for a post-pass to fill."""
+    rows = np.empty(nrows, np.int64)
+    rows[0] = 0
+    return np.empty(cap, np.int32), np.empty(cap, np.int32), np.empty(cap, np.int32), rows
+
+
 @njit(cache=True, nogil=True)
 def alnum_glue(cps, bounds, st, en, rows):
     """Which tokens join the token before them in a run of Latin letters and
@@ -76,12 +85,7 @@ def merge_glued(ids, st, en, rows, glue, run_id):
     """Tokens with each glued token (see :func:`alnum_glue`) merged into the
     token before it; merged tokens get ``run_id``.  Returns new
     ``(ids, st, en, rows)``."""
-    n = ids.size
-    oid = np.empty(n, np.int32)
-    ost = np.empty(n, np.int32)
-    oen = np.empty(n, np.int32)
-    orows = np.empty(rows.size, np.int64)
-    orows[0] = 0
+    oid, ost, oen, orows = _token_arrays(ids.size, rows.size)
     k = 0
     for t in range(rows.size - 1):
         for q in range(rows[t], rows[t + 1]):
@@ -105,12 +109,7 @@ def choose_bidirectional(fid, fst, fen, frows, bid, bst, ben, brows):
     boundary; in each stretch where they differ, the result with fewer
     words wins, then the one with fewer one-character words, then backward.
     """
-    cap = fid.size + bid.size
-    oid = np.empty(cap, np.int32)
-    ost = np.empty(cap, np.int32)
-    oen = np.empty(cap, np.int32)
-    orows = np.empty(frows.size, np.int64)
-    orows[0] = 0
+    oid, ost, oen, orows = _token_arrays(fid.size + bid.size, frows.size)
     k = 0
     for t in range(frows.size - 1):
         a = frows[t]
