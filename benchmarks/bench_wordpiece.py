@@ -73,7 +73,7 @@ def report_ratios(times: dict, pairs: list, target: float) -> dict:
 
 
 def main() -> None:
-    args = C.parse_args(__doc__.splitlines()[0], default_repeat=3, quick_repeat=2)
+    args = C.parse_args(__doc__.splitlines()[0], default_repeat=5, quick_repeat=2)
     C.require_data()
     stride = 8 if args.quick else 1
     n_sentences = 5_000 if args.quick else 20_000
