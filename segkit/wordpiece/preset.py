@@ -345,6 +345,12 @@ class WordPiece:
         if num_threads is not None and num_threads != 1:
             parts, used = map_text_chunks(self._segment_cps, texts, num_threads)
             return concat_segments(parts, used)
+        try:
+            small = sum(map(len, texts)) <= _CHUNK_CHARS
+        except TypeError:
+            small = False  # text_lengths below names the item that is not a str
+        if small:  # one chunk: none of the chunking's bookkeeping (it shows on small batches)
+            return self._segment_cps(*join_code_points(texts))
         # One thread: the texts are turned into code points a chunk at a
         # time, each matched while it is still in cache, all appended to one
         # output.  A chunk's memory is reused by the next, where code points
