@@ -86,21 +86,20 @@ def map_code_point_chunks(func, cps: np.ndarray, bounds: np.ndarray, num_threads
     return list(_pool(n).map(lambda job: func(*job), jobs))
 
 
-def map_text_chunks(func, texts, num_threads: int | None, per_thread: int = 8) -> tuple[list, int]:
-    """``func(cps, bounds)`` over contiguous runs of ``texts``, each joined
-    into code points by the thread that processes it, on up to
-    ``num_threads`` threads (``per_thread`` chunks each, so that conversions
-    overlap kernels).  Returns the results in order and the thread count
-    used (1: ``texts`` went through ``func`` whole)."""
+def map_text_chunks(func, texts, lengths: np.ndarray, num_threads: int | None, per_thread: int = 8) -> tuple[list, int]:
+    """``func(cps, bounds)`` over contiguous runs of ``texts`` (of the given
+    ``lengths``), each joined into code points by the thread that processes
+    it, on up to ``num_threads`` threads (``per_thread`` chunks each, so
+    that conversions overlap kernels).  Returns the results in order and the
+    thread count used (1: ``texts`` went through ``func`` whole)."""
     from .engine.automaton import join_code_points
 
     n = resolve_threads(num_threads)
-    lengths = np.fromiter(map(len, texts), dtype=np.int64, count=len(texts)) if n > 1 else None
+    total = int(lengths.sum())
     if n > 1:
-        total = int(lengths.sum())
         n = min(n, max(1, total // MIN_CHARS_PER_THREAD), len(texts))
     if n <= 1:
-        return [func(*join_code_points(texts))], 1
+        return [func(*join_code_points(texts, lengths))], 1
     # A few chunks per thread, none much below MIN_CHARS_PER_THREAD (small
     # batches get one chunk per thread: each chunk costs a hand-off).
     k = max(n, min(n * per_thread, total // (2 * MIN_CHARS_PER_THREAD), len(texts)))

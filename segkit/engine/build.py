@@ -30,8 +30,8 @@ FREE = -1  # double-array slot not in use
 ROOT_CHECK = -2  # check value of the two root slots
 _MAX_ANCHOR_TRIES = 2
 
-# Column layout of the (n_slots, 4) int32 node table.
-BASE, CHECK, FAIL, POPS = 0, 1, 2, 3
+# Columns of the (n_slots, 2) int32 failure table.
+FAIL, POPS = 0, 1
 
 
 @njit(cache=True, nogil=True)
@@ -242,16 +242,14 @@ def _child(base, check, z, c):
 def compute_failure(parent, sym, tok, slot, base, check, bfs, sroot):
     """Algorithm 2 (breadth-first failure links and pops), in slot space.
 
-    Returns the (n_slots, 4) node table and the pops pool.  ``pool[F]`` is
-    the number of pops of a node, followed by (token id, chars covered)
-    pairs.  ``sroot`` is the slot of the continuation root (0 when the
-    suffix indicator is empty).
+    Returns the (n_slots, 2) failure table (failure link, pops reference)
+    and the pops pool.  ``pool[F]`` is the number of pops of a node,
+    followed by (token id, chars covered) pairs.  ``sroot`` is the slot of
+    the continuation root (0 when the suffix indicator is empty).
     """
     size = base.size
-    table = np.empty((size, 4), np.int32)
+    table = np.empty((size, 2), np.int32)
     for v in range(size):
-        table[v, BASE] = base[v]
-        table[v, CHECK] = check[v]
         table[v, FAIL] = -1
         table[v, POPS] = 0
     depth = full(size, np.int32(0), np.int32)
@@ -308,7 +306,7 @@ def compute_failure(parent, sym, tok, slot, base, check, bfs, sroot):
             plen = start + 1 + 2 * cnt
             table[v, FAIL] = zc
             table[v, POPS] = start
-    return table, pool[:plen].copy(), depth
+    return table, pool[:plen].copy()
 
 
 def build_automaton(syms, key_start, key_end, key_tree, key_tok, nsym, sroot, reverse):
@@ -323,9 +321,8 @@ def build_automaton(syms, key_start, key_end, key_tree, key_tok, nsym, sroot, re
     parent, sym, tok = insert_keys(syms, key_start, key_end, key_tree, key_tok, nsym, reverse)
     slot, base, check = place_double_array(parent, sym, nsym)
     bfs = breadth_first(parent)
-    table, pool, _depth = compute_failure(parent, sym, tok, slot, base, check, bfs, sroot)
+    fails, pool = compute_failure(parent, sym, tok, slot, base, check, bfs, sroot)
     trans = np.stack([base, check], axis=1).astype(np.int32, copy=False)
-    fails = np.ascontiguousarray(table[:, [FAIL, POPS]], dtype=np.int32)
     pool = inline_single_pops(fails, pool)
     return trans, fails, pool
 

@@ -270,21 +270,21 @@ def segment_batch_rewritten(cps, bounds, auto, rw, clsmask, out, k, rows):
         if b - a > tmp.size:
             tmp = grow(tmp, b - a)
         k0 = k
-        if _copy_plain(cps, a, b, rw, tmp):
-            out, k = segment_growing(tmp, np.int64(0), b - a, auto, clsmask, out, k)
-            rows[t + 1] = k
-            continue
-        i = a
-        m = np.int64(0)  # not literals: the callees keep one specialization
-        while True:
-            i, m, done = _rewrite_fill(cps, i, b, a, rw, tmp, s0, s1, m)
-            if done:
-                break
-            tmp = grow(tmp, m)
-            s0 = grow(s0, m)
-            s1 = grow(s1, m)
+        plain = _copy_plain(cps, a, b, rw, tmp)
+        m = b - a
+        if not plain:
+            i = a
+            m = np.int64(0)  # not literals: the callees keep one specialization
+            while True:
+                i, m, done = _rewrite_fill(cps, i, b, a, rw, tmp, s0, s1, m)
+                if done:
+                    break
+                tmp = grow(tmp, m)
+                s0 = grow(s0, m)
+                s1 = grow(s1, m)
         out, k = segment_growing(tmp, np.int64(0), m, auto, clsmask, out, k)
-        _map_back(out[1], out[2], k0, k, s0, s1, m, b - a)
+        if not plain:
+            _map_back(out[1], out[2], k0, k, s0, s1, m, b - a)
         rows[t + 1] = k
     return out, k
 
@@ -311,16 +311,15 @@ def segment_rewritten_into(cps, auto, rw, clsmask, scratch):
     cap = scratch.shape[1]
     tmp_cps = scratch[4].view(np.uint32)
     zero = np.int64(0)  # not a literal: the callees keep one specialization
-    if _copy_plain(cps, zero, n, rw, tmp_cps):
-        i, k, word, done = _segment_range(
-            tmp_cps, zero, n, auto, clsmask, scratch[0], scratch[1], scratch[2], scratch[3], zero, zero, True
-        )
-        return k
     s0 = scratch[5]
     s1 = scratch[6]
-    i, m, done = _rewrite_fill(cps, zero, n, zero, rw, tmp_cps, s0, s1, zero)
-    if not done:
-        return -max(2 * cap, n + 16)  # longer than the buffers: grow them
+    plain = _copy_plain(cps, zero, n, rw, tmp_cps)
+    m = n
+    if not plain:
+        i, m, done = _rewrite_fill(cps, zero, n, zero, rw, tmp_cps, s0, s1, zero)
+        if not done:
+            return -max(2 * cap, n + 16)  # longer than the buffers: grow them
     i, k, word, done = _segment_range(tmp_cps, zero, m, auto, clsmask, scratch[0], scratch[1], scratch[2], scratch[3], zero, zero, True)
-    _map_back(scratch[1], scratch[2], zero, k, s0, s1, m, n)
+    if not plain:
+        _map_back(scratch[1], scratch[2], zero, k, s0, s1, m, n)
     return k

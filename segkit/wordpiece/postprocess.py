@@ -161,12 +161,12 @@ def assemble(tok, rows, n_texts, paired, template, cls_id, sep_id, budget, trunc
         if template:
             _put_special(out, k, k + 1, cls_id, np.int64(0), np.int64(1))
             k += 1
-        k = _put_tokens(out, k, tok, rows[t], rows[t] + la[t], 0)
+        k = _put_tokens(out, k, tok, rows[t], rows[t] + la[t], np.int64(0))
         if template:
             _put_special(out, k, k + 1, sep_id, np.int64(0), np.int64(1))
             k += 1
         if paired:
-            k = _put_tokens(out, k, tok, rows[n_texts + t], rows[n_texts + t] + lb[t], 1)
+            k = _put_tokens(out, k, tok, rows[n_texts + t], rows[n_texts + t] + lb[t], np.int64(1))
             if template:
                 _put_special(out, k, k + 1, sep_id, np.int64(1), np.int64(1))
                 k += 1
@@ -214,7 +214,7 @@ def encode_single(cps, auto, rw, opts, scratch):
     if nspec:
         _put_special(res, np.int64(0), np.int64(1), opts[O_CLS], np.int64(0), np.int64(1))
         q = 1
-    q = _put_tokens(res, q, tok, 0, la, 0)
+    q = _put_tokens(res, q, tok, np.int64(0), la, np.int64(0))
     if nspec:
         _put_special(res, q, q + 1, opts[O_SEP], np.int64(0), np.int64(1))
         q += 1

@@ -342,48 +342,44 @@ class WordPiece:
     def _segment(self, texts: Sequence[str], num_threads: int | None = None):
         """(4, n) tokens (ids, starts, ends, words; offsets in the original
         texts) and row splits, after normalization and special tokens."""
+        lengths = text_lengths(texts)
         if num_threads is not None and num_threads != 1:
-            parts, used = map_text_chunks(self._segment_cps, texts, num_threads)
+            parts, used = map_text_chunks(self._segment_cps, texts, lengths, num_threads)
             return concat_segments(parts, used)
-        try:
-            small = sum(map(len, texts)) <= _CHUNK_CHARS
-        except TypeError:
-            small = False  # text_lengths below names the item that is not a str
-        if small:  # one chunk: none of the chunking's bookkeeping (it shows on small batches)
-            return self._segment_cps(*join_code_points(texts))
+        total = int(lengths.sum())
+        if total <= _CHUNK_CHARS:  # one chunk: none of the chunking's bookkeeping
+            return self._segment_cps(*join_code_points(texts, lengths))
         # One thread: the texts are turned into code points a chunk at a
         # time, each matched while it is still in cache, all appended to one
         # output.  A chunk's memory is reused by the next, where code points
         # of the whole batch at once would be tens of fresh megabytes (a
         # page fault per 4 KiB).
-        lengths = text_lengths(texts)
-        n = lengths.size
         cum = np.cumsum(lengths)
-        total = int(cum[-1]) if n else 0
-        cuts = [0, *np.searchsorted(cum, np.arange(_CHUNK_CHARS, total, _CHUNK_CHARS), side="right").tolist(), n]
+        cuts = [0, *np.searchsorted(cum, np.arange(_CHUNK_CHARS, total, _CHUNK_CHARS), side="right").tolist(), lengths.size]
         out = token_rows(total)
-        rows = np.empty(n + 1, dtype=np.int64)
+        rows = np.empty(lengths.size + 1, dtype=np.int64)
         rows[0] = 0
         k = 0
         for a, b in zip(cuts[:-1], cuts[1:]):
-            if b <= a:
-                continue  # a cut inside one long text
-            cps, bounds = join_code_points(texts[a:b], lengths[a:b])
-            k0 = k
-            out, k = segment_batch_rewritten(cps, bounds, self._packed, self._rewrite, _CLSMASK, out, k, rows[a:])
-            if self.flavour == "tf_text":
-                _to_byte_offsets(cps, bounds, out[:, k0:k], rows[a : b + 1] - k0)
+            if b > a:  # (no empty chunk for a cut inside one long text)
+                out, k = self._match(*join_code_points(texts[a:b], lengths[a:b]), out, k, rows[a:])
         return out[:, :k], rows
 
     def _segment_cps(self, cps: np.ndarray, bounds: np.ndarray):
         """:meth:`_segment` of texts joined by :func:`join_code_points`."""
         rows = np.empty(bounds.size, dtype=np.int64)
         rows[0] = 0
-        out, k = segment_batch_rewritten(cps, bounds, self._packed, self._rewrite, _CLSMASK, token_rows(cps.size), 0, rows)
-        out = out[:, :k]
+        out, k = self._match(cps, bounds, token_rows(cps.size), 0, rows)
+        return out[:, :k], rows
+
+    def _match(self, cps: np.ndarray, bounds: np.ndarray, out: np.ndarray, k: int, rows: np.ndarray):
+        """Tokens of the joined texts appended to ``out`` from slot ``k`` on
+        (``rows[t + 1]``: the slot after text ``t``); returns ``(out, k)``."""
+        k0 = k
+        out, k = segment_batch_rewritten(cps, bounds, self._packed, self._rewrite, _CLSMASK, out, k, rows)
         if self.flavour == "tf_text":
-            _to_byte_offsets(cps, bounds, out, rows)
-        return out, rows
+            _to_byte_offsets(cps, bounds, out[:, k0:k], rows[: bounds.size])
+        return out, k
 
     def _segment_one(self, text: str) -> np.ndarray:
         """(4, n) tokens of one text: one compiled call, per-thread buffers."""
