@@ -219,7 +219,7 @@ class ChineseMaxMatch:
         if glue.size:
             ids, st, en, rows = _kernels.merge_glued(ids, st, en, rows, glue, NOT_A_WORD)
         with paused_gc():
-            words = _words(cps, bounds, st, en, rows, _NO_GLUE)
+            words = _words(cps, bounds, ids, st, en, rows, _NO_GLUE)
             st_l, en_l, rows_l = st.tolist(), en.tolist(), rows.tolist()
             return [
                 list(zip(w, st_l[rows_l[t] : rows_l[t + 1]], en_l[rows_l[t] : rows_l[t + 1]]))
@@ -236,7 +236,7 @@ class ChineseMaxMatch:
         ids, st, en, rows, cps, bounds = self._segment_arrays(texts, num_threads)
         glue = self._glue(cps, bounds, st, en, rows)
         with paused_gc():
-            return _words(cps, bounds, st, en, rows, glue)
+            return _words(cps, bounds, ids, st, en, rows, glue)
 
     def cut(self, text: str) -> list[str]:
         """The words of ``text``.
@@ -261,12 +261,16 @@ class ChineseMaxMatch:
 _NO_GLUE = np.zeros(0, dtype=np.uint8)
 
 
-def _words(cps, bounds, st, en, rows, glue) -> list[list[str]]:
-    """The words of each text as strings: one compiled pass writes them all,
-    ``\\n``-separated, one ``str.split`` makes the strings, and list slices
-    group them by text."""
-    joined, wrows = _kernels.join_words(cps, bounds, st, en, rows, glue)
-    flat = str(joined, "utf-32-le", "surrogatepass").split("\n") if joined.size else []
+def _words(cps, bounds, ids, st, en, rows, glue) -> list[list[str]]:
+    """The words of each text as strings.  One compiled pass writes the
+    distinct words, one ``str.split`` makes a string of each, an object
+    array gather lays them out in text order and list slices group them by
+    text: no Python work per word (pku+msr: 20 ms instead of 36 ms)."""
+    joined, widx, wrows = _kernels.unique_words(cps, bounds, ids, st, en, rows, glue)
+    if not joined.size:
+        return [[] for _ in range(wrows.size - 1)]
+    distinct = np.array(str(joined, "utf-32-le", "surrogatepass").split("\n"), dtype=object)
+    flat = distinct[widx].tolist()
     r = wrows.tolist()
     return [flat[r[t] : r[t + 1]] for t in range(len(r) - 1)]
 

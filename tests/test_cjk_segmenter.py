@@ -115,6 +115,21 @@ class TestKnownExamples:
         assert seg.tokenize_batch(texts) == [seg.tokenize(t) for t in texts]
         assert seg.cut_batch(tuple(texts)) == seg.cut_batch(iter(texts)) == seg.cut_batch(texts)
 
+    @pytest.mark.parametrize("mode", MODES)
+    @pytest.mark.parametrize("alnum", [True, False])
+    def test_repeated_words_across_a_batch(self, mode, alnum):
+        # A batch's words are made once per distinct word (dictionary id, or
+        # code point for an unseen character): repeats of every kind across
+        # texts must still give each text its own words, equal to the text
+        # sliced at tokenize()'s offsets, and to each text cut on its own.
+        seg = ChineseMaxMatch(self.WORDS + ["a", "数"], mode=mode, alnum_runs=alnum)
+        pieces = ["研究生命", "起源", "命", "好", "，", "😀", "𠀀", "abc", "3.5%", "数", "x1", " ", "ａｂ"]
+        texts = ["".join(pieces[(i * 7 + j * 3) % len(pieces)] for j in range(i % 9)) for i in range(60)]
+        batch = seg.cut_batch(texts)
+        assert batch == [seg.cut(t) for t in texts]
+        assert batch == [[t[s:e] for _, s, e in toks] for t, toks in zip(texts, seg.tokenize_batch(texts))]
+        assert sum(map(len, batch)) > 150
+
     def test_traditional_chinese(self):
         words = ["臺灣", "大學", "臺灣大學", "研究", "研究生", "生命", "起源", "資訊", "工程", "資訊工程", "學系"]
         text = "我在臺灣大學資訊工程學系研究生命起源"
