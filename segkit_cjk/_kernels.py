@@ -169,8 +169,8 @@ def unique_words(cps, bounds, ids, st, en, rows, glue):
     one code point array separated by ``\\n``; word ``w`` of the batch is
     distinct word ``widx[w]``; ``wrows`` are the row splits of the texts in
     words.  A word is identified by its dictionary id (``ids[q] >= 0``) or,
-    for an unseen character of the BMP, by its code point; other words (runs
-    of letters and digits, unseen astral characters) are each written out.
+    for an unseen character, by its code point; runs of letters and digits
+    are each written out.
 
     A token with ``glue[q]`` set continues the word before it; an empty
     ``glue`` glues nothing.  Whitespace is never inside a token, so one
@@ -181,13 +181,17 @@ def unique_words(cps, bounds, ids, st, en, rows, glue):
     nt = rows.size - 1
     n = rows[nt]
     total = 0
-    maxid = -1
     for q in range(n):
         total += en[q] - st[q] + 1
-        if ids[q] > maxid:
-            maxid = ids[q]
-    by_id = full(maxid + 1, np.int32(-1), np.int32)
-    by_char = full(0x10000, np.int32(-1), np.int32)
+    # Open addressing, sized by the batch (a call on one short text must
+    # not pay for a table the size of the dictionary): key = dictionary id,
+    # or -2 - code point for an unseen character (-1: no key).
+    cap = 16
+    while cap < 2 * n:
+        cap *= 2
+    mask = cap - 1
+    hkey = np.empty(cap, np.int64)
+    hval = full(cap, np.int32(-1), np.int32)
     out = np.empty(total, np.uint32)
     widx = np.empty(n, np.int32)
     wrows = np.empty(nt + 1, np.int64)
@@ -205,30 +209,32 @@ def unique_words(cps, bounds, ids, st, en, rows, glue):
             if use_glue:
                 while r < e and glue[r]:
                     r += 1
-            tid = ids[q] if r == q + 1 else -1
-            ch = -1
-            if tid < 0 and r == q + 1 and en[q] - st[q] == 1:
-                c0 = cps[base + st[q]]
-                if c0 < 0x10000:
-                    ch = np.int64(c0)
-            if tid >= 0 and by_id[tid] >= 0:
-                widx[w] = by_id[tid]
-            elif ch >= 0 and by_char[ch] >= 0:
-                widx[w] = by_char[ch]
-            else:
-                if u:
-                    out[k] = 10
+            h = -1
+            if r == q + 1:
+                key = np.int64(ids[q])
+                if key < 0 and en[q] - st[q] == 1:
+                    key = -2 - np.int64(cps[base + st[q]])
+                if key != -1:  # -1: not a dictionary word, not one character
+                    h = (key * np.int64(2654435761)) & mask
+                    while hval[h] >= 0 and hkey[h] != key:
+                        h = (h + 1) & mask
+                    if hval[h] >= 0:
+                        widx[w] = hval[h]
+                        w += 1
+                        q = r
+                        continue
+                    hkey[h] = key
+            if u:
+                out[k] = 10
+                k += 1
+            for p in range(q, r):
+                for c in range(base + st[p], base + en[p]):
+                    out[k] = cps[c]
                     k += 1
-                for p in range(q, r):
-                    for c in range(base + st[p], base + en[p]):
-                        out[k] = cps[c]
-                        k += 1
-                if tid >= 0:
-                    by_id[tid] = u
-                elif ch >= 0:
-                    by_char[ch] = u
-                widx[w] = u
-                u += 1
+            if h >= 0:
+                hval[h] = u
+            widx[w] = u
+            u += 1
             w += 1
             q = r
         wrows[t + 1] = w

@@ -269,8 +269,13 @@ def _words(cps, bounds, ids, st, en, rows, glue) -> list[list[str]]:
     joined, widx, wrows = _kernels.unique_words(cps, bounds, ids, st, en, rows, glue)
     if not joined.size:
         return [[] for _ in range(wrows.size - 1)]
-    distinct = np.array(str(joined, "utf-32-le", "surrogatepass").split("\n"), dtype=object)
-    flat = distinct[widx].tolist()
+    distinct = str(joined, "utf-32-le", "surrogatepass").split("\n")
+    if len(distinct) == widx.size:  # no word repeats (a short text): already in order
+        flat = distinct
+    else:
+        flat = np.array(distinct, dtype=object)[widx].tolist()
+    if wrows.size == 2:
+        return [flat]
     r = wrows.tolist()
     return [flat[r[t] : r[t + 1]] for t in range(len(r) - 1)]
 

@@ -123,7 +123,7 @@ class TestKnownExamples:
         # texts must still give each text its own words, equal to the text
         # sliced at tokenize()'s offsets, and to each text cut on its own.
         seg = ChineseMaxMatch(self.WORDS + ["a", "数"], mode=mode, alnum_runs=alnum)
-        pieces = ["研究生命", "起源", "命", "好", "，", "😀", "𠀀", "abc", "3.5%", "数", "x1", " ", "ａｂ"]
+        pieces = ["研究生命", "起源", "命", "好", "，", "😀", "𠀀", "abc", "3.5%", "数", "x1", " ", "ａｂ", "\x00"]
         texts = ["".join(pieces[(i * 7 + j * 3) % len(pieces)] for j in range(i % 9)) for i in range(60)]
         batch = seg.cut_batch(texts)
         assert batch == [seg.cut(t) for t in texts]
