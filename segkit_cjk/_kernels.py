@@ -184,14 +184,14 @@ def unique_words(cps, bounds, ids, st, en, rows, glue):
     for q in range(n):
         total += en[q] - st[q] + 1
     # Open addressing, sized by the batch (a call on one short text must
-    # not pay for a table the size of the dictionary): key = dictionary id,
-    # or -2 - code point for an unseen character (-1: no key).
+    # not pay for a table the size of the dictionary).  Keys: 2 * id for a
+    # dictionary word, 2 * code point + 1 for an unseen character; -1: empty.
     cap = 16
     while cap < 2 * n:
         cap *= 2
     mask = cap - 1
-    hkey = np.empty(cap, np.int64)
-    hval = full(cap, np.int32(-1), np.int32)
+    hkey = full(cap, np.int64(-1), np.int64)
+    hval = np.empty(cap, np.int32)
     out = np.empty(total, np.uint32)
     widx = np.empty(n, np.int32)
     wrows = np.empty(nt + 1, np.int64)
@@ -209,32 +209,34 @@ def unique_words(cps, bounds, ids, st, en, rows, glue):
             if use_glue:
                 while r < e and glue[r]:
                     r += 1
-            h = -1
+            key = np.int64(-1)  # runs of several tokens are not looked up
             if r == q + 1:
-                key = np.int64(ids[q])
-                if key < 0 and en[q] - st[q] == 1:
-                    key = -2 - np.int64(cps[base + st[q]])
-                if key != -1:  # -1: not a dictionary word, not one character
-                    h = (key * np.int64(2654435761)) & mask
-                    while hval[h] >= 0 and hkey[h] != key:
-                        h = (h + 1) & mask
-                    if hval[h] >= 0:
-                        widx[w] = hval[h]
-                        w += 1
-                        q = r
-                        continue
+                if ids[q] >= 0:
+                    key = 2 * np.int64(ids[q])
+                elif en[q] - st[q] == 1:
+                    key = 2 * np.int64(cps[base + st[q]]) + 1
+            seen = -1
+            if key >= 0:
+                h = (key * np.int64(2654435761)) & mask
+                while hkey[h] != -1 and hkey[h] != key:
+                    h = (h + 1) & mask
+                if hkey[h] == key:
+                    seen = hval[h]
+                else:
                     hkey[h] = key
-            if u:
-                out[k] = 10
-                k += 1
-            for p in range(q, r):
-                for c in range(base + st[p], base + en[p]):
-                    out[k] = cps[c]
+                    hval[h] = u
+            if seen >= 0:
+                widx[w] = seen
+            else:
+                if u:
+                    out[k] = 10
                     k += 1
-            if h >= 0:
-                hval[h] = u
-            widx[w] = u
-            u += 1
+                for p in range(q, r):
+                    for c in range(base + st[p], base + en[p]):
+                        out[k] = cps[c]
+                        k += 1
+                widx[w] = u
+                u += 1
             w += 1
             q = r
         wrows[t + 1] = w
