@@ -1,10 +1,11 @@
-"""An on-disk cache of built models, so bundled presets start without a build.
+"""An on-disk cache of built models, so that presets start without a build.
 
 Built models are saved (see :mod:`segkit.storage`) under a name derived from
 everything that determines them: the inputs' bytes, the configuration, the
 model format version and segkit's version.  The folder is
 ``$SEGKIT_CACHE_DIR``, else ``$XDG_CACHE_HOME/segkit``, else
-``~/.cache/segkit``; ``SEGKIT_CACHE_DIR=off`` disables caching.  A folder
+``~/.cache/segkit``; ``SEGKIT_CACHE_DIR=off`` disables caching.  It holds at
+most :data:`MAX_CACHED_MODELS` models (least recently used ones go).  A folder
 that cannot be written simply means no caching; a damaged cache file is
 rebuilt.
 """
@@ -48,6 +49,26 @@ def _code_digest() -> str:
     return h.hexdigest()
 
 
+#: Vocabulary and dictionary files at least this large are built once and
+#: then kept in the cache; smaller ones build in milliseconds.
+CACHE_MIN_BYTES = 1 << 16
+
+
+def cacheable_file(source: object) -> bytes | None:
+    """The bytes of ``source`` when it names a file worth caching (at least
+    :data:`CACHE_MIN_BYTES`) and caching is on; None otherwise (the caller's
+    usual loading then reports any problem with the file)."""
+    if not isinstance(source, (str, os.PathLike)) or cache_dir() is None:
+        return None
+    try:
+        path = Path(source)
+        if not path.is_file() or path.stat().st_size < CACHE_MIN_BYTES:
+            return None
+        return path.read_bytes()
+    except (OSError, ValueError):
+        return None
+
+
 def cache_key(kind: str, config: dict, *inputs: bytes) -> str:
     from . import __version__
 
@@ -59,6 +80,11 @@ def cache_key(kind: str, config: dict, *inputs: bytes) -> str:
     return f"{kind}-{h.hexdigest()[:24]}.segkit"
 
 
+#: The cache keeps at most this many models; storing one more removes the
+#: least recently used.
+MAX_CACHED_MODELS = 32
+
+
 def cached(name: str, build: Callable[[], Any], load: Callable[[Path], Any]) -> Any:
     """Load ``name`` from the cache, or build it and try to store it."""
     folder = cache_dir()
@@ -67,13 +93,37 @@ def cached(name: str, build: Callable[[], Any], load: Callable[[Path], Any]) -> 
     path = folder / name
     if path.is_file():
         try:
-            return load(path)
+            obj = load(path)
         except (ModelFileError, ValueError, OSError):
             pass  # damaged or stale: rebuild below
+        else:
+            try:
+                os.utime(path)  # recently used: kept by _prune
+            except OSError:
+                pass
+            return obj
     obj = build()
     try:
         folder.mkdir(parents=True, exist_ok=True)
         obj.save(path)
+        _prune(folder, keep=path)
     except OSError:
         pass
     return obj
+
+
+def _prune(folder: Path, keep: Path) -> None:
+    """Remove the least recently used models beyond :data:`MAX_CACHED_MODELS`."""
+    entries = []
+    for p in folder.glob("*.segkit"):
+        try:
+            entries.append((p.stat().st_mtime, p))
+        except OSError:
+            pass  # removed meanwhile by another process
+    entries.sort(reverse=True)
+    for _, p in entries[MAX_CACHED_MODELS:]:
+        if p != keep:
+            try:
+                p.unlink()
+            except OSError:
+                pass

@@ -2,7 +2,8 @@
 
 The first use of a mode builds its automaton and stores the whole segmenter
 in segkit's model cache (:mod:`segkit.cache`); later processes map that file
-and start without a build.
+and start without a build.  Large user dictionary files are cached the same
+way (:func:`cached_segmenter`).
 """
 
 from __future__ import annotations
@@ -39,6 +40,12 @@ def default_words() -> list[str]:
 
 def default_segmenter(mode: str):
     """A ChineseMaxMatch over the default dictionary, from the cache when possible."""
+    return cached_segmenter("chinese-default", default_dictionary_path().read_bytes(), mode, default_vocabulary)
+
+
+def cached_segmenter(kind: str, source: bytes, mode: str, vocabulary):
+    """A ChineseMaxMatch (automata of ``mode`` built) over ``vocabulary()``,
+    kept in segkit's model cache under the dictionary file's bytes ``source``."""
     from segkit.cache import cache_key, cached
     from segkit.models import load
 
@@ -46,10 +53,9 @@ def default_segmenter(mode: str):
 
     def build():
         seg = ChineseMaxMatch.__new__(ChineseMaxMatch)
-        seg._assemble(default_vocabulary(), mode, True, {})
+        seg._assemble(vocabulary(), mode, True, {})
         for d in seg._directions():
             seg._automaton(d)
         return seg
 
-    key = cache_key(f"chinese-default-{mode}", {}, default_dictionary_path().read_bytes())
-    return cached(key, build, load)
+    return cached(cache_key(f"{kind}-{mode}", {}, source), build, load)

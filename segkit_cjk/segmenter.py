@@ -8,6 +8,7 @@ from collections.abc import Iterable, Sequence
 
 import numpy as np
 
+from segkit.cache import cacheable_file
 from segkit.engine import Automaton, EngineConfig, join_code_points
 from segkit.engine.charmap import SPACE
 from segkit.gcpause import paused_gc
@@ -38,7 +39,9 @@ class ChineseMaxMatch:
     dictionary
         A path to a word list (one word per line) or a jieba-format dictionary
         (``word [freq] [tag]``), an iterable of words, or None for the bundled
-        default (jieba's dictionary, 349,045 words, MIT licence).
+        default (jieba's dictionary, 349,045 words, MIT licence).  A file of
+        64 KiB or more is built once and then kept in segkit's model cache
+        (:mod:`segkit.cache`; ``SEGKIT_CACHE_DIR=off`` disables it).
     mode
         ``"forward"`` (longest word starting at the current position),
         ``"backward"`` (longest word ending at the current position, scanning
@@ -84,6 +87,15 @@ class ChineseMaxMatch:
             loaded = default_segmenter(_check_mode(mode))
             self._assemble(loaded._vocab, mode, alnum_runs, loaded._automata)
             return
+        source = cacheable_file(dictionary)
+        if source is not None:
+            from .default import cached_segmenter
+
+            mode = _check_mode(mode)
+            loaded = cached_segmenter("chinese-file", source, mode, lambda: Vocabulary(read_dictionary(dictionary)))
+            if isinstance(loaded, ChineseMaxMatch) and loaded.mode == mode:
+                self._assemble(loaded._vocab, mode, alnum_runs, loaded._automata)
+                return
         if isinstance(dictionary, (str, os.PathLike)):
             words = read_dictionary(dictionary)
         else:

@@ -24,6 +24,16 @@ TESTS_DATA = Path(__file__).resolve().parent / "data"
 BUNDLED_VOCABS = REPO / "vocabularies"
 
 
+@pytest.fixture(scope="session", autouse=True)
+def _private_model_cache(tmp_path_factory):
+    """Models built from large vocabulary files go to a cache of this test
+    session, not the user's (``~/.cache/segkit``)."""
+    patch = pytest.MonkeyPatch()
+    patch.setenv("SEGKIT_CACHE_DIR", str(tmp_path_factory.mktemp("segkit-cache")))
+    yield
+    patch.undo()
+
+
 @pytest.fixture(scope="session")
 def shared_data() -> Path:
     """The shared data folder (``../shared/data`` beside the checkout), or skip."""

@@ -281,3 +281,84 @@ def test_cache_can_be_disabled(tmp_path, monkeypatch):
     assert wp.tokenize("Hello") == ["hello"]
     assert not (tmp_path / "cache").exists()
     assert os.environ["SEGKIT_CACHE_DIR"] == "off"
+
+
+# ------------------------------------------------- large vocabulary files
+def _no_build(*args, **kwargs):
+    raise AssertionError("the automaton was built although the model cache holds it")
+
+
+def _same_encodings(a, b, texts) -> bool:
+    ea, eb = a.encode_batch(texts), b.encode_batch(texts)
+    return all(x.ids == y.ids and x.offsets == y.offsets and x.tokens == y.tokens for x, y in zip(ea, eb))
+
+
+def test_large_vocabulary_file_is_built_once(tmp_path, monkeypatch):
+    vocab = tmp_path / "vocab.txt"
+    vocab.write_bytes((ROOT / "vocabularies" / "bert-base-uncased.txt").read_bytes())
+    assert vocab.stat().st_size >= segkit.cache.CACHE_MIN_BYTES
+    texts = [t.lower() for t in sample_texts()[:200]]
+    first = segkit.WordPiece(vocab, template="bert")
+    assert len(list((tmp_path / "cache").glob("*.segkit"))) == 1
+    reference = segkit.WordPiece(segkit.Vocabulary.load(vocab), template="bert")  # never cached
+    monkeypatch.setattr(segkit.engine.Automaton, "build", _no_build)
+    second = segkit.WordPiece(vocab, template="bert")
+    assert second._settings == first._settings
+    assert _same_encodings(second, reference, texts)
+    assert second.decode(second.encode(texts[0]).ids) == reference.decode(reference.encode(texts[0]).ids)
+    # Other settings are another model: built, not taken from the first.
+    with pytest.raises(AssertionError, match="was built"):
+        segkit.WordPiece(vocab, template="bert", max_input_chars_per_word=5)
+
+
+def test_changed_vocabulary_file_is_rebuilt(tmp_path):
+    vocab = tmp_path / "vocab.txt"
+    lines = (ROOT / "vocabularies" / "bert-base-uncased.txt").read_text(encoding="utf-8").split("\n")
+    vocab.write_text("\n".join(lines), encoding="utf-8")
+    assert segkit.WordPiece(vocab).tokenize("hello") == ["hello"]
+    lines[lines.index("hello")] = "hellx"  # same size, other bytes
+    vocab.write_text("\n".join(lines), encoding="utf-8")
+    assert segkit.WordPiece(vocab).tokenize("hello") != ["hello"]
+    assert len(list((tmp_path / "cache").glob("*.segkit"))) == 2
+
+
+def test_small_vocabulary_file_is_not_cached(tmp_path):
+    vocab = tmp_path / "vocab.txt"
+    vocab.write_text("[UNK]\nhello\n##s\n", encoding="utf-8")
+    assert segkit.WordPiece(vocab).tokenize("hellos") == ["hello", "##s"]
+    assert not (tmp_path / "cache").exists() or not any((tmp_path / "cache").iterdir())
+
+
+def test_cache_keeps_the_most_recently_used(tmp_path, monkeypatch):
+    monkeypatch.setattr(segkit.cache, "MAX_CACHED_MODELS", 2)
+    vocab = tmp_path / "vocab.txt"
+    vocab.write_bytes((ROOT / "vocabularies" / "bert-base-uncased.txt").read_bytes())
+    folder = tmp_path / "cache"
+    made = []
+    for limit in (50, 60, 70):
+        segkit.WordPiece(vocab, max_input_chars_per_word=limit)
+        (new,) = set(folder.glob("*.segkit")) - set(made)
+        os.utime(new, (1e9 + limit, 1e9 + limit))  # distinct ages, whatever the clock's resolution
+        made.append(new)
+    left = set(folder.glob("*.segkit"))
+    assert len(made) == 3 and left == set(made[1:])
+
+
+def test_large_dictionary_file_is_built_once(tmp_path, monkeypatch):
+    words = segkit.ChineseMaxMatch().words[:40_000]
+    path = tmp_path / "dict.txt"
+    path.write_text("\n".join(f"{w} 3 n" for w in words) + "\n", encoding="utf-8")
+    assert path.stat().st_size >= segkit.cache.CACHE_MIN_BYTES
+    lines = sample_texts()[:100] + ["研究生命起源", "我们在北京大学读书。"]
+    for mode in ("forward", "bidirectional"):
+        first = segkit.ChineseMaxMatch(path, mode=mode)
+        expected = segkit.ChineseMaxMatch(words, mode=mode).cut_batch(lines)
+        assert first.cut_batch(lines) == expected
+        textbook = segkit.ChineseMaxMatch(words, mode=mode, alnum_runs=False).cut_batch(lines)
+        assert textbook != expected  # the sample has Latin words: alnum_runs matters
+        with monkeypatch.context() as m:
+            m.setattr(segkit.engine.Automaton, "build", _no_build)
+            second = segkit.ChineseMaxMatch(path, mode=mode, alnum_runs=False)
+            assert second.alnum_runs is False
+            assert second.cut_batch(lines) == textbook
+    assert len(list((tmp_path / "cache").glob("chinese-file-*.segkit"))) == 2

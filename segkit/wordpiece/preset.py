@@ -5,7 +5,6 @@ from __future__ import annotations
 import os
 import threading
 from collections.abc import Sequence
-from pathlib import Path
 from typing import Any, Union
 
 import numpy as np
@@ -23,6 +22,7 @@ from ..engine.rewrite import (
     segment_batch_rewritten,
     segment_rewritten_into,
 )
+from ..cache import cacheable_file
 from ..parallel import concat_segments, map_text_chunks
 from ..vocab import Vocabulary, VocabSource
 from .normalization import bert_rewrite_table
@@ -77,7 +77,11 @@ class WordPiece:
     ----------
     vocab
         Path to a ``vocab.txt`` (one token per line, id = line index), a
-        sequence of tokens (id = index) or a mapping token -> id.
+        sequence of tokens (id = index) or a mapping token -> id.  A file of
+        64 KiB or more is built once and then kept in segkit's model cache
+        (:mod:`segkit.cache`; ``SEGKIT_CACHE_DIR=off`` disables it), keyed
+        by the file's bytes and every setting: later processes map the
+        built model instead of building it again.
     suffix_indicator
         Prefix of the vocabulary's continuation pieces: ``"##"`` for BERT;
         any string, including ``""``.
@@ -162,7 +166,6 @@ class WordPiece:
         flavour: str = "hf",
         duplicates: str = "error",
     ) -> None:
-        vocab = Vocabulary.load(vocab, duplicates=duplicates)
         settings = {
             "suffix_indicator": suffix_indicator,
             "unk_token": unk_token,
@@ -181,6 +184,22 @@ class WordPiece:
             "padding": padding,
             "flavour": flavour,
         }
+        source = cacheable_file(vocab)
+        if source is not None:
+            # A large vocabulary file: the built model is kept in segkit's
+            # model cache, so the next process maps it instead of building.
+            from ..cache import cache_key, cached
+            from ..models import load
+
+            try:
+                key = cache_key("wordpiece-file", {**settings, "duplicates": duplicates}, source)
+            except (TypeError, ValueError):  # settings that are not JSON: no caching
+                key = None
+            built = key and cached(key, lambda: WordPiece(Vocabulary.load(vocab, duplicates=duplicates), **settings), load)
+            if isinstance(built, WordPiece) and built._settings == settings:
+                self._assemble(built.vocab, built.automaton, settings, built._rewrite, built._derived)
+                return
+        vocab = Vocabulary.load(vocab, duplicates=duplicates)
         _check_settings(settings, vocab)
         tf = flavour == "tf_text"
         config = EngineConfig(
@@ -270,19 +289,16 @@ class WordPiece:
         ``bert-base-multilingual-cased`` does neither; ``bert-base-chinese``
         lowercases (its vocabulary has no uppercase Latin tokens).  All use
         BERT's normalization, special tokens and template.  Built once, then
-        kept in segkit's model cache (:mod:`segkit.cache`).
+        kept in segkit's model cache (:mod:`segkit.cache`), as every large
+        vocabulary file is.
 
         >>> WordPiece.from_pretrained("bert-base-uncased").tokenize("Hello!")
         ['hello', '!']
         """
-        from ..cache import cache_key, cached
-        from ..models import load
         from ..resources import BUNDLED_LOWERCASE, bundled_vocabulary
 
         path = bundled_vocabulary(name)
-        lowercase = BUNDLED_LOWERCASE[name]
-        key = cache_key(f"wordpiece-{name}", {"lowercase": lowercase}, Path(path).read_bytes())
-        return cached(key, lambda: cls.bert(path, lowercase=lowercase), load)
+        return cls.bert(path, lowercase=BUNDLED_LOWERCASE[name])
 
     @classmethod
     def from_tokenizer_json(cls, path: str | os.PathLike) -> "WordPiece":
