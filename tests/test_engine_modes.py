@@ -181,6 +181,30 @@ def test_many_pops_in_one_failure():
     assert wp.encode("abcdefgh abcdefg").offsets == [(0, 8)] + [(9 + i, 10 + i) for i in range(7)]
 
 
+def test_double_array_placement_retries_in_larger_arrays(monkeypatch):
+    # The placement runs in arrays of a first-guess size and starts over in
+    # larger ones when they run out; the result must not depend on that.
+    from segkit.engine import build as engine_build
+
+    keys = ["".join(w) for w in zip("abcdefghij" * 30, "bcdefghija" * 30, "kkklllmmmn" * 30)]
+    keys = sorted(set(keys)) + ["a", "b", "ab", "abc" * 20, "x"]
+    expected = build(keys, unknown="char", char_id=0)
+    tries = []
+    real_place, real_layout = engine_build._place, engine_build.place_double_array
+
+    def counting_place(*args):
+        tries.append(args[-1])
+        return real_place(*args)
+
+    monkeypatch.setattr(engine_build, "_place", counting_place)
+    monkeypatch.setattr(engine_build, "place_double_array", lambda p, s, n, cap=None: real_layout(p, s, n, cap=4))
+    small = build(keys, unknown="char", char_id=0)
+    assert len(tries) > 2 and tries == sorted(tries)  # ran out of room, then grew
+    assert np.array_equal(small.trans, expected.trans) and np.array_equal(small.fails, expected.fails)
+    for text in ["abcabcabc" * 7 + "x", "kbjaxlm", "abc" * 21]:
+        assert triples(small.segment(text)) == forward_maxmatch(text, dict(zip(keys, range(len(keys)))), 0)
+
+
 # ------------------------------------------------------- threads, pickling
 def test_threads_share_an_automaton(mbert):
     texts = [f"Thread {k} says: Tokenization über alles, 東京 {'x' * (k * 7 % 150)}!" for k in range(64)]

@@ -16,6 +16,9 @@ of the double array):
    breadth-first pass that gives every node its failure link ``f(v)`` and its
    failure pops ``F(v)``.  Each pop is stored as (token id, characters
    covered), so offsets come out of the matching loop for free.
+
+Each step is one compiled function, kept small: a cold Numba cache compiles
+them on a user's first build, and that time counts towards the first call.
 """
 
 from __future__ import annotations
@@ -40,8 +43,8 @@ def insert_keys(syms, key_start, key_end, key_tree, key_tok, nsym, reverse):
 
     Key ``k`` is ``syms[key_start[k]:key_end[k]]`` (read backwards when
     ``reverse``), inserted under root ``key_tree[k]`` (0 or 1).  Returns
-    ``(parent, sym, tok)`` per node; nodes 0 and 1 are the roots.  A key's
-    end node gets ``tok = key_tok[k]`` (the first key wins).
+    ``(parent, sym, tok, depth)`` per node; nodes 0 and 1 are the roots.  A
+    key's end node gets ``tok = key_tok[k]`` (the first key wins).
     """
     total = 0
     for k in range(key_start.size):
@@ -56,6 +59,7 @@ def insert_keys(syms, key_start, key_end, key_tree, key_tok, nsym, reverse):
     parent = np.empty(maxn, np.int32)
     sym = full(maxn, np.int32(0), np.int32)
     tok = full(maxn, np.int32(NO_TOKEN), np.int32)
+    depth = full(maxn, np.int32(0), np.int32)
     parent[0] = -1
     parent[1] = -1
     n = 2
@@ -75,11 +79,12 @@ def insert_keys(syms, key_start, key_end, key_tree, key_tok, nsym, reverse):
                 hval[h] = n
                 parent[n] = u
                 sym[n] = s
+                depth[n] = depth[u] + 1
                 n += 1
             u = hval[h]
         if b > a and tok[u] == NO_TOKEN:
             tok[u] = key_tok[k]
-    return parent[:n], sym[:n], tok[:n]
+    return parent[:n], sym[:n], tok[:n], depth[:n]
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -108,12 +113,25 @@ def _find_free(nf, i):
     return i
 
 
+def place_double_array(parent, sym, nsym, cap=None):
+    """Assign every node a slot; returns ``(slot_of_node, base, check)``.
+    ``cap``: the number of slots tried first (tests force the retry path)."""
+    if cap is None:
+        cap = 2 * parent.size + nsym + 64
+    while True:
+        slot, base, check = _place(parent, sym, nsym, cap)
+        if slot.size:
+            return slot, base, check
+        cap *= 2  # rare: the arrays ran out of room; place again in larger ones
+
+
 @njit(cache=True, nogil=True)
-def place_double_array(parent, sym, nsym):
-    """Assign every node a slot; returns ``(slot_of_node, base, check)``."""
+def _place(parent, sym, nsym, cap):
+    """:func:`place_double_array` in arrays of ``cap`` slots; empty arrays
+    when they are too small (growing them here would double the code Numba
+    compiles on a cold start)."""
     n = parent.size
     starts, order = _children_csr(parent, n)
-    cap = 2 * n + nsym + 64
     base = full(cap, np.int32(0), np.int32)
     check = full(cap, np.int32(FREE), np.int32)
     nf = np.empty(cap + 1, np.int64)  # nf[i] = i; nf[cap] == cap: sentinel
@@ -151,24 +169,8 @@ def place_double_array(parent, sym, nsym):
         p = _find_free(nf, smin)
         while True:
             bs = p - smin
-            need = bs + smax + nsym + 2
-            if need >= cap:
-                newcap = max(2 * cap, need + 1)
-                base2 = full(newcap, np.int32(0), np.int32)
-                copy_prefix(base2, base, cap)
-                check2 = full(newcap, np.int32(FREE), np.int32)
-                copy_prefix(check2, check, cap)
-                nf2 = np.empty(newcap + 1, np.int64)
-                for i in range(newcap + 1):
-                    nf2[i] = i
-                copy_prefix(nf2, nf, cap)
-                tries2 = full(newcap, np.int32(0), np.int32)
-                copy_prefix(tries2, tries, cap)
-                tries = tries2
-                base = base2
-                check = check2
-                nf = nf2
-                cap = newcap
+            if bs + smax + nsym + 2 >= cap:
+                return slot[:0], base[:0], check[:0]
             ok = True
             for q in range(a, b):
                 if check[bs + sym[order[q]]] != FREE:
@@ -207,27 +209,10 @@ def place_double_array(parent, sym, nsym):
     return slot, base[:size].copy(), check[:size].copy()
 
 
-@njit(cache=True, nogil=True)
-def breadth_first(parent):
-    """Nodes ordered by depth (roots first).  Parents precede children in
-    node numbering, so depths come out of one forward pass."""
-    n = parent.size
-    depth = full(n, np.int32(0), np.int32)
-    maxd = 0
-    for v in range(2, n):
-        depth[v] = depth[parent[v]] + 1
-        if depth[v] > maxd:
-            maxd = depth[v]
-    count = full(maxd + 2, np.int64(0), np.int64)
-    for v in range(n):
-        count[depth[v] + 1] += 1
-    for d in range(maxd + 1):
-        count[d + 1] += count[d]
-    order = np.empty(n, np.int32)
-    for v in range(n):
-        order[count[depth[v]]] = v
-        count[depth[v]] += 1
-    return order
+def breadth_first(depth):
+    """Nodes ordered by depth (roots first; a stable sort keeps node order
+    within a depth)."""
+    return np.argsort(depth.astype(np.uint16) if depth.size and depth.max() < 1 << 16 else depth, kind="stable")
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -238,14 +223,24 @@ def _child(base, check, z, c):
     return -1
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _fits_inline(tid, cov):
+    return -1 <= tid < (1 << 23) - 1 and 0 <= cov < 256
+
+
 @njit(cache=True, nogil=True)
 def compute_failure(parent, sym, tok, slot, base, check, bfs, sroot):
     """Algorithm 2 (breadth-first failure links and pops), in slot space.
 
     Returns the (n_slots, 2) failure table (failure link, pops reference)
-    and the pops pool.  ``pool[F]`` is the number of pops of a node,
-    followed by (token id, chars covered) pairs.  ``sroot`` is the slot of
-    the continuation root (0 when the suffix indicator is empty).
+    and the pops pool.  A pops reference ``r >= 0`` points into the pool:
+    ``pool[r]`` is the number of pops, followed by (token id, chars covered)
+    pairs (``r = 0``: the shared empty list).  Most failures pop exactly one
+    token (the node's own); such a single pop is stored in the node itself
+    as ``r = -1 - ((id + 1) << 8 | covered)``, so the matching loop never
+    touches the pool for it (ids < 2**23 - 1, at most 255 characters).
+    ``sroot`` is the slot of the continuation root (0 when the suffix
+    indicator is empty).
     """
     size = base.size
     table = np.empty((size, 2), np.int32)
@@ -262,50 +257,59 @@ def compute_failure(parent, sym, tok, slot, base, check, bfs, sroot):
         u = slot[parent[node]]
         c = sym[node]
         depth[v] = depth[u] + 1
-        if tok[node] != NO_TOKEN:
-            if plen + 3 > pool.size:
-                pool2 = np.empty(pool.size * 2, np.int32)
+        z = sroot
+        start = plen  # this node's pops are gathered at pool[start + 1:]
+        cnt = 0
+        zc = sroot
+        if tok[node] == NO_TOKEN:
+            # F(v) = F(u) + pops collected while following f from f(u).
+            z = table[u, FAIL]
+            if z < 0:
+                continue
+            grab = u
+            while True:
+                pg = table[grab, POPS]
+                k = 1 if pg < 0 else pool[pg]
+                if start + 1 + 2 * (cnt + k) > pool.size:
+                    pool2 = np.empty(2 * pool.size + 2 * (cnt + k) + 2, np.int32)
+                    # keep the entries already written for this node too
+                    copy_prefix(pool2, pool, min(start + 1 + 2 * cnt, pool.size))
+                    pool = pool2
+                if pg < 0:
+                    packed = -1 - pg
+                    pool[start + 1 + 2 * cnt] = (packed >> 8) - 1
+                    pool[start + 2 + 2 * cnt] = packed & 255
+                else:
+                    for e in range(2 * k):
+                        pool[start + 1 + 2 * cnt + e] = pool[pg + 1 + e]
+                cnt += k
+                zc = _child(base, check, z, c)
+                if zc >= 0:
+                    break
+                grab = z
+                z = table[z, FAIL]
+                if z < 0:
+                    break
+            if zc < 0:
+                continue
+        else:
+            # A key ends here: pop it, then continue from the continuation root.
+            if start + 3 > pool.size:
+                pool2 = np.empty(2 * pool.size, np.int32)
                 copy_prefix(pool2, pool, plen)
                 pool = pool2
-            table[v, FAIL] = sroot
-            table[v, POPS] = plen
-            pool[plen] = 1
-            pool[plen + 1] = tok[node]
-            pool[plen + 2] = depth[v]
-            plen += 3
-            continue
-        z = table[u, FAIL]
-        if z < 0:
-            continue
-        # F(v) = F(u) + pops collected while following f from f(u).
-        start = plen
-        cnt = 0
-        zc = -1
-        grab = u
-        while True:
-            pg = table[grab, POPS]
-            k = pool[pg]
-            if start + 1 + 2 * (cnt + k) > pool.size:
-                pool2 = np.empty(2 * pool.size + 2 * (cnt + k) + 2, np.int32)
-                # keep the entries already written for this node too
-                m = min(start + 1 + 2 * cnt, pool.size)
-                copy_prefix(pool2, pool, m)
-                pool = pool2
-            for e in range(2 * k):
-                pool[start + 1 + 2 * cnt + e] = pool[pg + 1 + e]
-            cnt += k
-            zc = _child(base, check, z, c)
-            if zc >= 0:
-                break
-            grab = z
-            z = table[z, FAIL]
-            if z < 0:
-                break
-        if zc >= 0:
+            pool[start + 1] = tok[node]
+            pool[start + 2] = depth[v]
+            cnt = 1
+        table[v, FAIL] = zc
+        if cnt == 1 and _fits_inline(pool[start + 1], pool[start + 2]):
+            table[v, POPS] = -1 - (((pool[start + 1] + 1) << 8) | pool[start + 2])
+        elif cnt == 0:
+            table[v, POPS] = 0
+        else:
             pool[start] = cnt
-            plen = start + 1 + 2 * cnt
-            table[v, FAIL] = zc
             table[v, POPS] = start
+            plen = start + 1 + 2 * cnt
     return table, pool[:plen].copy()
 
 
@@ -318,42 +322,9 @@ def build_automaton(syms, key_start, key_end, key_tree, key_tok, nsym, sroot, re
     (a few microseconds each) rather than from one compiled wrapper, which
     would cost a cold Numba cache seconds of compiling them all again as one.
     """
-    parent, sym, tok = insert_keys(syms, key_start, key_end, key_tree, key_tok, nsym, reverse)
+    parent, sym, tok, depth = insert_keys(syms, key_start, key_end, key_tree, key_tok, nsym, reverse)
     slot, base, check = place_double_array(parent, sym, nsym)
-    bfs = breadth_first(parent)
+    bfs = breadth_first(depth)
     fails, pool = compute_failure(parent, sym, tok, slot, base, check, bfs, sroot)
     trans = np.stack([base, check], axis=1).astype(np.int32, copy=False)
-    pool = inline_single_pops(fails, pool)
     return trans, fails, pool
-
-
-@njit(cache=True, nogil=True)
-def inline_single_pops(fails, pool):
-    """Store one-token pop lists in the node itself and compact the pool.
-
-    A single pop is stored as ``-1 - ((id + 1) << 8 | covered)``.  Most
-    failures pop exactly one token (the node's own), so the matching loop
-    then never touches the pool for them.  Lists that do not fit (ids >=
-    2**23 - 1, more than 255 characters) or hold several pops stay in the
-    pool, which is rebuilt with only those.  Returns the new pool.
-    """
-    out = np.empty(pool.size, np.int32)
-    out[0] = 0
-    size = 1
-    for v in range(fails.shape[0]):
-        if fails[v, 0] < 0:
-            fails[v, 1] = 0
-            continue
-        ref = fails[v, 1]
-        cnt = pool[ref]
-        if cnt == 1:
-            tid = pool[ref + 1]
-            cov = pool[ref + 2]
-            if -1 <= tid < (1 << 23) - 1 and 0 <= cov < 256:
-                fails[v, 1] = -1 - (((tid + 1) << 8) | cov)
-                continue
-        fails[v, 1] = size
-        for e in range(1 + 2 * cnt):
-            out[size + e] = pool[ref + e]
-        size += 1 + 2 * cnt
-    return out[:size].copy()

@@ -173,7 +173,7 @@ def _segment_range(cps, i, b, auto, clsmask, ids, st, en, wd, k, word, with_offs
                     break
                 ref = fails[_ix(2 * u + 1)]
                 if ref < 0:
-                    # A single pop stored inline (build.inline_single_pops).
+                    # A single pop stored inline (build.compute_failure).
                     if k >= cap:
                         return ws, kw, word, False
                     packed = -1 - ref
