@@ -6,9 +6,9 @@ runs on several cores from plain Python threads.  Batches below
 where the split would cost more than it gains.
 
 Turning texts into code points holds the GIL, so :func:`map_text_chunks`
-cuts a batch into a few chunks per thread and lets each thread convert its
-own chunk: one thread's conversion then overlaps the others' kernels
-instead of running before all of them.
+cuts a batch into a few chunks per thread and lets each thread measure and
+convert its own chunk: one thread's conversion then overlaps the others'
+kernels instead of running before all of them.
 """
 
 from __future__ import annotations
@@ -16,6 +16,8 @@ from __future__ import annotations
 import os
 from concurrent.futures import ThreadPoolExecutor
 import numpy as np
+
+from .engine.automaton import text_lengths
 
 #: Below this many characters per thread a batch is not split.
 MIN_CHARS_PER_THREAD = 32_768
@@ -86,25 +88,45 @@ def map_code_point_chunks(func, cps: np.ndarray, bounds: np.ndarray, num_threads
     return list(_pool(n).map(lambda job: func(*job), jobs))
 
 
-def map_text_chunks(func, texts, lengths: np.ndarray, num_threads: int | None, per_thread: int = 8) -> tuple[list, int]:
-    """``func(cps, bounds)`` over contiguous runs of ``texts`` (of the given
-    ``lengths``), each joined into code points by the thread that processes
-    it, on up to ``num_threads`` threads (``per_thread`` chunks each, so
-    that conversions overlap kernels).  Returns the results in order and the
-    thread count used (1: ``texts`` went through ``func`` whole)."""
+def _length_profile(texts) -> tuple[np.ndarray, np.ndarray]:
+    """``(positions, cum)``: ``cum[i]`` estimates the characters of
+    ``texts[:positions[i + 1]]`` (``positions`` ends with ``len(texts)``).
+    Exact for small batches; for large ones estimated from an evenly spread
+    sample, since measuring every text costs a cache miss per text object on
+    the thread that holds the GIL."""
+    n = len(texts)
+    m = min(n, _SAMPLE)
+    positions = np.arange(m + 1, dtype=np.int64) * n // m
+    sample = texts if m == n else [texts[i] for i in positions[:-1].tolist()]
+    return positions, np.cumsum(text_lengths(sample) * np.diff(positions))
+
+
+#: Texts measured to plan the split of a large batch.
+_SAMPLE = 1024
+
+
+def map_text_chunks(func, texts, num_threads: int | None, per_thread: int = 8) -> tuple[list, int]:
+    """``func(cps, bounds)`` over contiguous runs of ``texts``, each measured
+    and joined into code points by the thread that processes it, on up to
+    ``num_threads`` threads (``per_thread`` runs each, so that one thread's
+    conversion, which holds the GIL, overlaps the others' kernels).  Returns
+    the results in order and the thread count used (1: ``texts`` went
+    through ``func`` whole)."""
     from .engine.automaton import join_code_points
 
     n = resolve_threads(num_threads)
-    total = int(lengths.sum())
-    if n > 1:
-        n = min(n, max(1, total // MIN_CHARS_PER_THREAD), len(texts))
-    if n <= 1:
-        return [func(*join_code_points(texts, lengths))], 1
-    # A few chunks per thread, none much below MIN_CHARS_PER_THREAD (small
-    # batches get one chunk per thread: each chunk costs a hand-off).
-    k = max(n, min(n * per_thread, total // (2 * MIN_CHARS_PER_THREAD), len(texts)))
-    cum = np.cumsum(lengths)
-    targets = (np.arange(1, k) * total) // k
-    cuts = sorted(set([0, *np.searchsorted(cum, targets, side="right").tolist(), len(texts)]))
+    count = len(texts)
+    if n > 1 and count > 1:
+        positions, cum = _length_profile(texts)
+        total = int(cum[-1])
+        n = min(n, max(1, total // MIN_CHARS_PER_THREAD), count)
+    if n <= 1 or count <= 1:
+        return [func(*join_code_points(texts))], 1
+    # A few runs of about equal characters per thread, none much below
+    # MIN_CHARS_PER_THREAD (small batches get one run per thread: each run
+    # costs a hand-off).
+    k = max(n, min(n * per_thread, total // (2 * MIN_CHARS_PER_THREAD), count))
+    at = np.searchsorted(cum, (np.arange(1, k) * total) // k, side="right")
+    cuts = sorted(set([0, *positions[at].tolist(), count]))
     jobs = list(zip(cuts[:-1], cuts[1:]))
-    return list(_pool(n).map(lambda ab: func(*join_code_points(texts[ab[0] : ab[1]], lengths[ab[0] : ab[1]])), jobs)), n
+    return list(_pool(n).map(lambda ab: func(*join_code_points(texts[ab[0] : ab[1]])), jobs)), n

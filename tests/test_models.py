@@ -245,6 +245,19 @@ def test_num_threads_matches_one_thread(bert_uncased, monkeypatch):
     b = bert_uncased.encode_batch(texts, padding=True, num_threads=2)
     assert np.array_equal(a.to_numpy()["input_ids"], b.to_numpy()["input_ids"])
     assert encodings_equal(a, b)
+    # A batch larger than the sample that plans the split, sorted by length
+    # (runs of very different sizes), with empty texts at the front.
+    texts = [""] * 40 + sorted(sample_texts() * 12, key=len)
+    assert len(texts) > par._SAMPLE
+    plan = []
+    real_pool = par._pool
+    monkeypatch.setattr(par, "_pool", lambda n: (plan.append(n), real_pool(n))[1])
+    one = bert_uncased.encode_batch(texts)
+    for threads in (2, 3):
+        many = bert_uncased.encode_batch(texts, num_threads=threads)
+        assert np.array_equal(many.row_splits, one.row_splits) and np.array_equal(many.ids_flat, one.ids_flat)
+        assert encodings_equal(one, many)
+    assert set(plan) == {2, 3}  # both batches were split
     seg = segkit.ChineseMaxMatch(["研究", "生命", "起源"])
     zh = ["研究生命起源", "起源 abc 3.5%", ""] * 50
     assert seg.cut_batch(zh, num_threads=2) == seg.cut_batch(zh)

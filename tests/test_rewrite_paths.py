@@ -102,15 +102,15 @@ def test_forged_identity_flag_is_rejected(tmp_path):
 
 @pytest.mark.parametrize("flavour", ["hf", "tf_text"])
 def test_chunked_batch_equals_text_by_text(flavour, monkeypatch):
-    """One thread converts and matches a batch chunk by chunk, appending to
-    one output: small chunks (texts longer than a chunk too) give exactly
-    the per-text results."""
+    """One thread converts and matches a batch block by block, appending to
+    one output: small blocks (with the output outgrowing the first block's
+    estimate) give exactly the per-text results."""
     from segkit.wordpiece import preset
 
     wp = segkit.WordPiece(ROOT / "vocabularies" / "bert-base-multilingual-cased.txt", flavour=flavour, clean_text=True)
     texts = _sample()[:60] + ["", "x" * 500 + " [CLS] ab", "  "] + _sample()[60:90]
     expected = [(e.ids, e.offsets, e.word_ids) for e in (wp.encode(t) for t in texts)]
-    monkeypatch.setattr(preset, "_CHUNK_CHARS", 97)
+    monkeypatch.setattr(preset, "_BLOCK_TEXTS", 7)
     got = [(e.ids, e.offsets, e.word_ids) for e in wp.encode_batch(texts)]
     assert got == expected
     tok, rows = wp._segment(texts)
