@@ -273,17 +273,25 @@ def collect(res: dict[str, Any]) -> Figures:
         names = {"wordpiece": "WordPiece multilingual", "chinese": "ChineseMaxMatch default"}
         sizes = r.get("file_sizes_bytes", {})
         for key, label in names.items():
-            F.at_most(src, f"{label}: segkit.load", g(r, "load", key, "seconds"), 0.05, ms, "<= 50 ms")
-            F.at_most(src, f"{label}: pickle dumps+loads, model as built", g(r, "pickle", key, "seconds"), 0.05, ms,
-                      "<= 50 ms")
-            F.at_most(src, f"{label}: pickle dumps+loads, model from segkit.load",
-                      g(r, "pickle", key + "_loaded", "seconds"), 0.05, ms, "<= 50 ms")
+            # The targets are for the multilingual WordPiece model; the
+            # Chinese model's rows are for information.
+            def judged(figure, value, target, fmt, text, key=key):
+                if key == "wordpiece":
+                    F.at_most(src, figure, value, target, fmt, text)
+                else:
+                    F.info(src, figure, value, fmt)
+
+            judged(f"{label}: segkit.load", g(r, "load", key, "seconds"), 0.05, ms, "<= 50 ms")
+            judged(f"{label}: pickle dumps+loads, model as built", g(r, "pickle", key, "seconds"), 0.05, ms,
+                   "<= 50 ms")
+            judged(f"{label}: pickle dumps+loads, model from segkit.load",
+                   g(r, "pickle", key + "_loaded", "seconds"), 0.05, ms, "<= 50 ms")
             best = g(r, "warm_start", key, "best")
             split = (f" (import {best['import']:.2f} + load {best['load']:.3f} + first call {best['first_call']:.2f})"
                      if best else "")  # fmt: skip
-            F.at_most(src, f"{label}: warm start, fresh process{split}", g(best, "total"), 0.5, sec, "<= 0.5 s")
-            F.at_most(src, f"{label}: RSS added by load + first call", g(r, "memory", key, "best", "added_mib"),
-                      15.0, mibf, "<= 15 MiB")
+            judged(f"{label}: warm start, fresh process{split}", g(best, "total"), 0.5, sec, "<= 0.5 s")
+            judged(f"{label}: RSS added by load + first call", g(r, "memory", key, "best", "added_mib"),
+                   15.0, mibf, "<= 15 MiB")
             F.info(src, f"{label}: of which private (RssAnon)", g(r, "memory", key, "best", "added_anon_mib"), mibf)
         for label, n in sizes.items():
             F.info(src, f"file size: {label}", n, lambda v: f"{v / 2**20:.2f} MiB")
