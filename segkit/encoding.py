@@ -9,6 +9,7 @@ starts, ends and word indices, the other rows being implied.
 
 from __future__ import annotations
 
+from bisect import bisect_right
 from collections.abc import Sequence
 from typing import Iterator, overload
 
@@ -135,16 +136,56 @@ class BatchEncoding(Sequence):
         Tokens of text ``t`` are ``row_splits[t]:row_splits[t+1]`` of the flat arrays.
     """
 
-    __slots__ = ("_data", "row_splits", "_id_to_token", "pad_id")
+    __slots__ = ("_flat", "_splits", "_parts", "_part_starts", "_id_to_token", "pad_id")
 
     def __init__(self, data: np.ndarray, row_splits: np.ndarray, id_to_token: Sequence, pad_id: int = 0):
-        self._data = data
-        self.row_splits = row_splits
+        self._flat = data
+        self._splits = row_splits
+        self._parts = None
+        self._part_starts = None
         self._id_to_token = id_to_token
         self.pad_id = pad_id
 
+    @classmethod
+    def _from_parts(cls, parts: list, id_to_token: Sequence, pad_id: int = 0) -> "BatchEncoding":
+        """A batch made of consecutive ``(data, row_splits)`` parts, e.g. one
+        per thread's run of texts.  Indexing, :attr:`ids` and
+        :meth:`to_numpy` read the parts where they are; the flat arrays
+        (:attr:`row_splits`, :attr:`ids_flat`) are joined on first use."""
+        if len(parts) == 1:
+            return cls(parts[0][0], parts[0][1], id_to_token, pad_id)
+        obj = cls(None, None, id_to_token, pad_id)
+        obj._parts = parts
+        obj._part_starts = np.cumsum([0] + [p[1].size - 1 for p in parts]).tolist()
+        return obj
+
+    def _join(self) -> None:
+        data, splits = _concat_parts(self._parts)
+        self._flat, self._splits = data, splits
+        self._parts = self._part_starts = None
+
+    @property
+    def _data(self) -> np.ndarray:
+        if self._flat is None:
+            self._join()
+        return self._flat
+
+    @property
+    def row_splits(self) -> np.ndarray:  # noqa: D401 (documented in the class)
+        if self._splits is None:
+            self._join()
+        return self._splits
+
+    def _pieces(self):
+        """``(first text, data, row_splits)`` per part (one part when flat)."""
+        if self._parts is None:
+            return [(0, self._flat, self._splits)]
+        return [(t0, d, r) for t0, (d, r) in zip(self._part_starts, self._parts)]
+
     def __len__(self) -> int:
-        return int(self.row_splits.size - 1)
+        if self._parts is not None:
+            return self._part_starts[-1]
+        return int(self._splits.size - 1)
 
     @overload
     def __getitem__(self, i: int) -> Encoding: ...
@@ -159,8 +200,13 @@ class BatchEncoding(Sequence):
             i += n
         if not 0 <= i < n:
             raise IndexError(f"batch index {i} out of range for {n} texts")
-        a, b = int(self.row_splits[i]), int(self.row_splits[i + 1])
-        return Encoding(self._data[:, a:b], self._id_to_token)
+        data, splits = self._flat, self._splits
+        if self._parts is not None:
+            p = bisect_right(self._part_starts, i) - 1
+            data, splits = self._parts[p]
+            i -= self._part_starts[p]
+        a, b = int(splits[i]), int(splits[i + 1])
+        return Encoding(data[:, a:b], self._id_to_token)
 
     def __iter__(self) -> Iterator[Encoding]:
         for i in range(len(self)):
@@ -174,9 +220,12 @@ class BatchEncoding(Sequence):
     @property
     def ids(self) -> list[list[int]]:
         """Token ids of every text."""
-        flat = self._data[0].tolist()
-        rs = self.row_splits.tolist()
-        return [flat[rs[i] : rs[i + 1]] for i in range(len(rs) - 1)]
+        out: list[list[int]] = []
+        for _, data, splits in self._pieces():
+            flat = data[0].tolist()
+            rs = splits.tolist()
+            out.extend(flat[rs[i] : rs[i + 1]] for i in range(len(rs) - 1))
+        return out
 
     def to_numpy(
         self,
@@ -199,32 +248,45 @@ class BatchEncoding(Sequence):
         array([[2, 3, 0],
                [2, 2, 2]])
         """
-        rows = self.row_splits
-        width = int(np.diff(rows).max()) if rows.size > 1 else 0
-        r = _rows(self._data)
+        pieces = [(t0, _rows(data), rows) for t0, data, rows in self._pieces()]
+        width = max((int(np.diff(rows).max()) for _, _, rows in pieces if rows.size > 1), default=0)
         b = len(self)
+        ntok = sum(int(rows[-1]) for _, _, rows in pieces)
+        uniform = b > 0 and len(pieces) == 1 and ntok == b * width  # padded: every row has the same length
 
-        uniform = b > 0 and int(rows[-1]) == b * width  # padded: every row has the same length
-
-        def mat(values, fill):
+        def mat(field, fill):
             if uniform:
-                return values.reshape(b, width).astype(dtype)
+                return pieces[0][1][field].reshape(b, width).astype(dtype)
             out = np.empty((b, width), dtype=dtype)
-            _to_matrix(np.ascontiguousarray(values), rows, width, fill, out)
+            for t0, r, rows in pieces:
+                _to_matrix(np.ascontiguousarray(r[field]), rows, width, fill, out[t0 : t0 + rows.size - 1])
             return out
 
         result = {
-            "input_ids": mat(r[0], self.pad_id),
-            "token_type_ids": mat(r[1], 0),
-            "attention_mask": mat(r[2], 0),
+            "input_ids": mat(0, self.pad_id),
+            "token_type_ids": mat(1, 0),
+            "attention_mask": mat(2, 0),
         }
         if return_special_tokens_mask:
-            result["special_tokens_mask"] = mat(r[3], 1)
+            result["special_tokens_mask"] = mat(3, 1)
         if return_offsets:
-            result["offset_mapping"] = np.stack([mat(r[4], 0), mat(r[5], 0)], axis=-1)
+            result["offset_mapping"] = np.stack([mat(4, 0), mat(5, 0)], axis=-1)
         if return_word_ids:
-            result["word_ids"] = mat(r[6], -1)
+            result["word_ids"] = mat(6, -1)
         return result
 
     def __repr__(self) -> str:
-        return f"BatchEncoding(num_texts={len(self)}, num_tokens={int(self.row_splits[-1])})"
+        ntok = sum(int(rows[-1]) for _, _, rows in self._pieces())
+        return f"BatchEncoding(num_texts={len(self)}, num_tokens={ntok})"
+
+
+def _concat_parts(parts: list) -> tuple[np.ndarray, np.ndarray]:
+    """One ``(data, row_splits)`` from consecutive parts."""
+    sizes = [d.shape[1] for d, _ in parts]
+    data = np.concatenate([d for d, _ in parts], axis=1) if parts else np.empty((_PLAIN, 0), np.int32)
+    splits = [np.zeros(1, dtype=np.int64)]
+    shift = 0
+    for (_, r), size in zip(parts, sizes):
+        splits.append(r[1:] + shift)
+        shift += int(r[-1])
+    return data, np.concatenate(splits)

@@ -263,6 +263,37 @@ def test_num_threads_matches_one_thread(bert_uncased, monkeypatch):
     assert seg.cut_batch(zh, num_threads=2) == seg.cut_batch(zh)
 
 
+def test_batch_of_thread_parts_behaves_as_one(monkeypatch):
+    """A batch split over threads keeps each thread's output where it is;
+    every way of reading it gives what the one-thread batch gives."""
+    import segkit.parallel as par
+
+    monkeypatch.setattr(par, "MIN_CHARS_PER_THREAD", 100)
+    plain = segkit.WordPiece(ROOT / "vocabularies" / "bert-base-multilingual-cased.txt")  # no template: plain results
+    texts = sample_texts()[:150] + ["", "Hello world!"]
+    one = plain.encode_batch(texts)
+    options = [{}, {"return_special_tokens_mask": True, "return_offsets": True, "return_word_ids": True}]
+    for reads_flat_first in (False, True):
+        many = plain.encode_batch(texts, num_threads=3)
+        assert many._parts is not None and len(many._parts) > 1  # really made of parts
+        if reads_flat_first:
+            assert np.array_equal(many.row_splits, one.row_splits) and np.array_equal(many.ids_flat, one.ids_flat)
+            assert many._parts is None  # joined once, for good
+        assert len(many) == len(one) and repr(many) == repr(one)
+        assert many.ids == one.ids
+        for opts in options:
+            a, b = one.to_numpy(**opts), many.to_numpy(**opts)
+            assert a.keys() == b.keys() and all(np.array_equal(a[k], b[k]) for k in a)
+        assert encodings_equal(one, many)
+        for i in (0, 1, 37, len(texts) - 2, len(texts) - 1, -1, -len(texts)):
+            assert many[i].ids == one[i].ids and many[i].offsets == one[i].offsets
+        assert [e.tokens for e in many[5:60:7]] == [e.tokens for e in one[5:60:7]]
+        with pytest.raises(IndexError):
+            many[len(texts)]
+        again = pickle.loads(pickle.dumps(many))
+        assert again.ids == one.ids and np.array_equal(again.row_splits, one.row_splits)
+
+
 def _encode_in_worker(args):
     model, texts = args
     return [e.ids for e in model.encode_batch(texts)]

@@ -358,9 +358,17 @@ class WordPiece:
     def _segment(self, texts: Sequence[str], num_threads: int | None = None):
         """(4, n) tokens (ids, starts, ends, words; offsets in the original
         texts) and row splits, after normalization and special tokens."""
+        return concat_segments(*self._segment_parts(texts, num_threads))
+
+    def _segment_parts(self, texts: Sequence[str], num_threads: int | None = None):
+        """:meth:`_segment` as ``(parts, threads used)``: one ``(tokens,
+        row splits)`` part per run of texts a thread matched (one part when
+        the batch was not split)."""
         if num_threads is not None and num_threads != 1:
-            parts, used = map_text_chunks(self._segment_cps, texts, num_threads)
-            return concat_segments(parts, used)
+            return map_text_chunks(self._segment_cps, texts, num_threads)
+        return [self._segment_one_thread(texts)], 1
+
+    def _segment_one_thread(self, texts: Sequence[str]):
         n = len(texts)
         if n <= _BLOCK_TEXTS:  # one block: none of the blocks' bookkeeping
             return self._segment_cps(*join_code_points(texts))
@@ -668,7 +676,7 @@ class WordPiece:
             paired, add_special_tokens, max_length, truncation, padding, pad_to_multiple_of
         )
         try:
-            tok, rows = self._segment(joined, num_threads)
+            parts, used = self._segment_parts(joined, num_threads)
         except TypeError:
             for i, item in enumerate(texts):
                 if not isinstance(item, str):
@@ -676,8 +684,9 @@ class WordPiece:
                         f"encode_batch: the text at index {i} is {type(item).__name__} {item!r:.60}; expected str"
                     ) from None
             raise
-        if plain:
-            return BatchEncoding(tok, rows, self.vocab, self.pad_id)
+        if plain:  # per-thread parts are not copied into one array unless asked for
+            return BatchEncoding._from_parts(parts, self.vocab, self.pad_id)
+        tok, rows = concat_segments(parts, used)
         out, out_rows = self._assemble_out(tok, rows, len(texts), paired, template, budget, mode, pad_to, mult)
         return BatchEncoding(out, out_rows, self.vocab, self.pad_id)
 
