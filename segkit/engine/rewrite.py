@@ -231,6 +231,22 @@ def _copy_plain(cps, a, b, rw, out):
 
 
 @njit(cache=True, nogil=True)
+def _is_plain(cps, a, b, rw):
+    """True when the rewrite would leave ``cps[a:b]`` as it is: the table is
+    the identity and no character may start a protected string."""
+    if rw[_IDENT] != 1:
+        return False
+    if rw[_RH - 1] == 0:
+        return True
+    pf = rw[4]
+    for q in range(a, b):
+        c = cps[_ix(q)]
+        if _may_protect(c, rw[_ix(pf + ((c & 0xFFFF) >> 5))]):
+            return False
+    return True
+
+
+@njit(cache=True, nogil=True)
 def _map_back(st, en, k0, k1, s0, s1, m, n):
     """Token offsets ``k0:k1`` from a rewritten text (``m`` characters) back
     to its original (``n`` characters), in place.  An empty span maps to
@@ -251,9 +267,11 @@ def _map_back(st, en, k0, k1, s0, s1, m, n):
 def segment_batch_rewritten(cps, bounds, auto, rw, clsmask, out, k, rows):
     """Rewrite, match and map offsets back, text by text, in one call.
 
-    Text ``t`` is ``cps[bounds[t]:bounds[t+1]]``.  Each text is rewritten
-    into a scratch buffer that stays in cache and matched from there, so the
-    rewritten batch is never stored whole.  Tokens are appended to the
+    Text ``t`` is ``cps[bounds[t]:bounds[t+1]]``.  A text the rewrite
+    leaves as it is (no normalization, no special token in it) is matched
+    where it is; any other is rewritten into a scratch buffer that stays in
+    cache and matched from there, so the rewritten batch is never stored
+    whole.  Tokens are appended to the
     (4, n) rows of ``out`` (ids, starts, ends in the original texts, word
     indices) from slot ``k`` on, so that a batch can be fed in chunks
     (first rows: :func:`segkit.engine.kernels.token_rows`); ``rows[t + 1]``
@@ -267,24 +285,30 @@ def segment_batch_rewritten(cps, bounds, auto, rw, clsmask, out, k, rows):
     for t in range(nt):
         a = bounds[t]
         b = bounds[t + 1]
+        k0 = k
+        if _is_plain(cps, a, b, rw):
+            # Matched in place (no copy): offsets come out relative to the batch.
+            out, k = segment_growing(cps, a, b, auto, clsmask, out, k)
+            st = out[1]
+            en = out[2]
+            for q in range(k0, k):
+                st[q] -= a
+                en[q] -= a
+            rows[t + 1] = k
+            continue
         if b - a > tmp.size:
             tmp = grow(tmp, b - a)
-        k0 = k
-        plain = _copy_plain(cps, a, b, rw, tmp)
-        m = b - a
-        if not plain:
-            i = a
-            m = np.int64(0)  # not literals: the callees keep one specialization
-            while True:
-                i, m, done = _rewrite_fill(cps, i, b, a, rw, tmp, s0, s1, m)
-                if done:
-                    break
-                tmp = grow(tmp, m)
-                s0 = grow(s0, m)
-                s1 = grow(s1, m)
+        i = a
+        m = np.int64(0)  # not literals: the callees keep one specialization
+        while True:
+            i, m, done = _rewrite_fill(cps, i, b, a, rw, tmp, s0, s1, m)
+            if done:
+                break
+            tmp = grow(tmp, m)
+            s0 = grow(s0, m)
+            s1 = grow(s1, m)
         out, k = segment_growing(tmp, np.int64(0), m, auto, clsmask, out, k)
-        if not plain:
-            _map_back(out[1], out[2], k0, k, s0, s1, m, b - a)
+        _map_back(out[1], out[2], k0, k, s0, s1, m, b - a)
         rows[t + 1] = k
     return out, k
 
