@@ -18,7 +18,7 @@ from numba import njit
 
 from .arrays import grow
 from .charmap import _N_PAGES, two_level
-from .kernels import SENTINEL, _ix, _segment_range, segment_growing
+from .kernels import SENTINEL, _ix, _segment_range, grown_rows
 
 KEEP = 0
 DELETE = -1
@@ -282,15 +282,23 @@ def segment_batch_rewritten(cps, bounds, auto, rw, clsmask, out, k, rows):
     tmp = np.empty(1024, np.uint32)  # one text, rewritten, and its source spans
     s0 = np.empty(1024, np.int32)
     s1 = np.empty(1024, np.int32)
+    zero = np.int64(0)  # not a literal: the callees keep one specialization
+    # The row views are made once, not per text (see kernels.segment_growing).
+    ids, st, en, wd = out[0], out[1], out[2], out[3]
     for t in range(nt):
         a = bounds[t]
         b = bounds[t + 1]
         k0 = k
+        word = zero
         if _is_plain(cps, a, b, rw):
             # Matched in place (no copy): offsets come out relative to the batch.
-            out, k = segment_growing(cps, a, b, auto, clsmask, out, k)
-            st = out[1]
-            en = out[2]
+            i = a
+            while True:
+                i, k, word, done = _segment_range(cps, i, b, auto, clsmask, ids, st, en, wd, k, word, True)
+                if done:
+                    break
+                out = grown_rows(out, k, b - i)
+                ids, st, en, wd = out[0], out[1], out[2], out[3]
             for q in range(k0, k):
                 st[q] -= a
                 en[q] -= a
@@ -299,7 +307,7 @@ def segment_batch_rewritten(cps, bounds, auto, rw, clsmask, out, k, rows):
         if b - a > tmp.size:
             tmp = grow(tmp, b - a)
         i = a
-        m = np.int64(0)  # not literals: the callees keep one specialization
+        m = zero
         while True:
             i, m, done = _rewrite_fill(cps, i, b, a, rw, tmp, s0, s1, m)
             if done:
@@ -307,8 +315,14 @@ def segment_batch_rewritten(cps, bounds, auto, rw, clsmask, out, k, rows):
             tmp = grow(tmp, m)
             s0 = grow(s0, m)
             s1 = grow(s1, m)
-        out, k = segment_growing(tmp, np.int64(0), m, auto, clsmask, out, k)
-        _map_back(out[1], out[2], k0, k, s0, s1, m, b - a)
+        i = zero
+        while True:
+            i, k, word, done = _segment_range(tmp, i, m, auto, clsmask, ids, st, en, wd, k, word, True)
+            if done:
+                break
+            out = grown_rows(out, k, m - i)
+            ids, st, en, wd = out[0], out[1], out[2], out[3]
+        _map_back(st, en, k0, k, s0, s1, m, b - a)
         rows[t + 1] = k
     return out, k
 
