@@ -160,8 +160,9 @@ class BatchEncoding(Sequence):
         return obj
 
     def _join(self) -> None:
-        data, splits = _concat_parts(self._parts)
-        self._flat, self._splits = data, splits
+        from .parallel import concat_segments
+
+        self._flat, self._splits = concat_segments(self._parts)
         self._parts = self._part_starts = None
 
     @property
@@ -279,14 +280,3 @@ class BatchEncoding(Sequence):
         ntok = sum(int(rows[-1]) for _, _, rows in self._pieces())
         return f"BatchEncoding(num_texts={len(self)}, num_tokens={ntok})"
 
-
-def _concat_parts(parts: list) -> tuple[np.ndarray, np.ndarray]:
-    """One ``(data, row_splits)`` from consecutive parts."""
-    sizes = [d.shape[1] for d, _ in parts]
-    data = np.concatenate([d for d, _ in parts], axis=1) if parts else np.empty((_PLAIN, 0), np.int32)
-    splits = [np.zeros(1, dtype=np.int64)]
-    shift = 0
-    for (_, r), size in zip(parts, sizes):
-        splits.append(r[1:] + shift)
-        shift += int(r[-1])
-    return data, np.concatenate(splits)

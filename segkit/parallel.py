@@ -91,6 +91,10 @@ def map_code_point_chunks(func, cps: np.ndarray, bounds: np.ndarray, num_threads
     return list(_pool(n).map(lambda job: func(*job), jobs))
 
 
+#: Texts measured to plan the split of a large batch.
+_SAMPLE = 1024
+
+
 def _length_profile(texts) -> tuple[np.ndarray, np.ndarray]:
     """``(positions, cum)``: ``cum[i]`` estimates the characters of
     ``texts[:positions[i + 1]]`` (``positions`` ends with ``len(texts)``).
@@ -102,10 +106,6 @@ def _length_profile(texts) -> tuple[np.ndarray, np.ndarray]:
     positions = np.arange(m + 1, dtype=np.int64) * n // m
     sample = texts if m == n else [texts[i] for i in positions[:-1].tolist()]
     return positions, np.cumsum(text_lengths(sample) * np.diff(positions))
-
-
-#: Texts measured to plan the split of a large batch.
-_SAMPLE = 1024
 
 
 def map_text_chunks(func, texts, num_threads: int | None, per_thread: int = 8) -> tuple[list, int]:

@@ -257,7 +257,6 @@ def compute_failure(parent, sym, tok, slot, base, check, bfs, sroot):
         u = slot[parent[node]]
         c = sym[node]
         depth[v] = depth[u] + 1
-        z = sroot
         start = plen  # this node's pops are gathered at pool[start + 1:]
         cnt = 0
         zc = sroot

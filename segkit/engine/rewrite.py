@@ -213,24 +213,6 @@ def _rewrite_fill(cps, i, b, a, rw, out, s0, s1, k):
 
 
 @njit(cache=True, nogil=True)
-def _copy_plain(cps, a, b, rw, out):
-    """Copy ``cps[a:b]`` into ``out`` when the rewrite would leave it as it
-    is: the table is the identity and no character may start a protected
-    string.  Returns False (``out`` then holds nothing useful) otherwise, or
-    when ``out`` is too small."""
-    if rw[_IDENT] != 1 or b - a > out.size:
-        return False
-    pf = rw[4]
-    check = rw[_RH - 1] > 0
-    for q in range(b - a):
-        c = cps[_ix(a + q)]
-        if check and _may_protect(c, rw[_ix(pf + ((c & 0xFFFF) >> 5))]):
-            return False
-        out[_ix(q)] = c
-    return True
-
-
-@njit(cache=True, nogil=True)
 def _is_plain(cps, a, b, rw):
     """True when the rewrite would leave ``cps[a:b]`` as it is: the table is
     the identity and no character may start a protected string."""
@@ -243,6 +225,18 @@ def _is_plain(cps, a, b, rw):
         c = cps[_ix(q)]
         if _may_protect(c, rw[_ix(pf + ((c & 0xFFFF) >> 5))]):
             return False
+    return True
+
+
+@njit(cache=True, nogil=True)
+def _copy_plain(cps, a, b, rw, out):
+    """Copy ``cps[a:b]`` into ``out`` when :func:`_is_plain`; returns False
+    (``out`` then holds nothing useful) otherwise, or when ``out`` is too
+    small."""
+    if b - a > out.size or not _is_plain(cps, a, b, rw):
+        return False
+    for q in range(b - a):
+        out[_ix(q)] = cps[_ix(a + q)]
     return True
 
 
@@ -271,9 +265,8 @@ def segment_batch_rewritten(cps, bounds, auto, rw, clsmask, out, k, rows):
     leaves as it is (no normalization, no special token in it) is matched
     where it is; any other is rewritten into a scratch buffer that stays in
     cache and matched from there, so the rewritten batch is never stored
-    whole.  Tokens are appended to the
-    (4, n) rows of ``out`` (ids, starts, ends in the original texts, word
-    indices) from slot ``k`` on, so that a batch can be fed in chunks
+    whole.  Tokens are appended to the (4, n) rows of ``out`` (ids, starts,
+    ends in the original texts, word indices) from slot ``k`` on, so that a batch can be fed in chunks
     (first rows: :func:`segkit.engine.kernels.token_rows`); ``rows[t + 1]``
     receives the slot after text ``t``.  Returns ``(out, k)``: ``out`` is a
     larger copy when it had to grow.
@@ -289,40 +282,38 @@ def segment_batch_rewritten(cps, bounds, auto, rw, clsmask, out, k, rows):
         a = bounds[t]
         b = bounds[t + 1]
         k0 = k
-        word = zero
-        if _is_plain(cps, a, b, rw):
-            # Matched in place (no copy): offsets come out relative to the batch.
+        plain = _is_plain(cps, a, b, rw)
+        if plain:  # matched in place (no copy): offsets come out relative to the batch
+            src = cps
             i = a
+            m = b
+        else:
+            if b - a > tmp.size:
+                tmp = grow(tmp, b - a)
+            i = a
+            m = zero
             while True:
-                i, k, word, done = _segment_range(cps, i, b, auto, clsmask, ids, st, en, wd, k, word, True)
+                i, m, done = _rewrite_fill(cps, i, b, a, rw, tmp, s0, s1, m)
                 if done:
                     break
-                out = grown_rows(out, k, b - i)
-                ids, st, en, wd = out[0], out[1], out[2], out[3]
-            for q in range(k0, k):
-                st[q] -= a
-                en[q] -= a
-            rows[t + 1] = k
-            continue
-        if b - a > tmp.size:
-            tmp = grow(tmp, b - a)
-        i = a
-        m = zero
+                tmp = grow(tmp, m)
+                s0 = grow(s0, m)
+                s1 = grow(s1, m)
+            src = tmp
+            i = zero
+        word = zero
         while True:
-            i, m, done = _rewrite_fill(cps, i, b, a, rw, tmp, s0, s1, m)
-            if done:
-                break
-            tmp = grow(tmp, m)
-            s0 = grow(s0, m)
-            s1 = grow(s1, m)
-        i = zero
-        while True:
-            i, k, word, done = _segment_range(tmp, i, m, auto, clsmask, ids, st, en, wd, k, word, True)
+            i, k, word, done = _segment_range(src, i, m, auto, clsmask, ids, st, en, wd, k, word, True)
             if done:
                 break
             out = grown_rows(out, k, m - i)
             ids, st, en, wd = out[0], out[1], out[2], out[3]
-        _map_back(st, en, k0, k, s0, s1, m, b - a)
+        if plain:
+            for q in range(k0, k):
+                st[q] -= a
+                en[q] -= a
+        else:
+            _map_back(st, en, k0, k, s0, s1, m, b - a)
         rows[t + 1] = k
     return out, k
 

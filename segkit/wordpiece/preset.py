@@ -22,7 +22,7 @@ from ..engine.rewrite import (
     segment_batch_rewritten,
     segment_rewritten_into,
 )
-from ..cache import cacheable_file
+from ..cache import cache_key, cacheable_file, cached
 from ..parallel import concat_segments, map_text_chunks
 from ..vocab import Vocabulary, VocabSource
 from .normalization import bert_rewrite_table
@@ -188,17 +188,17 @@ class WordPiece:
         if source is not None:
             # A large vocabulary file: the built model is kept in segkit's
             # model cache, so the next process maps it instead of building.
-            from ..cache import cache_key, cached
             from ..models import load
 
             try:
                 key = cache_key("wordpiece-file", {**settings, "duplicates": duplicates}, source)
             except (TypeError, ValueError):  # settings that are not JSON: no caching
                 key = None
-            built = key and cached(key, lambda: WordPiece(Vocabulary.load(vocab, duplicates=duplicates), **settings), load)
-            if isinstance(built, WordPiece) and built._settings == settings:
-                self._assemble(built.vocab, built.automaton, settings, built._rewrite, built._derived)
-                return
+            if key is not None:
+                built = cached(key, lambda: WordPiece(Vocabulary.load(vocab, duplicates=duplicates), **settings), load)
+                if isinstance(built, WordPiece) and built._settings == settings:
+                    self._assemble(built.vocab, built.automaton, settings, built._rewrite, built._derived)
+                    return
         vocab = Vocabulary.load(vocab, duplicates=duplicates)
         _check_settings(settings, vocab)
         tf = flavour == "tf_text"
@@ -791,7 +791,6 @@ def _to_byte_offsets(cps: np.ndarray, bounds: np.ndarray, out: np.ndarray, rows:
 
 
 _U32 = np.dtype(np.uint32)
-#: One thread converts and matches a batch in chunks of about this many characters.
 #: Texts measured, joined and matched at a time by a one-thread batch.
 _BLOCK_TEXTS = 2048
 _CLSMASK = np.int64(3)  # honour the boundary classes of the char map
