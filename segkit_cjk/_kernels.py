@@ -19,6 +19,8 @@ _PERCENT = 4
 
 @njit(cache=True, nogil=True, inline="always")
 def _kind(c):
+    if c > 122 and not 0xFF05 <= c <= 0xFF5A:  # most characters: one test
+        return 0
     if 48 <= c <= 57 or 0xFF10 <= c <= 0xFF19:
         return _DIGIT
     if 65 <= c <= 90 or 97 <= c <= 122 or 0xFF21 <= c <= 0xFF3A or 0xFF41 <= c <= 0xFF5A:
@@ -161,83 +163,143 @@ def choose_bidirectional(fid, fst, fen, frows, bid, bst, ben, brows):
     return oid[:k], ost[:k], oen[:k], orows
 
 
+#: Keys of :func:`distinct_words`' table: a dictionary word is its id, an
+#: unseen character ``vocab_size + code point``.
+UNSEEN_KEYS = 0x110000
+
+#: Slots a thread's table of distinct words starts with (it doubles when
+#: half full): 768 KiB, which stays in a core's cache, where a table sized
+#: by the dictionary or by the batch costs a cache miss per word.
+TABLE_SLOTS = 1 << 16
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _slot(key, mask):
+    return ((key * np.int64(2654435761)) >> 7) & mask
+
+
 @njit(cache=True, nogil=True)
-def unique_words(cps, bounds, ids, st, en, rows, glue):
+def _grown_table(seen, stamp):
+    """The entries of this call (``stamp``) in a table of twice the slots."""
+    cap = seen.size // 3
+    bigger = np.zeros(6 * cap, np.int32)
+    mask = 2 * cap - 1
+    for h in range(cap):
+        if seen[3 * h] == stamp:
+            key = np.int64(seen[3 * h + 1])
+            g = _slot(key, mask)
+            while bigger[3 * g] == stamp:
+                g = (g + 1) & mask
+            bigger[3 * g] = stamp
+            bigger[3 * g + 1] = key
+            bigger[3 * g + 2] = seen[3 * h + 2]
+    return bigger
+
+
+@njit(cache=True, nogil=True)
+def distinct_words(cps, bounds, ids, st, en, rows, alnum, vocab_size, seen, stamp, text, widx):
     """The distinct words of all texts, and which one each word is.
 
-    Returns ``(joined, widx, wrows)``: ``joined`` holds the distinct words as
-    one code point array separated by ``\\n``; word ``w`` of the batch is
-    distinct word ``widx[w]``; ``wrows`` are the row splits of the texts in
-    words.  A word is identified by its dictionary id (``ids[q] >= 0``) or,
-    for an unseen character, by its code point; runs of letters and digits
-    are each written out.
+    Writes the distinct words into ``text`` as code points separated by
+    ``\\n`` and, for word ``w`` of the batch, the number of its distinct word
+    into ``widx[w]``; returns ``(k, w, wrows, seen)``: code points written,
+    words, the row splits of the texts in words, and the table (a larger
+    one when it had to grow).
 
-    A token with ``glue[q]`` set continues the word before it; an empty
-    ``glue`` glues nothing.  Whitespace is never inside a token, so one
+    With ``alnum`` set, runs of Latin letters and digits are merged into one
+    word first (the rules of :func:`alnum_glue`, applied in the same pass).
+    A one-token word is identified by its dictionary id (``ids[q] >= 0``) or,
+    for an unseen character, by ``vocab_size`` + its code point; merged runs
+    are written out each time.  Whitespace is never inside a word, so one
     ``str.split`` recovers the words.  Text repeats words a lot (pku+msr:
-    203,000 words, 27,000 distinct), so the caller creates one Python string
+    210,000 words, 27,000 distinct), so the caller creates one Python string
     per distinct word instead of one per word.
+
+    ``seen`` is an open-addressing table of int32 triples (stamp, key,
+    distinct word; a power of two of them) that the caller keeps from call
+    to call with a new ``stamp`` each time: a slot whose stamp is not this
+    call's is empty, so no table is allocated or cleared per call.
+    ``text`` needs room for every character plus one per word, ``widx`` one
+    slot per token.
     """
     nt = rows.size - 1
-    n = rows[nt]
-    total = 0
-    for q in range(n):
-        total += en[q] - st[q] + 1
-    # Open addressing, sized by the batch (a call on one short text must
-    # not pay for a table the size of the dictionary).  Keys: 2 * id for a
-    # dictionary word, 2 * code point + 1 for an unseen character; -1: empty.
-    cap = 16
-    while cap < 2 * n:
-        cap *= 2
-    mask = cap - 1
-    hkey = full(cap, np.int64(-1), np.int64)
-    hval = np.empty(cap, np.int32)
-    out = np.empty(total, np.uint32)
-    widx = np.empty(n, np.int32)
     wrows = np.empty(nt + 1, np.int64)
     wrows[0] = 0
-    use_glue = glue.size > 0
+    mask = seen.size // 3 - 1
     k = 0
     u = 0
     w = 0
     for t in range(nt):
         base = bounds[t]
-        q = rows[t]
         e = rows[t + 1]
-        while q < e:
-            r = q + 1  # the word is tokens q .. r-1
-            if use_glue:
-                while r < e and glue[r]:
-                    r += 1
-            key = np.int64(-1)  # runs of several tokens are not looked up
-            if r == q + 1:
-                if ids[q] >= 0:
-                    key = 2 * np.int64(ids[q])
-                elif en[q] - st[q] == 1:
-                    key = 2 * np.int64(cps[base + st[q]]) + 1
-            seen = -1
-            if key >= 0:
-                h = (key * np.int64(2654435761)) & mask
-                while hkey[h] != -1 and hkey[h] != key:
-                    h = (h + 1) & mask
-                if hkey[h] == key:
-                    seen = hval[h]
+        run_open = False  # the previous token ends a run that may grow
+        last_digit = False  # ... with a digit
+        q0 = rows[t]  # first token of the word being collected
+        for q in range(rows[t], e + 1):
+            g = False
+            if q < e and alnum:
+                s = st[q]
+                x = en[q]
+                kind = _kind(cps[base + s]) if x - s == 1 else 0
+                adjacent = run_open and en[q - 1] == s
+                if kind == _ALPHA or kind == _DIGIT:
+                    g = adjacent
+                    run_open = True
+                    last_digit = kind == _DIGIT
+                elif (
+                    kind == _POINT
+                    and adjacent
+                    and last_digit
+                    and q + 1 < e
+                    and st[q + 1] == x
+                    and en[q + 1] - x == 1
+                    and _kind(cps[base + x]) == _DIGIT
+                ):
+                    g = True
+                    last_digit = False
+                elif kind == _PERCENT and adjacent and last_digit:
+                    g = True
+                    run_open = False
                 else:
-                    hkey[h] = key
-                    hval[h] = u
-            if seen >= 0:
-                widx[w] = seen
+                    run_open = False
+            if g or q == q0:
+                continue
+            # The word is tokens q0 .. q-1.
+            key = np.int64(-1)  # merged runs are not looked up
+            if q == q0 + 1:
+                if ids[q0] >= 0:
+                    key = np.int64(ids[q0])
+                elif en[q0] - st[q0] == 1:
+                    key = vocab_size + np.int64(cps[base + st[q0]])
+            h = np.int64(0)
+            found = False
+            if key >= 0:
+                h = _slot(key, mask)
+                while seen[3 * h] == stamp:
+                    if seen[3 * h + 1] == key:
+                        found = True
+                        break
+                    h = (h + 1) & mask
+            if found:
+                widx[w] = seen[3 * h + 2]
             else:
+                if key >= 0:
+                    seen[3 * h] = stamp
+                    seen[3 * h + 1] = key
+                    seen[3 * h + 2] = u
                 if u:
-                    out[k] = 10
+                    text[k] = 10
                     k += 1
-                for p in range(q, r):
+                for p in range(q0, q):
                     for c in range(base + st[p], base + en[p]):
-                        out[k] = cps[c]
+                        text[k] = cps[c]
                         k += 1
                 widx[w] = u
                 u += 1
+                if 2 * u > mask:  # half full: double it
+                    seen = _grown_table(seen, stamp)
+                    mask = seen.size // 3 - 1
             w += 1
-            q = r
+            q0 = q
         wrows[t + 1] = w
-    return out[:k], widx[:w], wrows
+    return k, w, wrows, seen

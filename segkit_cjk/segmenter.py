@@ -197,41 +197,44 @@ class ChineseMaxMatch:
     # ---------------------------------------------------------- segmentation
     def _segment_arrays(self, texts: Sequence[str], num_threads: int | None = None):
         """Tokens before runs of letters and digits are merged:
-        ``(ids, starts, ends, rows, cps, bounds)``."""
+        ``(ids, starts, ends, rows, cps, bounds)``.  On one thread the token
+        arrays are views of this thread's scratch (see :class:`_Scratch`),
+        valid until its next call."""
         cps, bounds = join_code_points(texts)
         if num_threads is not None and num_threads != 1:
-            parts = map_code_point_chunks(self._segment_cps, cps, bounds, num_threads)
+            caller = threading.get_ident()
+
+            def segment(c, b):  # the calling thread's scratch, if the batch is not split
+                return self._segment_cps(c, b, _scratch() if threading.get_ident() == caller else None)
+
+            parts = map_code_point_chunks(segment, cps, bounds, num_threads)
             if len(parts) > 1:
                 out, rows = concat_segments([(np.stack(p[:3]), p[3]) for p in parts])
                 return out[0], out[1], out[2], rows, cps, bounds
             return (*parts[0], cps, bounds)
-        return (*self._segment_cps(cps, bounds), cps, bounds)
+        return (*self._segment_cps(cps, bounds, _scratch()), cps, bounds)
 
-    def _segment_cps(self, cps, bounds):
+    def _segment_cps(self, cps, bounds, scratch: "_Scratch | None" = None):
         if self.mode == "bidirectional":
             fa, ba = self._snapshot(("forward", "backward"))
             f = _split(fa.segment_code_points(cps, bounds))
             b = _split(ba.segment_code_points(cps, bounds))
             return _kernels.choose_bidirectional(*f, *b)
-        return _split(self._automaton(self.mode).segment_code_points(cps, bounds))
-
-    def _glue(self, cps, bounds, st, en, rows) -> np.ndarray:
-        """Which tokens continue a run of letters and digits (none when
-        ``alnum_runs`` is off)."""
-        if self.alnum_runs and st.size:
-            return _kernels.alnum_glue(cps, bounds, st, en, rows)
-        return _NO_GLUE
+        # One direction: a text of n characters has at most n tokens, so
+        # rows for all of them never grow (and, reused, never fault).
+        out = None if scratch is None else scratch.token_rows(cps.size)
+        return _split(self._automaton(self.mode).segment_code_points(cps, bounds, out=out))
 
     def tokenize_batch(self, texts: Sequence[str], *, num_threads: int | None = None) -> list[list[tuple[str, int, int]]]:
         """:meth:`tokenize` for many texts, in one compiled call per direction
         (``num_threads``: see :meth:`cut_batch`)."""
         texts = _check_batch(texts)
         ids, st, en, rows, cps, bounds = self._segment_arrays(texts, num_threads)
-        glue = self._glue(cps, bounds, st, en, rows)
-        if glue.size:
+        if self.alnum_runs and st.size:
+            glue = _kernels.alnum_glue(cps, bounds, st, en, rows)
             ids, st, en, rows = _kernels.merge_glued(ids, st, en, rows, glue, NOT_A_WORD)
         with paused_gc():
-            words = _words(cps, bounds, ids, st, en, rows, _NO_GLUE)
+            words = _words(cps, bounds, ids, st, en, rows, False, self._vocab.size)
             st_l, en_l, rows_l = st.tolist(), en.tolist(), rows.tolist()
             return [
                 list(zip(w, st_l[rows_l[t] : rows_l[t + 1]], en_l[rows_l[t] : rows_l[t + 1]]))
@@ -246,9 +249,8 @@ class ChineseMaxMatch:
         """
         texts = _check_batch(texts)
         ids, st, en, rows, cps, bounds = self._segment_arrays(texts, num_threads)
-        glue = self._glue(cps, bounds, st, en, rows)
         with paused_gc():
-            return _words(cps, bounds, ids, st, en, rows, glue)
+            return _words(cps, bounds, ids, st, en, rows, self.alnum_runs, self._vocab.size)
 
     def cut(self, text: str) -> list[str]:
         """The words of ``text``.
@@ -270,22 +272,66 @@ class ChineseMaxMatch:
         return f"ChineseMaxMatch(words={len(self._vocab)}, mode={self.mode!r}, alnum_runs={self.alnum_runs})"
 
 
-_NO_GLUE = np.zeros(0, dtype=np.uint8)
+class _Scratch(threading.local):
+    """Arrays a thread reuses from call to call for intermediate results.
+
+    Writing fresh memory costs a page fault per 4 KiB, several microseconds
+    each on virtual machines: on pku+msr (357,000 characters) fresh token
+    rows cost about 8 ms per call, nearly as much as segmenting.  Each
+    thread keeps its own arrays (grown, never shared): token rows, the
+    distinct words, and their table (see :func:`_kernels.distinct_words`).
+    Nothing returned to the caller refers to them.
+    """
+
+    def __init__(self) -> None:
+        self.rows = np.empty((4, 0), np.int32)
+        self.text = np.empty(0, np.uint32)
+        self.widx = np.empty(0, np.int32)
+        self.seen = np.zeros(0, np.int32)
+        self.stamp = 0
+
+    def token_rows(self, n_chars: int) -> np.ndarray:
+        if self.rows.shape[1] < n_chars + 16:
+            self.rows = np.empty((4, n_chars + n_chars // 8 + 16), np.int32)
+        return self.rows
+
+    def words(self, n_chars: int, n_tokens: int):
+        """``(text, widx, seen, stamp)`` for :func:`_kernels.distinct_words`."""
+        if self.text.size < n_chars + n_tokens:
+            self.text = np.empty(n_chars + n_tokens + (n_chars + n_tokens) // 8, np.uint32)
+        if self.widx.size < n_tokens:
+            self.widx = np.empty(n_tokens + n_tokens // 8, np.int32)
+        if not self.seen.size or self.stamp >= 0x7FFFFFFF:
+            self.seen = np.zeros(3 * _kernels.TABLE_SLOTS, np.int32)
+            self.stamp = 0
+        self.stamp += 1
+        return self.text, self.widx, self.seen, self.stamp
 
 
-def _words(cps, bounds, ids, st, en, rows, glue) -> list[list[str]]:
-    """The words of each text as strings.  One compiled pass writes the
-    distinct words, one ``str.split`` makes a string of each, an object
-    array gather lays them out in text order and list slices group them by
-    text: no Python work per word (pku+msr: 20 ms instead of 36 ms)."""
-    joined, widx, wrows = _kernels.unique_words(cps, bounds, ids, st, en, rows, glue)
-    if not joined.size:
+_SCRATCH = _Scratch()
+
+
+def _scratch() -> _Scratch:
+    return _SCRATCH
+
+
+def _words(cps, bounds, ids, st, en, rows, alnum: bool, vocab_size: int) -> list[list[str]]:
+    """The words of each text as strings (runs of letters and digits merged
+    when ``alnum``).  One compiled pass writes the distinct words, one
+    ``str.split`` makes a string of each, an object array gather lays them
+    out in text order and list slices group them by text: no Python work
+    per word."""
+    n_tokens = int(rows[-1])
+    scratch = _scratch()
+    text, widx, seen, stamp = scratch.words(cps.size, n_tokens)
+    k, w, wrows, scratch.seen = _kernels.distinct_words(cps, bounds, ids, st, en, rows, alnum, vocab_size, seen, stamp, text, widx)
+    if not k:
         return [[] for _ in range(wrows.size - 1)]
-    distinct = str(joined, "utf-32-le", "surrogatepass").split("\n")
-    if len(distinct) == widx.size:  # no word repeats (a short text): already in order
+    distinct = str(text[:k], "utf-32-le", "surrogatepass").split("\n")
+    if len(distinct) == w:  # no word repeats (a short text): already in order
         flat = distinct
     else:
-        flat = np.array(distinct, dtype=object)[widx].tolist()
+        flat = np.array(distinct, dtype=object)[widx[:w]].tolist()
     if wrows.size == 2:
         return [flat]
     r = wrows.tolist()

@@ -115,6 +115,44 @@ class TestKnownExamples:
         assert seg.tokenize_batch(texts) == [seg.tokenize(t) for t in texts]
         assert seg.cut_batch(tuple(texts)) == seg.cut_batch(iter(texts)) == seg.cut_batch(texts)
 
+    def test_reused_scratch_and_a_growing_word_table(self):
+        # Each thread reuses its buffers and its table of distinct words from
+        # call to call (a new stamp per call), and the table doubles when half
+        # full (it starts with 65,536 slots).  50,000 distinct unseen
+        # characters make it grow; calls before and after, with other
+        # dictionaries and smaller batches, must not see each other's words.
+        many = "".join(chr(0x4E00 + i) for i in range(50_000) if not chr(0x4E00 + i).isspace())
+        small = ChineseMaxMatch(self.WORDS)
+        empty = ChineseMaxMatch([], alnum_runs=False)
+        before = small.cut_batch(["研究生命起源", "起源"])
+        assert before == [["研究生", "命", "起源"], ["起源"]]
+        got = empty.cut_batch([many[:30_000], many[30_000:] + many[:10]])
+        assert got == [list(many[:30_000]), list(many[30_000:] + many[:10])]
+        assert small.cut_batch(["研究生命起源", "起源"]) == before
+        assert empty.cut_batch(["研究生命"]) == [["研", "究", "生", "命"]]
+        assert small.tokenize("研究生命") == [("研究生", 0, 3), ("命", 3, 4)]
+
+    def test_threads_cutting_at_once_give_one_thread_results(self):
+        import threading
+
+        seg = ChineseMaxMatch(self.WORDS + ["a", "数"])
+        pieces = ["研究生命", "起源", "命", "好", "abc 3.5%", "数", "𠀀", "x1"]
+        texts = ["".join(pieces[(i * 5 + j) % len(pieces)] for j in range(i % 13)) for i in range(400)]
+        expected = {k: seg.cut_batch(texts[k:] + texts[:k]) for k in range(8)}
+        errors = []
+
+        def work(k):
+            for _ in range(20):
+                if seg.cut_batch(texts[k:] + texts[:k]) != expected[k]:
+                    errors.append(k)
+
+        threads = [threading.Thread(target=work, args=(k,)) for k in range(8)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        assert not errors
+
     @pytest.mark.parametrize("mode", MODES)
     @pytest.mark.parametrize("alnum", [True, False])
     def test_repeated_words_across_a_batch(self, mode, alnum):

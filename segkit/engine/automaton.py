@@ -286,10 +286,17 @@ class Automaton:
             return out[0], out[1], out[2], rows
         return out[0], None, None, rows
 
-    def segment_code_points(self, cps: np.ndarray, bounds: np.ndarray, *, offsets: bool = True, pretokenize: bool = True):
+    def segment_code_points(
+        self, cps: np.ndarray, bounds: np.ndarray, *, offsets: bool = True, pretokenize: bool = True, out: np.ndarray | None = None
+    ):
         """Texts already joined by :func:`join_code_points`: ``(out, rows)``,
         ``out`` being (4, n) (ids, starts, ends, word indices) with offsets,
-        else (1, n) ids."""
+        else (1, n) ids.
+
+        ``out`` (with offsets): a (4, m) int32 array to fill, e.g. a buffer
+        the caller reuses across calls (fresh memory costs a page fault per
+        4 KiB written); the result is then a view of it unless it had to
+        grow.  Default: rows sized for typical text (:func:`kernels.token_rows`)."""
         mask = 3 if pretokenize else 0
         auto = self.packed
         if self.backward:
@@ -297,12 +304,12 @@ class Automaton:
             rcps = cps[::-1].copy()
             rbounds = (n - bounds[::-1]).copy()
             if offsets:
-                out, rows = kernels.segment_batch(rcps, rbounds, auto, mask, kernels.token_rows(n))
+                out, rows = kernels.segment_batch(rcps, rbounds, auto, mask, kernels.token_rows(n) if out is None else out)
                 return _mirror(out, rows, rbounds), (rows[-1] - rows[::-1]).copy()
             ids, rows = kernels.segment_batch_ids(rcps, rbounds, auto, mask)
             return ids[::-1].copy()[None, :], (rows[-1] - rows[::-1]).copy()
         if offsets:
-            return kernels.segment_batch(cps, bounds, auto, mask, kernels.token_rows(cps.size))
+            return kernels.segment_batch(cps, bounds, auto, mask, kernels.token_rows(cps.size) if out is None else out)
         ids, rows = kernels.segment_batch_ids(cps, bounds, auto, mask)
         return ids[None, :], rows
 
