@@ -9,7 +9,6 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from segkit.engine.arrays import full
 
 _ALPHA = 1
 _DIGIT = 2
