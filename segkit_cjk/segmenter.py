@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import threading
+from itertools import chain
 from collections.abc import Iterable, Sequence
 
 import numpy as np
@@ -248,9 +249,16 @@ class ChineseMaxMatch:
         over threads; the compiled kernels release the GIL.
         """
         texts = _check_batch(texts)
-        ids, st, en, rows, cps, bounds = self._segment_arrays(texts, num_threads)
+        cps, bounds = join_code_points(texts)
         with paused_gc():
-            return _words(cps, bounds, ids, st, en, rows, self.alnum_runs, self._vocab.size)
+            # Each thread segments its run of texts and makes its words, with
+            # its own scratch; the GIL is held only while making strings.
+            parts = map_code_point_chunks(self._cut_code_points, cps, bounds, num_threads)
+        return parts[0] if len(parts) == 1 else list(chain.from_iterable(parts))
+
+    def _cut_code_points(self, cps, bounds) -> list[list[str]]:
+        ids, st, en, rows = self._segment_cps(cps, bounds, _scratch())
+        return _words(cps, bounds, ids, st, en, rows, self.alnum_runs, self._vocab.size)
 
     def cut(self, text: str) -> list[str]:
         """The words of ``text``.
@@ -280,7 +288,10 @@ class _Scratch(threading.local):
     rows cost about 8 ms per call, nearly as much as segmenting.  Each
     thread keeps its own arrays (grown, never shared): token rows, the
     distinct words, and their table (see :func:`_kernels.distinct_words`).
-    Nothing returned to the caller refers to them.
+    Nothing returned to the caller refers to them.  Batches of more than
+    :data:`MAX_KEPT_CHARS` characters get arrays of their own, freed after
+    the call, so that one huge call does not leave a thread holding its
+    buffers (at most about 20 MiB are kept).
     """
 
     def __init__(self) -> None:
@@ -291,21 +302,33 @@ class _Scratch(threading.local):
         self.stamp = 0
 
     def token_rows(self, n_chars: int) -> np.ndarray:
+        """Rows for every token of ``n_chars`` characters (at most one per
+        character)."""
+        if n_chars > MAX_KEPT_CHARS:
+            return np.empty((4, n_chars + 16), np.int32)
         if self.rows.shape[1] < n_chars + 16:
             self.rows = np.empty((4, n_chars + n_chars // 8 + 16), np.int32)
         return self.rows
 
     def words(self, n_chars: int, n_tokens: int):
         """``(text, widx, seen, stamp)`` for :func:`_kernels.distinct_words`."""
-        if self.text.size < n_chars + n_tokens:
-            self.text = np.empty(n_chars + n_tokens + (n_chars + n_tokens) // 8, np.uint32)
-        if self.widx.size < n_tokens:
-            self.widx = np.empty(n_tokens + n_tokens // 8, np.int32)
         if not self.seen.size or self.stamp >= 0x7FFFFFFF:
             self.seen = np.zeros(3 * _kernels.TABLE_SLOTS, np.int32)
             self.stamp = 0
         self.stamp += 1
+        if n_chars > MAX_KEPT_CHARS:
+            return np.empty(n_chars + n_tokens, np.uint32), np.empty(n_tokens, np.int32), self.seen, self.stamp
+        if self.text.size < n_chars + n_tokens:
+            self.text = np.empty(n_chars + n_tokens + (n_chars + n_tokens) // 8, np.uint32)
+        if self.widx.size < n_tokens:
+            self.widx = np.empty(n_tokens + n_tokens // 8, np.int32)
         return self.text, self.widx, self.seen, self.stamp
+
+
+#: Largest batch, in characters, whose intermediate arrays a thread keeps.
+MAX_KEPT_CHARS = 1 << 19
+#: Largest table of distinct words a thread keeps (3 MiB).
+MAX_KEPT_SLOTS = 1 << 18
 
 
 _SCRATCH = _Scratch()
@@ -324,7 +347,9 @@ def _words(cps, bounds, ids, st, en, rows, alnum: bool, vocab_size: int) -> list
     n_tokens = int(rows[-1])
     scratch = _scratch()
     text, widx, seen, stamp = scratch.words(cps.size, n_tokens)
-    k, w, wrows, scratch.seen = _kernels.distinct_words(cps, bounds, ids, st, en, rows, alnum, vocab_size, seen, stamp, text, widx)
+    k, w, wrows, seen = _kernels.distinct_words(cps, bounds, ids, st, en, rows, alnum, vocab_size, seen, stamp, text, widx)
+    if seen.size <= 3 * MAX_KEPT_SLOTS:  # (a larger one is dropped: the old one still works)
+        scratch.seen = seen
     if not k:
         return [[] for _ in range(wrows.size - 1)]
     distinct = str(text[:k], "utf-32-le", "surrogatepass").split("\n")

@@ -132,6 +132,36 @@ class TestKnownExamples:
         assert empty.cut_batch(["研究生命"]) == [["研", "究", "生", "命"]]
         assert small.tokenize("研究生命") == [("研究生", 0, 3), ("命", 3, 4)]
 
+    def test_huge_batches_leave_no_buffers_behind(self, monkeypatch):
+        # A batch above MAX_KEPT_CHARS gets arrays of its own, and a table of
+        # distinct words grown above MAX_KEPT_SLOTS is not kept: one huge
+        # call must not leave the thread holding its memory.
+        import threading
+
+        from segkit_cjk import segmenter
+
+        monkeypatch.setattr(segmenter, "MAX_KEPT_CHARS", 1000)
+        monkeypatch.setattr(segmenter, "MAX_KEPT_SLOTS", 1 << 16)
+        seg = ChineseMaxMatch(self.WORDS, alnum_runs=False)
+        many = "".join(chr(0x4E00 + i) for i in range(40_000))
+        seen = {}
+
+        def work():
+            seen["small"] = seg.cut_batch(["研究生命起源"])
+            seen["huge"] = seg.cut_batch([many])
+            sc = segmenter._scratch()
+            seen["kept"] = (sc.rows.shape[1], sc.text.size, sc.widx.size, sc.seen.size)
+            seen["after"] = seg.cut_batch(["研究生命起源", "起源"])
+
+        t = threading.Thread(target=work)
+        t.start()
+        t.join()
+        assert seen["small"] == [["研究生", "命", "起源"]]
+        assert seen["huge"] == [list(many)]
+        rows, text, widx, table = seen["kept"]
+        assert rows < 1000 and text < 1000 and widx < 1000 and table <= 3 * (1 << 16)
+        assert seen["after"] == [["研究生", "命", "起源"], ["起源"]]
+
     def test_threads_cutting_at_once_give_one_thread_results(self):
         import threading
 
