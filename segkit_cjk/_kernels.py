@@ -40,6 +40,27 @@ def _token_arrays(cap, nrows):
     return np.empty(cap, np.int32), np.empty(cap, np.int32), np.empty(cap, np.int32), rows
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _glue_rule(kind, adjacent, digit_follows, run_open, last_digit):
+    """The run rule for one token: ``(glued, run_open, last_digit)``.
+
+    ``kind``: of the token's character if it is one character long, else 0;
+    ``adjacent``: a run is open and the token touches it; ``digit_follows``:
+    the next token is a digit touching this one.  ``run_open``/``last_digit``
+    say whether the tokens so far end a run that may grow, with a digit.
+    Letters and digits join an adjacent run (and open one); a point joins
+    between two digits; a percent sign joins after a digit and closes the
+    run.
+    """
+    if kind == _ALPHA or kind == _DIGIT:
+        return adjacent, True, kind == _DIGIT
+    if kind == _POINT and adjacent and last_digit and digit_follows:
+        return True, run_open, False
+    if kind == _PERCENT and adjacent and last_digit:
+        return True, False, last_digit
+    return False, False, last_digit
+
+
 @njit(cache=True, nogil=True)
 def alnum_glue(cps, bounds, st, en, rows):
     """Which tokens join the token before them in a run of Latin letters and
@@ -54,33 +75,13 @@ def alnum_glue(cps, bounds, st, en, rows):
         base = bounds[t]
         run_open = False  # the previous token ends a run that may grow
         last_digit = False  # ... with a digit
-        for q in range(rows[t], rows[t + 1]):
+        end = rows[t + 1]
+        for q in range(rows[t], end):
             s = st[q]
-            e = en[q]
-            kind = _kind(cps[base + s]) if e - s == 1 else 0
-            adjacent = run_open and en[q - 1] == s
-            g = False
-            if kind == _ALPHA or kind == _DIGIT:
-                g = adjacent
-                run_open = True
-                last_digit = kind == _DIGIT
-            elif (
-                kind == _POINT
-                and adjacent
-                and last_digit
-                and q + 1 < rows[t + 1]
-                and st[q + 1] == e
-                and en[q + 1] - e == 1
-                and _kind(cps[base + e]) == _DIGIT
-            ):
-                g = True
-                last_digit = False
-            elif kind == _PERCENT and adjacent and last_digit:
-                g = True
-                run_open = False
-            else:
-                run_open = False
-            glue[q] = g
+            x = en[q]
+            kind = _kind(cps[base + s]) if x - s == 1 else 0
+            follows = kind == _POINT and q + 1 < end and st[q + 1] == x and en[q + 1] - x == 1 and _kind(cps[base + x]) == _DIGIT
+            glue[q], run_open, last_digit = _glue_rule(kind, run_open and en[q - 1] == s, follows, run_open, last_digit)
     return glue
 
 
@@ -236,31 +237,12 @@ def distinct_words(cps, bounds, ids, st, en, rows, alnum, vocab_size, seen, stam
         q0 = rows[t]  # first token of the word being collected
         for q in range(rows[t], e + 1):
             g = False
-            if q < e and alnum:
+            if q < e and alnum:  # the rule of alnum_glue, token by token
                 s = st[q]
                 x = en[q]
                 kind = _kind(cps[base + s]) if x - s == 1 else 0
-                adjacent = run_open and en[q - 1] == s
-                if kind == _ALPHA or kind == _DIGIT:
-                    g = adjacent
-                    run_open = True
-                    last_digit = kind == _DIGIT
-                elif (
-                    kind == _POINT
-                    and adjacent
-                    and last_digit
-                    and q + 1 < e
-                    and st[q + 1] == x
-                    and en[q + 1] - x == 1
-                    and _kind(cps[base + x]) == _DIGIT
-                ):
-                    g = True
-                    last_digit = False
-                elif kind == _PERCENT and adjacent and last_digit:
-                    g = True
-                    run_open = False
-                else:
-                    run_open = False
+                follows = kind == _POINT and q + 1 < e and st[q + 1] == x and en[q + 1] - x == 1 and _kind(cps[base + x]) == _DIGIT
+                g, run_open, last_digit = _glue_rule(kind, run_open and en[q - 1] == s, follows, run_open, last_digit)
             if g or q == q0:
                 continue
             # The word is tokens q0 .. q-1.

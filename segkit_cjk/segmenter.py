@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import os
 import threading
-from itertools import chain
 from collections.abc import Iterable, Sequence
+from itertools import chain
 
 import numpy as np
 
@@ -13,7 +13,7 @@ from segkit.cache import cacheable_file
 from segkit.engine import Automaton, EngineConfig, join_code_points
 from segkit.engine.charmap import SPACE
 from segkit.gcpause import paused_gc
-from segkit.parallel import concat_segments, map_code_point_chunks
+from segkit.parallel import map_code_point_chunks
 from segkit.unicode import white_space
 from segkit.vocab import Vocabulary
 
@@ -196,26 +196,11 @@ class ChineseMaxMatch:
         return (_from_parts, (self._vocab, self.mode, self.alnum_runs, dict(self._automata)))
 
     # ---------------------------------------------------------- segmentation
-    def _segment_arrays(self, texts: Sequence[str], num_threads: int | None = None):
-        """Tokens before runs of letters and digits are merged:
-        ``(ids, starts, ends, rows, cps, bounds)``.  On one thread the token
-        arrays are views of this thread's scratch (see :class:`_Scratch`),
-        valid until its next call."""
-        cps, bounds = join_code_points(texts)
-        if num_threads is not None and num_threads != 1:
-            caller = threading.get_ident()
-
-            def segment(c, b):  # the calling thread's scratch, if the batch is not split
-                return self._segment_cps(c, b, _scratch() if threading.get_ident() == caller else None)
-
-            parts = map_code_point_chunks(segment, cps, bounds, num_threads)
-            if len(parts) > 1:
-                out, rows = concat_segments([(np.stack(p[:3]), p[3]) for p in parts])
-                return out[0], out[1], out[2], rows, cps, bounds
-            return (*parts[0], cps, bounds)
-        return (*self._segment_cps(cps, bounds, _scratch()), cps, bounds)
-
-    def _segment_cps(self, cps, bounds, scratch: "_Scratch | None" = None):
+    def _segment_cps(self, cps, bounds):
+        """Tokens of joined texts, before runs of letters and digits are
+        merged: ``(ids, starts, ends, rows)``; with one direction, views of
+        this thread's scratch (see :class:`_Scratch`), valid until its next
+        call."""
         if self.mode == "bidirectional":
             fa, ba = self._snapshot(("forward", "backward"))
             f = _split(fa.segment_code_points(cps, bounds))
@@ -223,24 +208,40 @@ class ChineseMaxMatch:
             return _kernels.choose_bidirectional(*f, *b)
         # One direction: a text of n characters has at most n tokens, so
         # rows for all of them never grow (and, reused, never fault).
-        out = None if scratch is None else scratch.token_rows(cps.size)
+        out = _SCRATCH.token_rows(cps.size)
         return _split(self._automaton(self.mode).segment_code_points(cps, bounds, out=out))
+
+    def _by_runs(self, func, texts: Sequence[str], num_threads: int | None) -> list:
+        """``func(cps, bounds)`` over runs of the joined ``texts``, on up to
+        ``num_threads`` threads, each run's results (one per text) in order.
+        Each thread segments its run and makes its Python objects with its
+        own scratch; the GIL is held only while making objects."""
+        texts = _check_batch(texts)
+        cps, bounds = join_code_points(texts)
+        with paused_gc():
+            parts = map_code_point_chunks(func, cps, bounds, num_threads)
+        return parts[0] if len(parts) == 1 else list(chain.from_iterable(parts))
+
+    def _tokenize_code_points(self, cps, bounds) -> list[list[tuple[str, int, int]]]:
+        ids, st, en, rows = self._segment_cps(cps, bounds)
+        if self.alnum_runs and st.size:
+            glue = _kernels.alnum_glue(cps, bounds, st, en, rows)
+            ids, st, en, rows = _kernels.merge_glued(ids, st, en, rows, glue, NOT_A_WORD)
+        words = _words(cps, bounds, ids, st, en, rows, False, self._vocab.size)
+        st_l, en_l, rows_l = st.tolist(), en.tolist(), rows.tolist()
+        return [
+            list(zip(w, st_l[rows_l[t] : rows_l[t + 1]], en_l[rows_l[t] : rows_l[t + 1]]))
+            for t, w in enumerate(words)
+        ]
+
+    def _cut_code_points(self, cps, bounds) -> list[list[str]]:
+        ids, st, en, rows = self._segment_cps(cps, bounds)
+        return _words(cps, bounds, ids, st, en, rows, self.alnum_runs, self._vocab.size)
 
     def tokenize_batch(self, texts: Sequence[str], *, num_threads: int | None = None) -> list[list[tuple[str, int, int]]]:
         """:meth:`tokenize` for many texts, in one compiled call per direction
         (``num_threads``: see :meth:`cut_batch`)."""
-        texts = _check_batch(texts)
-        ids, st, en, rows, cps, bounds = self._segment_arrays(texts, num_threads)
-        if self.alnum_runs and st.size:
-            glue = _kernels.alnum_glue(cps, bounds, st, en, rows)
-            ids, st, en, rows = _kernels.merge_glued(ids, st, en, rows, glue, NOT_A_WORD)
-        with paused_gc():
-            words = _words(cps, bounds, ids, st, en, rows, False, self._vocab.size)
-            st_l, en_l, rows_l = st.tolist(), en.tolist(), rows.tolist()
-            return [
-                list(zip(w, st_l[rows_l[t] : rows_l[t + 1]], en_l[rows_l[t] : rows_l[t + 1]]))
-                for t, w in enumerate(words)
-            ]
+        return self._by_runs(self._tokenize_code_points, texts, num_threads)
 
     def cut_batch(self, texts: Sequence[str], *, num_threads: int | None = None) -> list[list[str]]:
         """:meth:`cut` for many texts, in one compiled call per direction.
@@ -248,17 +249,7 @@ class ChineseMaxMatch:
         ``num_threads`` (default one; 0 for all cores) splits large batches
         over threads; the compiled kernels release the GIL.
         """
-        texts = _check_batch(texts)
-        cps, bounds = join_code_points(texts)
-        with paused_gc():
-            # Each thread segments its run of texts and makes its words, with
-            # its own scratch; the GIL is held only while making strings.
-            parts = map_code_point_chunks(self._cut_code_points, cps, bounds, num_threads)
-        return parts[0] if len(parts) == 1 else list(chain.from_iterable(parts))
-
-    def _cut_code_points(self, cps, bounds) -> list[list[str]]:
-        ids, st, en, rows = self._segment_cps(cps, bounds, _scratch())
-        return _words(cps, bounds, ids, st, en, rows, self.alnum_runs, self._vocab.size)
+        return self._by_runs(self._cut_code_points, texts, num_threads)
 
     def cut(self, text: str) -> list[str]:
         """The words of ``text``.
@@ -334,10 +325,6 @@ MAX_KEPT_SLOTS = 1 << 18
 _SCRATCH = _Scratch()
 
 
-def _scratch() -> _Scratch:
-    return _SCRATCH
-
-
 def _words(cps, bounds, ids, st, en, rows, alnum: bool, vocab_size: int) -> list[list[str]]:
     """The words of each text as strings (runs of letters and digits merged
     when ``alnum``).  One compiled pass writes the distinct words, one
@@ -345,11 +332,10 @@ def _words(cps, bounds, ids, st, en, rows, alnum: bool, vocab_size: int) -> list
     out in text order and list slices group them by text: no Python work
     per word."""
     n_tokens = int(rows[-1])
-    scratch = _scratch()
-    text, widx, seen, stamp = scratch.words(cps.size, n_tokens)
+    text, widx, seen, stamp = _SCRATCH.words(cps.size, n_tokens)
     k, w, wrows, seen = _kernels.distinct_words(cps, bounds, ids, st, en, rows, alnum, vocab_size, seen, stamp, text, widx)
     if seen.size <= 3 * MAX_KEPT_SLOTS:  # (a larger one is dropped: the old one still works)
-        scratch.seen = seen
+        _SCRATCH.seen = seen
     if not k:
         return [[] for _ in range(wrows.size - 1)]
     distinct = str(text[:k], "utf-32-le", "surrogatepass").split("\n")
@@ -390,5 +376,8 @@ def _check_batch(texts: object) -> Sequence[str]:
     if isinstance(texts, str):
         raise TypeError("expected a sequence of texts, found a single str; use cut()/tokenize()")
     if not isinstance(texts, Sequence):
-        texts = list(texts)  # type: ignore[arg-type]
+        try:
+            texts = list(texts)  # type: ignore[arg-type]
+        except TypeError:
+            raise TypeError(f"expected a sequence of texts, found {type(texts).__name__}: {texts!r:.80}") from None
     return texts  # type: ignore[return-value]

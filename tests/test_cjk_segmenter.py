@@ -149,7 +149,7 @@ class TestKnownExamples:
         def work():
             seen["small"] = seg.cut_batch(["研究生命起源"])
             seen["huge"] = seg.cut_batch([many])
-            sc = segmenter._scratch()
+            sc = segmenter._SCRATCH
             seen["kept"] = (sc.rows.shape[1], sc.text.size, sc.widx.size, sc.seen.size)
             seen["after"] = seg.cut_batch(["研究生命起源", "起源"])
 
