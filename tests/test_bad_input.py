@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import time
 
+import numpy as np
 import pytest
 
 import segkit
@@ -276,3 +277,15 @@ def test_large_texts_convert_to_the_same_code_points() -> None:
         assert np.array_equal(got, expected)
         small = automaton.to_code_points(text[:100])
         assert np.array_equal(small, expected[:100]) and not small.flags.writeable
+
+
+def test_segment_code_points_rejects_a_bad_out_array():
+    from segkit.engine import Automaton, EngineConfig, join_code_points
+
+    auto = Automaton.build(["ab", "c"], [0, 1], EngineConfig(unknown="char", char_id=-1))
+    cps, bounds = join_code_points(["abc"])
+    for bad in (np.empty((3, 10), np.int32), np.empty((4, 10), np.int64), np.empty((10, 4), np.int32).T, [[0] * 10] * 4):
+        with pytest.raises(ValueError, match="shape \\(4, m\\)"):
+            auto.segment_code_points(cps, bounds, out=bad)
+    out, rows = auto.segment_code_points(cps, bounds, out=np.empty((4, 2), np.int32))  # too small: grows
+    assert out[0].tolist() == [0, 1] and rows.tolist() == [0, 2]

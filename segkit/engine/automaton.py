@@ -299,6 +299,14 @@ class Automaton:
         grow.  Default: rows sized for typical text (:func:`kernels.token_rows`)."""
         mask = 3 if pretokenize else 0
         auto = self.packed
+        if out is not None and not (
+            isinstance(out, np.ndarray) and out.dtype == np.int32 and out.ndim == 2 and out.shape[0] == 4
+            and out.flags.c_contiguous and out.flags.writeable
+        ):
+            raise ValueError(
+                "out must be a writable, C-contiguous int32 array of shape (4, m), found "
+                f"{type(out).__name__} {getattr(out, 'dtype', '')} {getattr(out, 'shape', '')}"
+            )
         if self.backward:
             n = cps.size
             rcps = cps[::-1].copy()
