@@ -5,9 +5,9 @@ runs on several cores from plain Python threads.  Batches below
 :data:`MIN_CHARS_PER_THREAD` characters per thread stay on one thread,
 where the split would cost more than it gains.
 
-Turning texts into code points holds the GIL, so :func:`map_text_chunks`
-cuts a batch into a few chunks per thread and lets each thread measure and
-convert its own chunk: one thread's conversion then overlaps the others'
+Turning texts into code points holds the GIL, so :func:`map_text_runs`
+cuts a batch into a few runs per thread and lets each thread measure and
+convert its own run: one thread's conversion then overlaps the others'
 kernels instead of running before all of them.
 """
 
@@ -108,15 +108,14 @@ def _length_profile(texts) -> tuple[np.ndarray, np.ndarray]:
     return positions, np.cumsum(text_lengths(sample) * np.diff(positions))
 
 
-def map_text_chunks(func, texts, num_threads: int | None, per_thread: int = 8) -> tuple[list, int]:
-    """``func(cps, bounds)`` over contiguous runs of ``texts``, each measured
-    and joined into code points by the thread that processes it, on up to
-    ``num_threads`` threads (``per_thread`` runs each, so that one thread's
-    conversion, which holds the GIL, overlaps the others' kernels).  Returns
-    the results in order and the thread count used (1: ``texts`` went
-    through ``func`` whole)."""
-    from .engine.automaton import join_code_points
-
+def map_text_runs(func, texts, num_threads: int | None, per_thread: int = 4) -> tuple[list, int]:
+    """``func(run)`` over contiguous runs of ``texts`` of about equal
+    characters, on up to ``num_threads`` threads (``per_thread`` runs each,
+    so that a thread slowed by other work hands runs to the other).  ``func``
+    measures and converts its own run, holding the GIL only for that, so
+    one thread's conversion overlaps the others' kernels.  Returns the
+    results in order and the thread count used (1: ``texts`` went through
+    ``func`` whole)."""
     n = resolve_threads(num_threads)
     count = len(texts)
     if n > 1 and count > 1:
@@ -124,7 +123,7 @@ def map_text_chunks(func, texts, num_threads: int | None, per_thread: int = 8) -
         total = int(cum[-1])
         n = min(n, max(1, total // MIN_CHARS_PER_THREAD), count)
     if n <= 1 or count <= 1:
-        return [func(*join_code_points(texts))], 1
+        return [func(texts)], 1
     # A few runs of about equal characters per thread, none much below
     # MIN_CHARS_PER_THREAD (small batches get one run per thread: each run
     # costs a hand-off).
@@ -132,4 +131,5 @@ def map_text_chunks(func, texts, num_threads: int | None, per_thread: int = 8) -
     at = np.searchsorted(cum, (np.arange(1, k) * total) // k, side="right")
     cuts = sorted(set([0, *positions[at].tolist(), count]))
     jobs = list(zip(cuts[:-1], cuts[1:]))
-    return list(_pool(n).map(lambda ab: func(*join_code_points(texts[ab[0] : ab[1]])), jobs)), n
+    return list(_pool(n).map(lambda ab: func(texts[ab[0] : ab[1]]), jobs)), n
+

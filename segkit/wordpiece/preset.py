@@ -23,7 +23,7 @@ from ..engine.rewrite import (
     segment_rewritten_into,
 )
 from ..cache import cache_key, cacheable_file, cached
-from ..parallel import concat_segments, map_text_chunks
+from ..parallel import concat_segments, map_text_runs
 from ..vocab import Vocabulary, VocabSource
 from .normalization import bert_rewrite_table
 from .postprocess import N_OPTIONS, O_BUDGET, O_CLS, O_MODE, O_MULT, O_PAD_ID, O_PAD_TO, O_SEP, O_TEMPLATE
@@ -365,7 +365,9 @@ class WordPiece:
         row splits)`` part per run of texts a thread matched (one part when
         the batch was not split)."""
         if num_threads is not None and num_threads != 1:
-            return map_text_chunks(self._segment_cps, texts, num_threads)
+            # Each thread matches its runs as one thread matches a batch (a
+            # block of texts at a time, its code points still in cache).
+            return map_text_runs(self._segment_one_thread, texts, num_threads)
         return [self._segment_one_thread(texts)], 1
 
     def _segment_one_thread(self, texts: Sequence[str]):
