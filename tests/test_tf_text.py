@@ -22,9 +22,13 @@ import json
 import random
 from pathlib import Path
 
+import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import segkit
+from segkit.engine.byte_offsets import to_byte_offsets
 
 REPO = Path(__file__).resolve().parents[1]
 SHARED_DATA = REPO.parent / "shared" / "data"
@@ -106,6 +110,33 @@ def test_batch_byte_offsets_equal_single(tf_wp: segkit.WordPiece) -> None:
 
 
 # --------------------------------------------------------- word limit
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(st.text(alphabet=st.characters(blacklist_categories=("Cs",)), max_size=12), min_size=1, max_size=5),
+    st.randoms(use_true_random=False),
+)
+def test_byte_offset_conversion_against_encode(texts: list[str], rnd) -> None:
+    """The compiled conversion against ``len(text[:i].encode())``, for spans
+    in order and out of order (the cursor restarts)."""
+    cps = np.array([ord(c) for c in "".join(texts)], dtype=np.uint32)
+    bounds = np.cumsum([0] + [len(t) for t in texts]).astype(np.int64)
+    cols, rows = [], [0]
+    for t in texts:
+        for _ in range(rnd.randint(0, 4)):
+            a = rnd.randint(0, len(t))
+            cols.append((a, rnd.randint(a, len(t))))
+        if rnd.random() < 0.7:  # mostly in order, as the engine emits them
+            cols[rows[-1] :] = sorted(cols[rows[-1] :])
+        rows.append(len(cols))
+    out = np.zeros((4, len(cols)), dtype=np.int32)
+    out[1:3] = np.array(cols, dtype=np.int32).reshape(-1, 2).T
+    to_byte_offsets(cps, bounds, out, np.array(rows, dtype=np.int64))
+    want = []
+    for ti, t in enumerate(texts):
+        want += [(len(t[:a].encode()), len(t[:b].encode())) for a, b in cols[rows[ti] : rows[ti + 1]]]
+    assert list(zip(out[1].tolist(), out[2].tolist())) == want
+
+
 def test_word_limit_counts_bytes(tf_wp: segkit.WordPiece, hf_wp: segkit.WordPiece) -> None:
     unk = tf_wp.unk_id
     long_word = "é" * 60  # 60 characters, 120 bytes

@@ -12,6 +12,7 @@ import numpy as np
 from ..encoding import BatchEncoding, Encoding
 from ..engine import Automaton, EngineConfig
 from ..engine.automaton import _MAX_SCRATCH, join_code_points, to_code_points
+from ..engine.byte_offsets import to_byte_offsets
 from ..engine.dispatch import resolve_entry
 from ..engine.kernels import token_rows
 from ..engine.rewrite import (
@@ -401,10 +402,9 @@ class WordPiece:
     def _match(self, cps: np.ndarray, bounds: np.ndarray, out: np.ndarray, k: int, rows: np.ndarray):
         """Tokens of the joined texts appended to ``out`` from slot ``k`` on
         (``rows[t + 1]``: the slot after text ``t``); returns ``(out, k)``."""
-        k0 = k
         out, k = segment_batch_rewritten(cps, bounds, self._packed, self._rewrite, _CLSMASK, out, k, rows)
         if self.flavour == "tf_text":
-            _to_byte_offsets(cps, bounds, out[:, k0:k], rows[: bounds.size])
+            to_byte_offsets(cps, bounds, out, rows[: bounds.size])
         return out, k
 
     def _segment_one(self, text: str) -> np.ndarray:
@@ -425,7 +425,7 @@ class WordPiece:
                 break
             buf = self._buffers(-k + 16)  # the rewritten text is longer than the original
         if self.flavour == "tf_text":
-            _to_byte_offsets(cps, np.array([0, cps.size]), out, np.array([0, k]))
+            to_byte_offsets(cps, np.array([0, cps.size], dtype=np.int64), out, np.array([0, k], dtype=np.int64))
         return out
 
     def tokenize(self, text: str) -> list[str]:
@@ -779,17 +779,6 @@ def _check_settings(s: dict, vocab: Vocabulary) -> None:
             raise ValueError(f"special tokens must be non-empty strings, found {t!r}")
         if vocab.id(t) is None:
             raise ValueError(f"special token {t!r} is not in the vocabulary")
-
-
-def _to_byte_offsets(cps: np.ndarray, bounds: np.ndarray, out: np.ndarray, rows: np.ndarray) -> None:
-    """Character offsets (relative to each text) -> UTF-8 byte offsets, in place."""
-    nbytes = 1 + (cps >= 0x80).astype(np.int64) + (cps >= 0x800) + (cps >= 0x10000)
-    cum = np.zeros(cps.size + 1, dtype=np.int64)
-    np.cumsum(nbytes, out=cum[1:])
-    owner = np.repeat(np.arange(rows.size - 1), np.diff(rows))
-    base = bounds[:-1][owner]
-    out[1] = cum[base + out[1]] - cum[base]
-    out[2] = cum[base + out[2]] - cum[base]
 
 
 _U32 = np.dtype(np.uint32)
