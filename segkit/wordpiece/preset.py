@@ -601,7 +601,7 @@ class WordPiece:
                 tok, rows, 1, False, bool(opts[O_TEMPLATE]), int(opts[O_BUDGET]), int(opts[O_MODE]), int(opts[O_PAD_TO]), int(opts[O_MULT])
             )
             return out
-        cps = np.frombuffer(text.encode("utf-32-le", "surrogatepass"), _U32)  # text is checked
+        cps = to_code_points(text)
         buf = getattr(self._local, "buf", None)
         if buf is None:  # (too small: the kernel says so, and how much it needs)
             buf = self._buffers(len(text) + 16)
@@ -781,7 +781,6 @@ def _check_settings(s: dict, vocab: Vocabulary) -> None:
             raise ValueError(f"special token {t!r} is not in the vocabulary")
 
 
-_U32 = np.dtype(np.uint32)
 #: Texts measured, joined and matched at a time by a one-thread batch.
 _BLOCK_TEXTS = 2048
 _CLSMASK = np.int64(3)  # honour the boundary classes of the char map
