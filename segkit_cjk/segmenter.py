@@ -203,8 +203,8 @@ class ChineseMaxMatch:
         call."""
         if self.mode == "bidirectional":
             fa, ba = self._snapshot(("forward", "backward"))
-            f = _split(fa.segment_code_points(cps, bounds))
-            b = _split(ba.segment_code_points(cps, bounds))
+            f = _split(fa.segment_code_points(cps, bounds, out=_SCRATCH.token_rows(cps.size)))
+            b = _split(ba.segment_code_points(cps, bounds, out=_SCRATCH.token_rows(cps.size, second=True)))
             return _kernels.choose_bidirectional(*f, *b)
         # One direction: a text of n characters has at most n tokens, so
         # rows for all of them never grow (and, reused, never fault).
@@ -282,24 +282,29 @@ class _Scratch(threading.local):
     Nothing returned to the caller refers to them.  Batches of more than
     :data:`MAX_KEPT_CHARS` characters get arrays of their own, freed after
     the call, so that one huge call does not leave a thread holding its
-    buffers (at most about 20 MiB are kept).
+    buffers (at most about 20 MiB are kept, 29 MiB in bidirectional mode).
     """
 
     def __init__(self) -> None:
         self.rows = np.empty((4, 0), np.int32)
+        self.rows2 = self.rows  # the backward direction's, in bidirectional mode
         self.text = np.empty(0, np.uint32)
         self.widx = np.empty(0, np.int32)
         self.seen = np.zeros(0, np.int32)
         self.stamp = 0
 
-    def token_rows(self, n_chars: int) -> np.ndarray:
+    def token_rows(self, n_chars: int, second: bool = False) -> np.ndarray:
         """Rows for every token of ``n_chars`` characters (at most one per
-        character)."""
+        character); ``second``: a second such array (bidirectional mode
+        holds both directions' tokens at once)."""
         if n_chars > MAX_KEPT_CHARS:
             return np.empty((4, n_chars + 16), np.int32)
-        if self.rows.shape[1] < n_chars + 16:
-            self.rows = np.empty((4, n_chars + n_chars // 8 + 16), np.int32)
-        return self.rows
+        name = "rows2" if second else "rows"
+        rows = getattr(self, name)
+        if rows.shape[1] < n_chars + 16:
+            rows = np.empty((4, n_chars + n_chars // 8 + 16), np.int32)
+            setattr(self, name, rows)
+        return rows
 
     def words(self, n_chars: int, n_tokens: int):
         """``(text, widx, seen, stamp)`` for :func:`_kernels.distinct_words`."""

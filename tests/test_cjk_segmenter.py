@@ -143,24 +143,30 @@ class TestKnownExamples:
         monkeypatch.setattr(segmenter, "MAX_KEPT_CHARS", 1000)
         monkeypatch.setattr(segmenter, "MAX_KEPT_SLOTS", 1 << 16)
         seg = ChineseMaxMatch(self.WORDS, alnum_runs=False)
+        bi = ChineseMaxMatch(self.WORDS, alnum_runs=False, mode="bidirectional")
         many = "".join(chr(0x4E00 + i) for i in range(40_000))
         seen = {}
 
         def work():
             seen["small"] = seg.cut_batch(["研究生命起源"])
+            seen["small bi"] = bi.cut_batch(["研究生命起源"])
             seen["huge"] = seg.cut_batch([many])
+            seen["huge bi"] = bi.cut_batch([many])
             sc = segmenter._SCRATCH
-            seen["kept"] = (sc.rows.shape[1], sc.text.size, sc.widx.size, sc.seen.size)
+            seen["kept"] = (max(sc.rows.shape[1], sc.rows2.shape[1]), sc.text.size, sc.widx.size, sc.seen.size)
             seen["after"] = seg.cut_batch(["研究生命起源", "起源"])
+            seen["after bi"] = bi.cut_batch(["研究生命起源", "起源"])
 
         t = threading.Thread(target=work)
         t.start()
         t.join()
         assert seen["small"] == [["研究生", "命", "起源"]]
-        assert seen["huge"] == [list(many)]
+        assert seen["small bi"] == [["研究", "生命", "起源"]]
+        assert seen["huge"] == seen["huge bi"] == [list(many)]
         rows, text, widx, table = seen["kept"]
         assert rows < 1000 and text < 1000 and widx < 1000 and table <= 3 * (1 << 16)
         assert seen["after"] == [["研究生", "命", "起源"], ["起源"]]
+        assert seen["after bi"] == [["研究", "生命", "起源"], ["起源"]]
 
     def test_threads_cutting_at_once_give_one_thread_results(self):
         import threading

@@ -265,7 +265,8 @@ class Automaton:
         mask = 3 if pretokenize else 0
         if self.backward:
             k = kernels.segment_into(cps[::-1].copy(), self.packed, mask, buf)
-            return _mirror(buf[:, :k], np.array([0, k]), np.array([0, n]))
+            kernels.mirror_rows(buf[:, :k], np.array([0, k], dtype=np.int64), np.array([0, n], dtype=np.int64))
+            return buf[:, :k].copy()
         k = kernels.segment_into(cps, self.packed, mask, buf)
         return buf[:, :k].copy()
 
@@ -333,7 +334,8 @@ class Automaton:
             rbounds = (n - bounds[::-1]).copy()
             if offsets:
                 out, rows = kernels.segment_batch(rcps, rbounds, auto, mask, kernels.token_rows(n) if out is None else out)
-                return _mirror(out, rows, rbounds), (rows[-1] - rows[::-1]).copy()
+                kernels.mirror_rows(out, rows, rbounds)
+                return out, (rows[-1] - rows[::-1]).copy()
             ids, rows = kernels.segment_batch_ids(rcps, rbounds, auto, mask)
             return ids[::-1].copy()[None, :], (rows[-1] - rows[::-1]).copy()
         if offsets:
@@ -374,27 +376,6 @@ class Automaton:
 
 
 # ---------------------------------------------------------------- persistence
-def _mirror(out: np.ndarray, rows: np.ndarray, bounds: np.ndarray) -> np.ndarray:
-    """Tokens of reversed texts -> tokens of the texts, in order.
-
-    ``out`` is (4, n) for the reversed texts ``bounds`` (offsets relative to
-    each text); the result lists texts and tokens in reverse, with offsets
-    and word indices mirrored.
-    """
-    counts = np.diff(rows)
-    owner = np.repeat(np.arange(counts.size), counts)
-    length = np.diff(bounds)[owner].astype(np.int32)
-    last_word = np.full(counts.size, -1, dtype=np.int64)
-    if out.shape[1]:
-        np.maximum.at(last_word, owner, out[3])
-    res = np.empty_like(out)
-    res[0] = out[0]
-    res[1] = length - out[2]
-    res[2] = length - out[1]
-    res[3] = last_word[owner] - out[3]
-    return res[:, ::-1].copy()
-
-
 def automaton_state(a: Automaton) -> tuple[dict, dict[str, np.ndarray]]:
     """``(config, arrays)`` of an automaton, for model files and pickling."""
     config = {

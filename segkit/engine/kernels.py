@@ -259,6 +259,40 @@ def grown_rows(out, k, more):
 
 
 @njit(cache=True, nogil=True)
+def mirror_rows(out, rows, bounds):
+    """Tokens of reversed texts made tokens of the texts, in place.
+
+    ``out`` (4, n) holds the tokens of the reversed texts ``bounds``
+    (offsets relative to each text, word indices from 0), text ``t``'s in
+    columns ``rows[t]:rows[t + 1]``.  Afterwards it lists the texts and
+    their tokens in reverse (the original order), with offsets and word
+    indices mirrored.  Backward MaxMatch runs the forward loop over the
+    reversed text; this maps its output back without allocating."""
+    for t in range(rows.size - 1):
+        a = rows[t]
+        b = rows[t + 1]
+        length = bounds[t + 1] - bounds[t]
+        last = -1
+        for q in range(a, b):
+            if out[3, q] > last:
+                last = out[3, q]
+        for q in range(a, b):
+            s = out[1, q]
+            out[1, q] = length - out[2, q]
+            out[2, q] = length - s
+            out[3, q] = last - out[3, q]
+    lo = rows[0]
+    hi = rows[rows.size - 1] - 1
+    while lo < hi:
+        for r in range(4):
+            x = out[r, lo]
+            out[r, lo] = out[r, hi]
+            out[r, hi] = x
+        lo += 1
+        hi -= 1
+
+
+@njit(cache=True, nogil=True)
 def segment_growing(cps, i, b, auto, clsmask, out, k):
     """Tokens of the text ``cps[i:b]`` into the (4, n) rows of ``out`` from
     slot ``k`` on (offsets relative to ``cps``, word indices from 0),
