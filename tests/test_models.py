@@ -258,6 +258,15 @@ def test_num_threads_matches_one_thread(bert_uncased, monkeypatch):
         assert np.array_equal(many.row_splits, one.row_splits) and np.array_equal(many.ids_flat, one.ids_flat)
         assert encodings_equal(one, many)
     assert set(plan) == {2, 3}  # both batches were split
+    # Each thread matches its runs a block of texts at a time, as one thread
+    # does: small blocks make every run span several.
+    import segkit.wordpiece.preset as preset
+
+    monkeypatch.setattr(preset, "_BLOCK_TEXTS", 7)
+    for threads in (1, 2):
+        blocks = bert_uncased.encode_batch(texts, num_threads=threads)
+        assert np.array_equal(blocks.row_splits, one.row_splits) and np.array_equal(blocks.ids_flat, one.ids_flat)
+        assert encodings_equal(one, blocks)
     seg = segkit.ChineseMaxMatch(["研究", "生命", "起源"])
     zh = ["研究生命起源", "起源 abc 3.5%", ""] * 50
     assert seg.cut_batch(zh, num_threads=2) == seg.cut_batch(zh)
