@@ -132,4 +132,3 @@ def map_text_runs(func, texts, num_threads: int | None, per_thread: int = 4) -> 
     cuts = sorted(set([0, *positions[at].tolist(), count]))
     jobs = list(zip(cuts[:-1], cuts[1:]))
     return list(_pool(n).map(lambda ab: func(texts[ab[0] : ab[1]]), jobs)), n
-

@@ -11,6 +11,7 @@ import pytest
 
 import cjk_reference as ref
 import segkit
+from threads import run_in_threads
 from segkit_cjk import ChineseMaxMatch
 
 MODES = ("forward", "backward", "bidirectional")
@@ -169,8 +170,6 @@ class TestKnownExamples:
         assert seen["after bi"] == [["研究", "生命", "起源"], ["起源"]]
 
     def test_threads_cutting_at_once_give_one_thread_results(self):
-        import threading
-
         seg = ChineseMaxMatch(self.WORDS + ["a", "数"])
         pieces = ["研究生命", "起源", "命", "好", "abc 3.5%", "数", "𠀀", "x1"]
         texts = ["".join(pieces[(i * 5 + j) % len(pieces)] for j in range(i % 13)) for i in range(400)]
@@ -182,11 +181,7 @@ class TestKnownExamples:
                 if seg.cut_batch(texts[k:] + texts[:k]) != expected[k]:
                     errors.append(k)
 
-        threads = [threading.Thread(target=work, args=(k,)) for k in range(8)]
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join()
+        run_in_threads(work, 8)
         assert not errors
 
     @pytest.mark.parametrize("mode", MODES)

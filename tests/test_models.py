@@ -6,7 +6,6 @@ import json
 import os
 import pickle
 import struct
-import threading
 import zlib
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
@@ -16,6 +15,7 @@ import pytest
 
 import segkit
 from segkit.storage import MAGIC, ModelFileError
+from threads import run_in_threads
 
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLE = ROOT / "tests" / "data" / "multilingual-sample.jsonl"
@@ -226,11 +226,7 @@ def test_threads_give_single_thread_results(bert_uncased):
         except BaseException as e:  # pragma: no cover - reported below
             errors.append(e)
 
-    threads = [threading.Thread(target=work, args=(k,)) for k in range(8)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
+    run_in_threads(work, 8)
     assert not errors, errors
     for k, got in results.items():
         assert got == expected[k * 7 :] + expected[: k * 7]

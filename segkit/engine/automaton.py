@@ -263,7 +263,7 @@ class Automaton:
             return out
         buf = self._scratch(n)
         mask = 3 if pretokenize else 0
-        if self.backward:
+        if self._backward:
             k = kernels.segment_into(cps[::-1].copy(), self.packed, mask, buf)
             kernels.mirror_rows(buf[:, :k], np.array([0, k], dtype=np.int64), np.array([0, n], dtype=np.int64))
             return buf[:, :k].copy()
@@ -328,7 +328,7 @@ class Automaton:
                 "out must be a writable, C-contiguous int32 array of shape (4, m), found "
                 f"{type(out).__name__} {getattr(out, 'dtype', '')} {getattr(out, 'shape', '')}"
             )
-        if self.backward:
+        if self._backward:
             n = cps.size
             rcps = cps[::-1].copy()
             rbounds = (n - bounds[::-1]).copy()

@@ -293,23 +293,6 @@ def mirror_rows(out, rows, bounds):
 
 
 @njit(cache=True, nogil=True)
-def segment_growing(cps, i, b, auto, clsmask, out, k):
-    """Tokens of the text ``cps[i:b]`` into the (4, n) rows of ``out`` from
-    slot ``k`` on (offsets relative to ``cps``, word indices from 0),
-    growing ``out`` geometrically when it fills up; returns ``(out, k)``.
-
-    Batch loops do not call this per text: they hold the four row views
-    themselves (each view made per call costs reference counting, some 10%
-    of a batch of short texts)."""
-    word = np.int64(0)
-    while True:
-        i, k, word, done = _segment_range(cps, i, b, auto, clsmask, out[0], out[1], out[2], out[3], k, word, True)
-        if done:
-            return out, k
-        out = grown_rows(out, k, b - i)
-
-
-@njit(cache=True, nogil=True)
 def _run_ids(cps, a, b, auto, clsmask, ids, k):
     return _segment_range(cps, a, b, auto, clsmask, ids, ids, ids, ids, k, np.int64(0), False)
 
@@ -350,7 +333,13 @@ def segment_batch(cps, bounds, auto, clsmask, out):
     ``cps[bounds[t]:bounds[t+1]]``.  Offsets are relative to each text and
     word indices restart at 0 for each text.  ``out`` holds the first rows
     to fill (see :func:`token_rows`).  Returns ``(out, row_splits)`` with
-    ``out`` a (4, n) int32 array: ids, starts, ends, word indices."""
+    ``out`` a (4, n) int32 array: ids, starts, ends, word indices.
+
+    The loop holds the four row views itself, made once per call (and again
+    only when ``out`` grows): a view made per text, or arrays passed to a
+    helper per text, cost reference counting, some 10% of a batch of short
+    texts.  :func:`segkit.engine.rewrite.segment_batch_rewritten` writes the
+    same grow-and-resume loop out for the same reason."""
     nt = bounds.size - 1
     rows = np.empty(nt + 1, np.int64)
     rows[0] = 0

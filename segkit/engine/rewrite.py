@@ -276,7 +276,7 @@ def segment_batch_rewritten(cps, bounds, auto, rw, clsmask, out, k, rows):
     s0 = np.empty(1024, np.int32)
     s1 = np.empty(1024, np.int32)
     zero = np.int64(0)  # not a literal: the callees keep one specialization
-    # The row views are made once, not per text (see kernels.segment_growing).
+    # The row views are made once, not per text (see kernels.segment_batch).
     ids, st, en, wd = out[0], out[1], out[2], out[3]
     for t in range(nt):
         a = bounds[t]
