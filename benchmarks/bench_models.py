@@ -19,6 +19,9 @@ earlier runs): ``WordPiece.from_pretrained("bert-base-multilingual-cased")``
     + one ``encode`` / ``cut`` of a sentence, timed inside the child from just
     before ``import segkit``; best of 5 after one unmeasured run (which fills
     numba's kernel cache if needed); target <= 0.5 s.
+    Also, for comparison, the floor of any Numba program: a fresh
+    interpreter importing NumPy and Numba and calling one cached five-line
+    kernel (best of 5 after one unmeasured run).
 (e) memory: resident set size (``VmRSS`` of ``/proc/self/status``) that the
     loaded model adds, in a fresh interpreter: measured after ``import
     segkit`` and after a tiny saved model of the same kind has been loaded
@@ -69,6 +72,34 @@ out = m.{call}({sample!r})
 t3 = time.perf_counter()
 print(json.dumps({{"import": t1 - t0, "load": t2 - t1, "first_call": t3 - t2, "module": segkit.__file__,
                   "model": type(m).__name__, "n": len(out)}}))
+"""
+
+#: The floor any Numba program has: a module with one five-line cached
+#: kernel, imported and called in a fresh interpreter (the kernel's file is
+#: written to a temporary folder, whose __pycache__ then holds its cache).
+FLOOR_KERNEL = """
+from numba import njit
+
+
+@njit(cache=True, nogil=True)
+def total(a):
+    s = 0
+    for i in range(a.size):
+        s += a[i]
+    return s
+"""
+
+FLOOR_CHILD = r"""
+import json, sys, time
+t0 = time.perf_counter()
+import numpy as np
+import numba
+t1 = time.perf_counter()
+sys.path.insert(0, {folder!r})
+from floor_kernel import total
+total(np.arange(3, dtype=np.int32))
+t2 = time.perf_counter()
+print(json.dumps({{"import": t1 - t0, "first_call": t2 - t1, "numba": numba.__version__}}))
 """
 
 MEMORY_CHILD = r"""
@@ -271,6 +302,19 @@ def main() -> None:
               f"{'MET' if met else 'NOT MET'}); child wall time incl. interpreter start {b['wall']:.2f}s; "
               f"all runs: {', '.join('%.3f' % r['total'] for r in runs)}")
     results["warm_start"] = warm
+    folder = root / "numba-floor"
+    folder.mkdir()
+    (folder / "floor_kernel.py").write_text(FLOOR_KERNEL)
+    code = FLOOR_CHILD.format(folder=str(folder))
+    C.run_child(code, env)  # unmeasured: compiles the kernel into its cache
+    runs = [C.run_child(code, env) for _ in range(n_child)]
+    for r in runs:
+        r["total"] = r["import"] + r["first_call"]
+    b = min(runs, key=lambda r: r["total"])
+    results["numba_floor"] = {"best": b, "runs": runs}
+    print(f"  for comparison, any Numba program (numba {b['numba']}): import numpy + numba {b['import']:.3f}s + "
+          f"first call of one cached five-line kernel {b['first_call']:.3f}s = {b['total']:.3f}s; "
+          f"all runs: {', '.join('%.3f' % r['total'] for r in runs)}")
 
     # ------------------------------------------------------------- (e) memory
     print("\n(e) memory added, VmRSS in a fresh interpreter (min of 2 runs)")

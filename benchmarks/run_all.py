@@ -293,6 +293,10 @@ def collect(res: dict[str, Any]) -> Figures:
             judged(f"{label}: RSS added by load + first call", g(r, "memory", key, "best", "added_mib"),
                    15.0, mibf, "<= 15 MiB")
             F.info(src, f"{label}: of which private (RssAnon)", g(r, "memory", key, "best", "added_anon_mib"), mibf)
+        floor = g(r, "numba_floor", "best")
+        split = f" (import {floor['import']:.2f} + first call {floor['first_call']:.2f})" if floor else ""
+        F.info(src, f"for comparison, any Numba program: warm start with one cached kernel{split}", g(floor, "total"),
+               sec)
         for label, n in sizes.items():
             F.info(src, f"file size: {label}", n, lambda v: f"{v / 2**20:.2f} MiB")
         F.info(src, "jieba: RSS added by initialize + first lcut", g(r, "memory", "jieba", "best", "added_mib"), mibf)
