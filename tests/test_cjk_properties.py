@@ -72,6 +72,15 @@ def _check(words: list[str], texts: list[str]) -> None:
             assert seg.tokenize_batch(texts) == expected
             assert seg.tokenize_batch(texts) == got
             assert seg.cut_batch(texts) == [[w for w, _, _ in e] for e in expected]
+            # Prefetching ahead (on by default only for large dictionaries)
+            # must not change a result; it needs a batch longer than its reach.
+            _prefetch_ahead(seg)
+            assert seg.tokenize_batch(texts * 12) == expected * 12
+
+
+def _prefetch_ahead(seg) -> None:
+    for automaton in seg._snapshot(seg._directions()):
+        automaton.lookahead = True
 
 
 @SETTINGS
@@ -132,4 +141,7 @@ def test_long_random_text(mode):
     text = "".join(rng.choice(alphabet + " ") for _ in range(20000))
     for alnum in (True, False):
         seg = segkit.ChineseMaxMatch(words, mode=mode, alnum_runs=alnum)
-        assert seg.tokenize(text) == ref.tokenize(text, words, mode, alnum)
+        expected = ref.tokenize(text, words, mode, alnum)
+        assert seg.tokenize(text) == expected
+        _prefetch_ahead(seg)
+        assert seg.tokenize(text) == expected

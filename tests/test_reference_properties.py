@@ -316,16 +316,21 @@ def _check_engine(auto, texts, expected_fn, use_classes):
         # Without pre-tokenization the whole text is one word.
         got_word = list(zip(*(a.tolist() for a in auto.segment(t, pretokenize=False))))
         assert got_word == expected_fn(t), t
-    ids, st_, en, rows = auto.segment_batch(texts)
-    rows = rows.tolist()
-    exp_all = [_by_words(t, use_classes, expected_fn) for t in texts]
-    assert rows[0] == 0 and len(rows) == len(texts) + 1
-    for k, exp in enumerate(exp_all):
-        a, b = rows[k], rows[k + 1]
-        assert list(zip(ids[a:b].tolist(), st_[a:b].tolist(), en[a:b].tolist())) == exp, texts[k]
-    ids2, none1, none2, rows2 = auto.segment_batch(texts, offsets=False)
-    assert none1 is None and none2 is None
-    assert ids2.tolist() == ids.tolist() and rows2.tolist() == rows
+    # Batches with and without prefetching ahead (which must not change a
+    # result; it reads ahead only in batches longer than its distance).
+    for lookahead in (False, True):
+        auto.lookahead = lookahead
+        for batch in (texts, texts * 12):
+            ids, st_, en, rows = auto.segment_batch(batch)
+            rows = rows.tolist()
+            exp_all = [_by_words(t, use_classes, expected_fn) for t in batch]
+            assert rows[0] == 0 and len(rows) == len(batch) + 1
+            for k, exp in enumerate(exp_all):
+                a, b = rows[k], rows[k + 1]
+                assert list(zip(ids[a:b].tolist(), st_[a:b].tolist(), en[a:b].tolist())) == exp, batch[k]
+            ids2, none1, none2, rows2 = auto.segment_batch(batch, offsets=False)
+            assert none1 is None and none2 is None
+            assert ids2.tolist() == ids.tolist() and rows2.tolist() == rows
 
 
 ENGINE_SETTINGS = settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])

@@ -26,7 +26,8 @@ Parameters (``auto[auto[P]:]``):
    (TensorFlow Text counts bytes).
 
 ``clsmask`` (an argument): 3 to honour the boundary classes of the char
-map, 0 to treat the whole input as one word.
+map, 0 to treat the whole input as one word; plus :data:`LOOKAHEAD` (4) to
+prefetch the transitions of positions ahead (see :func:`_segment_range`).
 """
 
 from __future__ import annotations
@@ -36,6 +37,7 @@ from numba import literally, njit
 
 from .arrays import copy_rows_prefix, grow
 from .charmap import MAX_CODE_POINT
+from .prefetch import prefetch
 
 #: Code points from SENTINEL on stand for "emit token id (cp - SENTINEL) here".
 SENTINEL = 0x110000
@@ -43,6 +45,14 @@ SENTINEL = 0x110000
 #: Output arrays start with room for at most this many tokens and grow
 #: geometrically (a restart redoes only the current word).
 MAX_INITIAL_TOKENS = 1 << 23
+
+#: Flag of the ``clsmask`` argument: prefetch ahead (for large automata).
+LOOKAHEAD = 4
+#: How far ahead, in characters, the transitions from the root's children
+#: (depth 2) and from their children (depth 3) are prefetched: far enough
+#: for a miss to complete meanwhile, near enough to stay in the L1 cache.
+AHEAD_2 = 32
+AHEAD_3 = 16
 
 #: Cast for array indices in the hot loop: unsigned indices are used as they
 #: are, signed ones get a branch that wraps negative values around.
@@ -96,11 +106,29 @@ def _segment_range(cps, i, b, auto, clsmask, ids, st, en, wd, k, word, with_offs
     Indices go through ``_ix`` (unsigned): Numba then drops the code that
     wraps negative indices around, which is some 15% of the loop.
 
+    With :data:`LOOKAHEAD` in ``clsmask``, every character read also
+    prefetches, for the position :data:`AHEAD_2` characters on, the
+    transition a word starting there takes on its second character, and for
+    the position :data:`AHEAD_3` on the one it takes on its third (that node
+    was prefetched 16 characters earlier).  Failure data of those nodes is
+    prefetched too.  An automaton far larger than a core's cache (Chinese:
+    349,000 words, 20 MB) otherwise waits on one cache miss after another,
+    each needing the state the previous one produced; the prefetches start
+    most of them early and in parallel.  A guess from the root is wrong
+    after a continuation (WordPiece's ``##``) and useless when the automaton
+    fits the cache, where the extra work costs time, so the caller decides
+    (:attr:`segkit.engine.Automaton.lookahead`).  Prefetched indices are
+    always within the arrays: a base plus a symbol stays below the double
+    array's size (``build._place``, checked by ``automaton_from_arrays``).
+
     ``with_offsets`` is a compile-time constant (two specializations).
     Callers pass the integer arguments as ``np.int64`` values, not literal
     constants, or Numba compiles one more specialization per literal.
     """
     literally(with_offsets)  # compiled once with, once without offsets
+    ahead = (clsmask & LOOKAHEAD) != 0
+    clsmask &= 3
+    n_cps = cps.size
     cmap = auto[auto[0] : auto[1]]
     trans = auto[auto[1] : auto[2]]
     fails = auto[auto[2] : auto[3]]
@@ -211,6 +239,24 @@ def _segment_range(cps, i, b, auto, clsmask, ids, st, en, wd, k, word, with_offs
                 ok = False
                 break
             c = cps[_ix(j)]
+            if ahead and j + AHEAD_2 + 1 < n_cps:
+                c1 = cps[_ix(j + AHEAD_2)]
+                c2 = cps[_ix(j + AHEAD_2 + 1)]
+                if c1 <= MAX_CODE_POINT and c2 <= MAX_CODE_POINT:
+                    n1 = trans[0] + (cmap[_ix(cmap[_ix(c1 >> 8)] + (c1 & 255))] >> 2)
+                    n2 = trans[_ix(2 * n1)] + (cmap[_ix(cmap[_ix(c2 >> 8)] + (c2 & 255))] >> 2)
+                    prefetch(trans, _ix(2 * n2))
+                    prefetch(fails, _ix(2 * n2))
+                c1 = cps[_ix(j + AHEAD_3)]
+                c2 = cps[_ix(j + AHEAD_3 + 1)]
+                c3 = cps[_ix(j + AHEAD_3 + 2)]
+                if c1 <= MAX_CODE_POINT and c2 <= MAX_CODE_POINT and c3 <= MAX_CODE_POINT:
+                    n1 = trans[0] + (cmap[_ix(cmap[_ix(c1 >> 8)] + (c1 & 255))] >> 2)
+                    n2 = trans[_ix(2 * n1)] + (cmap[_ix(cmap[_ix(c2 >> 8)] + (c2 & 255))] >> 2)
+                    if trans[_ix(2 * n2 + 1)] == n1:
+                        n3 = trans[_ix(2 * n2)] + (cmap[_ix(cmap[_ix(c3 >> 8)] + (c3 & 255))] >> 2)
+                        prefetch(trans, _ix(2 * n3))
+                        prefetch(fails, _ix(2 * n3))
             if c > MAX_CODE_POINT:
                 sym = -1
                 continue

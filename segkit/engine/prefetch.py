@@ -1,0 +1,44 @@
+"""A software prefetch for compiled kernels: ``prefetch(array, index)``.
+
+It asks the CPU to start loading the cache line that holds
+``array[index]`` and returns at once; it never faults and never changes a
+result.  A matching loop over an automaton much larger than a core's cache
+waits on one cache miss after another, each depending on the state the
+previous one produced.  Prefetching the transitions that a position *a few
+characters ahead* will probably need (see :func:`segkit.engine.kernels.
+_segment_range`) overlaps those misses with the work in between.
+
+Numba has no prefetch of its own, so this emits LLVM's ``llvm.prefetch``
+intrinsic (read, highest locality, data cache).
+"""
+
+from __future__ import annotations
+
+from llvmlite import ir
+from numba import types
+from numba.core import cgutils
+from numba.extending import intrinsic
+
+_READ = ir.Constant(ir.IntType(32), 0)
+_KEEP_IN_ALL_LEVELS = ir.Constant(ir.IntType(32), 3)
+_DATA = ir.Constant(ir.IntType(32), 1)
+
+
+@intrinsic
+def prefetch(typingctx, array, index):
+    """Prefetch the cache line of ``array[index]`` (a 1-d array, an integer
+    index already known to be in bounds or harmlessly out of them)."""
+    if not isinstance(array, types.Array) or not isinstance(index, types.Integer):
+        return None
+    sig = types.void(array, index)
+
+    def codegen(context, builder, signature, args):
+        ary = context.make_array(signature.args[0])(context, builder, args[0])
+        address = builder.gep(ary.data, [args[1]])
+        i8p = ir.IntType(8).as_pointer()
+        fnty = ir.FunctionType(ir.VoidType(), [i8p, ir.IntType(32), ir.IntType(32), ir.IntType(32)])
+        fn = cgutils.get_or_insert_function(builder.module, fnty, "llvm.prefetch.p0i8")
+        builder.call(fn, [builder.bitcast(address, i8p), _READ, _KEEP_IN_ALL_LEVELS, _DATA])
+        return context.get_dummy_value()
+
+    return sig, codegen
