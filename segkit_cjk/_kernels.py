@@ -1,13 +1,15 @@
-"""Compiled post-passes of the Chinese preset (runs of letters and digits,
-choosing between forward and backward results, the distinct words as one
-string).
-They work on the flat token arrays of a whole batch: no per-token Python
-work."""
+"""Compiled passes of the Chinese preset: choosing between forward and
+backward results, merging runs of letters and digits and finding each
+word's cached string (:func:`word_keys`), and all of it for one text in one
+call (:func:`segment_one`).  They work on the flat token arrays of a whole
+batch: no per-token Python work."""
 
 from __future__ import annotations
 
 import numpy as np
 from numba import njit
+
+from segkit.engine.kernels import mirror_rows, segment_into
 
 
 _ALPHA = 1
@@ -29,6 +31,14 @@ def _kind(c):
     if c == 37 or c == 0xFF05:
         return _PERCENT
     return 0
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _may_join(c):
+    """Whether ``c`` can be of a kind other than 0 (see :func:`_kind`):
+    false for nearly all of Chinese text, which then skips the run rules
+    (tested first, it made the pass over pku+msr twice as fast)."""
+    return c <= 122 or 0xFF05 <= c <= 0xFF5A
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -59,51 +69,6 @@ def _glue_rule(kind, adjacent, digit_follows, run_open, last_digit):
     if kind == _PERCENT and adjacent and last_digit:
         return True, False, last_digit
     return False, False, last_digit
-
-
-@njit(cache=True, nogil=True)
-def alnum_glue(cps, bounds, st, en, rows):
-    """Which tokens join the token before them in a run of Latin letters and
-    digits (half- or full-width): ``glue[q]`` is 1 when token ``q`` does.
-    Only one-character tokens join; a point between two digits and a
-    percent sign after a digit join the run too.
-
-    Offsets are relative to each text (``cps[bounds[t]:bounds[t+1]]``).
-    """
-    glue = np.empty(st.size, np.uint8)
-    for t in range(rows.size - 1):
-        base = bounds[t]
-        run_open = False  # the previous token ends a run that may grow
-        last_digit = False  # ... with a digit
-        end = rows[t + 1]
-        for q in range(rows[t], end):
-            s = st[q]
-            x = en[q]
-            kind = _kind(cps[base + s]) if x - s == 1 else 0
-            follows = kind == _POINT and q + 1 < end and st[q + 1] == x and en[q + 1] - x == 1 and _kind(cps[base + x]) == _DIGIT
-            glue[q], run_open, last_digit = _glue_rule(kind, run_open and en[q - 1] == s, follows, run_open, last_digit)
-    return glue
-
-
-@njit(cache=True, nogil=True)
-def merge_glued(ids, st, en, rows, glue, run_id):
-    """Tokens with each glued token (see :func:`alnum_glue`) merged into the
-    token before it; merged tokens get ``run_id``.  Returns new
-    ``(ids, st, en, rows)``."""
-    oid, ost, oen, orows = _token_arrays(ids.size, rows.size)
-    k = 0
-    for t in range(rows.size - 1):
-        for q in range(rows[t], rows[t + 1]):
-            if glue[q]:
-                oen[k - 1] = en[q]
-                oid[k - 1] = run_id
-            else:
-                oid[k] = ids[q]
-                ost[k] = st[q]
-                oen[k] = en[q]
-                k += 1
-        orows[t + 1] = k
-    return oid[:k], ost[:k], oen[:k], orows
 
 
 @njit(cache=True, nogil=True)
@@ -163,13 +128,12 @@ def choose_bidirectional(fid, fst, fen, frows, bid, bst, ben, brows):
     return oid[:k], ost[:k], oen[:k], orows
 
 
-#: Keys of :func:`distinct_words`' table: a dictionary word is its id, an
-#: unseen character ``vocab_size + code point``.
-UNSEEN_KEYS = 0x110000
+#: Unseen characters below this code point get a cache key
+#: (``vocab_size`` + code point); others are spelled out each time.
+CACHED_CHARS = 0x10000
 
-#: Slots a thread's table of distinct words starts with (it doubles when
-#: half full): 768 KiB, which stays in a core's cache, where a table sized
-#: by the dictionary or by the batch costs a cache miss per word.
+#: Slots a thread's table of the keys spelled out in a call starts with (it
+#: doubles when half full): 512 KiB.
 TABLE_SLOTS = 1 << 16
 
 
@@ -181,55 +145,67 @@ def _slot(key, mask):
 @njit(cache=True, nogil=True)
 def _grown_table(seen, stamp):
     """The entries of this call (``stamp``) in a table of twice the slots."""
-    cap = seen.size // 3
-    bigger = np.zeros(6 * cap, np.int32)
+    cap = seen.size // 2
+    bigger = np.zeros(4 * cap, np.int32)
     mask = 2 * cap - 1
     for h in range(cap):
-        if seen[3 * h] == stamp:
-            key = np.int64(seen[3 * h + 1])
+        if seen[2 * h] == stamp:
+            key = np.int64(seen[2 * h + 1])
             g = _slot(key, mask)
-            while bigger[3 * g] == stamp:
+            while bigger[2 * g] == stamp:
                 g = (g + 1) & mask
-            bigger[3 * g] = stamp
-            bigger[3 * g + 1] = key
-            bigger[3 * g + 2] = seen[3 * h + 2]
+            bigger[2 * g] = stamp
+            bigger[2 * g + 1] = key
     return bigger
 
 
 @njit(cache=True, nogil=True)
-def distinct_words(cps, bounds, ids, st, en, rows, alnum, vocab_size, seen, stamp, text, widx):
-    """The distinct words of all texts, and which one each word is.
+def word_keys(cps, bounds, ids, st, en, rows, alnum, vocab_size, slot_of, seen, stamp, keys, text, spelled, wst, wen):
+    """Which cached string each word of the batch is, and the words to spell.
 
-    Writes the distinct words into ``text`` as code points separated by
-    ``\\n`` and, for word ``w`` of the batch, the number of its distinct word
-    into ``widx[w]``; returns ``(k, w, wrows, seen)``: code points written,
-    words, the row splits of the texts in words, and the table (a larger
-    one when it had to grow).
+    A one-token word has a cache key: its dictionary id (``ids[q] >= 0``),
+    or for an unseen character of the Basic Multilingual Plane
+    ``vocab_size`` + its code point; other words (merged runs, unseen
+    characters beyond U+FFFF) have none.  ``slot_of[key]`` is the slot of
+    the key's string in the cache, or -1.  ``keys[w]`` gets word ``w``'s
+    slot; a word not cached gets ``-2 - key``, one without a key -1.  A
+    word without a key, and the first word of each key not cached, is
+    spelled out: its code points are appended to ``text`` (separated by
+    ``\n``) and ``spelled[r]`` gets ``w``, so that the caller makes the
+    strings with one ``str.split`` and caches the keyed ones.  Returns
+    ``(w, wrows, r, k, u, seen)``: words, the row splits of the texts in
+    words, words spelled, code points written, keys not cached yet (the
+    keyed words among the spelled ones), and the table (a larger one when
+    it had to grow).
 
     With ``alnum`` set, runs of Latin letters and digits are merged into one
-    word first (the rules of :func:`alnum_glue`, applied in the same pass).
-    A one-token word is identified by its dictionary id (``ids[q] >= 0``) or,
-    for an unseen character, by ``vocab_size`` + its code point; merged runs
-    are written out each time.  Whitespace is never inside a word, so one
-    ``str.split`` recovers the words.  Text repeats words a lot (pku+msr:
-    210,000 words, 27,000 distinct), so the caller creates one Python string
-    per distinct word instead of one per word.
-
-    ``seen`` is an open-addressing table of int32 triples (stamp, key,
-    distinct word; a power of two of them) that the caller keeps from call
-    to call with a new ``stamp`` each time: a slot whose stamp is not this
-    call's is empty, so no table is allocated or cleared per call.
-    ``text`` needs room for every character plus one per word, ``widx`` one
-    slot per token.
+    word first (:func:`_glue_rule`, token by token: a one-character token
+    of a letter or digit joins an adjacent run, a point between digits and
+    a percent sign after a digit too).  ``wst[w]``/``wen[w]`` get the
+    word's offsets (relative to its text, like the tokens').
+    ``slot_of`` is only read here: the caller sets it, holding the GIL,
+    after the strings are in the cache.  ``seen`` is an open-addressing
+    table of int32 pairs (stamp, key) that a thread keeps from call to call
+    with a new ``stamp`` each time (a slot of another stamp is empty),
+    holding the keys spelled in this call.  It grows between texts only
+    (assigning a new array to it inside the token loop made Numba count
+    references on every token, which doubled the time of this pass).
+    ``text`` needs room for every character plus one per word; ``keys``,
+    ``spelled``, ``wst`` and ``wen`` one slot per token.
     """
     nt = rows.size - 1
     wrows = np.empty(nt + 1, np.int64)
     wrows[0] = 0
-    mask = seen.size // 3 - 1
+    mask = seen.size // 2 - 1
+    n_keys = vocab_size + CACHED_CHARS
     k = 0
-    u = 0
+    r = 0
     w = 0
+    u = 0  # keys in the table
     for t in range(nt):
+        while 2 * min(u + rows[t + 1] - rows[t], n_keys) > mask:  # it could fill up: double it
+            seen = _grown_table(seen, stamp)
+            mask = seen.size // 2 - 1
         base = bounds[t]
         e = rows[t + 1]
         run_open = False  # the previous token ends a run that may grow
@@ -237,50 +213,111 @@ def distinct_words(cps, bounds, ids, st, en, rows, alnum, vocab_size, seen, stam
         q0 = rows[t]  # first token of the word being collected
         for q in range(rows[t], e + 1):
             g = False
-            if q < e and alnum:  # the rule of alnum_glue, token by token
+            if q < e and alnum:  # the run rule, token by token
                 s = st[q]
                 x = en[q]
-                kind = _kind(cps[base + s]) if x - s == 1 else 0
-                follows = kind == _POINT and q + 1 < e and st[q + 1] == x and en[q + 1] - x == 1 and _kind(cps[base + x]) == _DIGIT
-                g, run_open, last_digit = _glue_rule(kind, run_open and en[q - 1] == s, follows, run_open, last_digit)
+                c = cps[base + s]
+                if _may_join(c) and x - s == 1:
+                    kind = _kind(c)
+                    follows = kind == _POINT and q + 1 < e and st[q + 1] == x and en[q + 1] - x == 1 and _kind(cps[base + x]) == _DIGIT
+                    g, run_open, last_digit = _glue_rule(kind, run_open and en[q - 1] == s, follows, run_open, last_digit)
+                else:
+                    run_open = False  # _glue_rule of kind 0, without its branches
             if g or q == q0:
                 continue
             # The word is tokens q0 .. q-1.
-            key = np.int64(-1)  # merged runs are not looked up
+            wst[w] = st[q0]
+            wen[w] = en[q - 1]
+            key = np.int64(-1)
             if q == q0 + 1:
                 if ids[q0] >= 0:
                     key = np.int64(ids[q0])
                 elif en[q0] - st[q0] == 1:
-                    key = vocab_size + np.int64(cps[base + st[q0]])
-            h = np.int64(0)
-            found = False
+                    c = cps[base + st[q0]]
+                    if c < CACHED_CHARS:
+                        key = vocab_size + np.int64(c)
+            spell = True
             if key >= 0:
-                h = _slot(key, mask)
-                while seen[3 * h] == stamp:
-                    if seen[3 * h + 1] == key:
-                        found = True
-                        break
-                    h = (h + 1) & mask
-            if found:
-                widx[w] = seen[3 * h + 2]
+                slot = slot_of[key]
+                if slot >= 0:
+                    keys[w] = slot
+                    spell = False
+                else:
+                    keys[w] = -2 - key
+                    h = _slot(key, mask)
+                    while seen[2 * h] == stamp:
+                        if seen[2 * h + 1] == key:
+                            spell = False
+                            break
+                        h = (h + 1) & mask
+                    if spell:
+                        seen[2 * h] = stamp
+                        seen[2 * h + 1] = key
+                        u += 1
             else:
-                if key >= 0:
-                    seen[3 * h] = stamp
-                    seen[3 * h + 1] = key
-                    seen[3 * h + 2] = u
-                if u:
+                keys[w] = -1
+            if spell:
+                if r:
                     text[k] = 10
                     k += 1
                 for p in range(q0, q):
                     for c in range(base + st[p], base + en[p]):
                         text[k] = cps[c]
                         k += 1
-                widx[w] = u
-                u += 1
-                if 2 * u > mask:  # half full: double it
-                    seen = _grown_table(seen, stamp)
-                    mask = seen.size // 3 - 1
+                spelled[r] = w
+                r += 1
             w += 1
             q0 = q
         wrows[t + 1] = w
-    return k, w, wrows, seen
+    return w, wrows, r, k, u, seen
+
+
+#: ``mode`` codes of :func:`segment_one`.
+FORWARD, BACKWARD, BIDIRECTIONAL = 0, 1, 2
+
+
+@njit(cache=True, nogil=True)
+def segment_one(cps, fauto, bauto, mode, flags, alnum, vocab_size, slot_of, seen, stamp, scratch):
+    """One text from code points to words, in one compiled call.
+
+    Segments ``cps`` forward with ``fauto``, backward with ``bauto`` or both
+    (``mode``: :data:`FORWARD`, :data:`BACKWARD`, :data:`BIDIRECTIONAL`),
+    then runs :func:`word_keys`.  ``scratch`` is the calling thread's int32
+    array of 13 rows of at least ``2 * cps.size + 16``: rows 0-3 and 4-7
+    the forward and backward tokens, then the words' keys, the words
+    spelled, the spelled code points, and the words' starts and ends.
+    Returns ``(w, r, k, u)`` of :func:`word_keys` (the table never grows
+    for a text of at most 16,384 characters).  A per-text call of the batch path
+    spends tens of microseconds in NumPy calls on tiny arrays and in the
+    dispatch of several compiled calls; this is one.
+    """
+    n = cps.size
+    bounds = np.empty(2, np.int64)
+    bounds[0] = 0
+    bounds[1] = n
+    rows = np.empty(2, np.int64)
+    rows[0] = 0
+    fout = scratch[0:4]
+    bout = scratch[4:8]
+    kf = 0
+    kb = 0
+    if mode != BACKWARD:
+        kf = segment_into(cps, fauto, flags, fout)
+    if mode != FORWARD:
+        kb = segment_into(cps[::-1].copy(), bauto, flags, bout)
+        rows[1] = kb
+        mirror_rows(bout[:, :kb], rows, bounds)
+    if mode == FORWARD:
+        rows[1] = kf
+        ids, st, en = fout[0, :kf], fout[1, :kf], fout[2, :kf]
+    elif mode == BACKWARD:
+        ids, st, en = bout[0, :kb], bout[1, :kb], bout[2, :kb]
+    else:
+        frows = np.empty(2, np.int64)
+        frows[0] = 0
+        frows[1] = kf
+        ids, st, en, rows = choose_bidirectional(fout[0, :kf], fout[1, :kf], fout[2, :kf], frows,
+                                                 bout[0, :kb], bout[1, :kb], bout[2, :kb], rows)
+    w, wrows, r, k, u, seen = word_keys(cps, bounds, ids, st, en, rows, alnum, vocab_size, slot_of, seen, stamp,
+                                        scratch[8], scratch[10], scratch[9], scratch[11], scratch[12])
+    return w, r, k, u

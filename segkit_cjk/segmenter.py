@@ -10,7 +10,9 @@ from itertools import chain
 import numpy as np
 
 from segkit.cache import cacheable_file
-from segkit.engine import Automaton, EngineConfig, join_code_points
+from segkit.engine import Automaton, EngineConfig, join_code_points, to_code_points
+from segkit.engine.dispatch import resolve_entry
+from segkit.engine.kernels import LOOKAHEAD
 from segkit.engine.charmap import SPACE
 from segkit.gcpause import paused_gc
 from segkit.parallel import map_code_point_chunks
@@ -111,6 +113,8 @@ class ChineseMaxMatch:
         self._vocab = vocab
         self._lock = threading.Lock()
         self._automata: dict[str, Automaton] = dict(automata)
+        self._strings = _WordCache(vocab.size)
+        self._one_state = None
 
     def _directions(self) -> tuple[str, ...]:
         return ("forward", "backward") if self.mode == "bidirectional" else (self.mode,)
@@ -139,6 +143,7 @@ class ChineseMaxMatch:
             if fresh:
                 self._vocab = Vocabulary(vocab.tokens + fresh)
                 self._automata = {}
+                self._strings = _WordCache(self._vocab.size)
 
     def load_userdict(self, path: str | os.PathLike) -> None:
         """Add the words of a user dictionary file (word list or jieba format)."""
@@ -211,6 +216,12 @@ class ChineseMaxMatch:
         out = _SCRATCH.token_rows(cps.size)
         return _split(self._automaton(self.mode).segment_code_points(cps, bounds, out=out))
 
+    def _word_cache(self) -> "_WordCache":
+        """The string cache, read after the automata were: a dictionary
+        changed in between gives a cache of the newer, larger dictionary,
+        whose ids and strings extend the older one's."""
+        return self._strings
+
     def _by_runs(self, func, texts: Sequence[str], num_threads: int | None) -> list:
         """``func(cps, bounds)`` over runs of the joined ``texts``, on up to
         ``num_threads`` threads, each run's results (one per text) in order.
@@ -224,17 +235,49 @@ class ChineseMaxMatch:
 
     def _tokenize_code_points(self, cps, bounds) -> list[list[tuple[str, int, int]]]:
         ids, st, en, rows = self._segment_cps(cps, bounds)
-        if self.alnum_runs and st.size:
-            glue = _kernels.alnum_glue(cps, bounds, st, en, rows)
-            ids, st, en, rows = _kernels.merge_glued(ids, st, en, rows, glue, NOT_A_WORD)
-        flat, wrows = _flat_words(cps, bounds, ids, st, en, rows, False, self._vocab.size)
-        # Runs are merged already: one word per token, so the words' rows
-        # are the tokens' rows and one zip makes every (word, start, end).
-        return _by_text(list(zip(flat, st.tolist(), en.tolist())), wrows)
+        flat, wrows, wst, wen = _flat_words(cps, bounds, ids, st, en, rows, self.alnum_runs, self._word_cache())
+        # One zip makes every (word, start, end) of the batch.
+        return _by_text(list(zip(flat, wst.tolist(), wen.tolist())), wrows)
 
     def _cut_code_points(self, cps, bounds) -> list[list[str]]:
         ids, st, en, rows = self._segment_cps(cps, bounds)
-        return _words(cps, bounds, ids, st, en, rows, self.alnum_runs, self._vocab.size)
+        flat, wrows, _, _ = _flat_words(cps, bounds, ids, st, en, rows, self.alnum_runs, self._word_cache())
+        return _by_text(flat, wrows)
+
+    def _one(self, text: object) -> tuple[list[str], np.ndarray]:
+        """The words of one text and its scratch (rows 11 and 12: the
+        words' offsets), by :func:`_kernels.segment_one`; long texts take
+        the batch path (``None, None``)."""
+        cps = to_code_points(_check_text(text))
+        n = cps.size
+        if n > MAX_ONE_CHARS:
+            return None, None
+        state = self._one_state
+        if state is None or state[0] is not self._automata:
+            state = self._one_state = self._make_one_state()
+        scratch, seen, stamp = _SCRATCH.one(n)
+        cache = state[7]
+        args = (cps, *state[1:7], cache.slot_of(), seen, stamp, scratch)
+        entry = _ONE_ENTRY.get(cps.flags.writeable)
+        if entry is None:
+            (w, r, k, u), _ONE_ENTRY[cps.flags.writeable] = resolve_entry(_kernels.segment_one, *args)
+        else:
+            w, r, k, u = entry(*args)
+        if not w:
+            return [], scratch
+        return _strings_of(cache, scratch[8, :w], scratch[9, :r], scratch[10, :k], u), scratch
+
+    def _make_one_state(self) -> tuple:
+        """What :meth:`_one` passes on, worked out once per dictionary state:
+        ``(automata dict, forward, backward, mode, flags, alnum_runs,
+        vocab_size, cache)``.  The dict is read first: when the dictionary
+        changes, a new one replaces it and the state is made again."""
+        current = self._automata
+        automata = self._snapshot(self._directions())
+        cache = self._word_cache()
+        flags = 3 | (LOOKAHEAD if automata[0].lookahead else 0)
+        return (current if current is self._automata else None, automata[0].packed, automata[-1].packed,
+                _MODE_CODES[self.mode], flags, self.alnum_runs, cache.vocab_size, cache)
 
     def tokenize_batch(self, texts: Sequence[str], *, num_threads: int | None = None) -> list[list[tuple[str, int, int]]]:
         """:meth:`tokenize` for many texts, in one compiled call per direction
@@ -255,7 +298,8 @@ class ChineseMaxMatch:
         >>> ChineseMaxMatch(["北京", "大学", "北京大学"]).cut("我在北京大学读书")
         ['我', '在', '北京大学', '读', '书']
         """
-        return self.cut_batch([_check_text(text)])[0]
+        words, _ = self._one(text)
+        return self.cut_batch([text])[0] if words is None else words
 
     def tokenize(self, text: str) -> list[tuple[str, int, int]]:
         """The words of ``text`` with their character offsets ``(word, start, end)``.
@@ -263,7 +307,11 @@ class ChineseMaxMatch:
         >>> ChineseMaxMatch(["你好"]).tokenize("你好 world 3.5%")
         [('你好', 0, 2), ('world', 3, 8), ('3.5%', 9, 13)]
         """
-        return self.tokenize_batch([_check_text(text)])[0]
+        words, scratch = self._one(text)
+        if words is None:
+            return self.tokenize_batch([text])[0]
+        w = len(words)
+        return list(zip(words, scratch[11, :w].tolist(), scratch[12, :w].tolist()))
 
     def __repr__(self) -> str:
         return f"ChineseMaxMatch(words={len(self._vocab)}, mode={self.mode!r}, alnum_runs={self.alnum_runs})"
@@ -276,20 +324,24 @@ class _Scratch(threading.local):
     each on virtual machines: on pku+msr (357,000 characters) fresh token
     rows cost about 8 ms per call, nearly as much as segmenting.  Each
     thread keeps its own arrays (grown, never shared): token rows, the
-    distinct words, and their table (see :func:`_kernels.distinct_words`).
+    words' cache keys, the words spelled out and their table (see
+    :func:`_kernels.word_keys`).
     Nothing returned to the caller refers to them.  Batches of more than
     :data:`MAX_KEPT_CHARS` characters get arrays of their own, freed after
     the call, so that one huge call does not leave a thread holding its
     buffers (at most about 20 MiB are kept, 29 MiB in bidirectional mode).
+    Single texts (:meth:`ChineseMaxMatch.cut`) use one array of 13 rows of
+    twice their length (at most 1.7 MiB, for :data:`MAX_ONE_CHARS`).
     """
 
     def __init__(self) -> None:
         self.rows = np.empty((4, 0), np.int32)
         self.rows2 = self.rows  # the backward direction's, in bidirectional mode
         self.text = np.empty(0, np.uint32)
-        self.widx = np.empty(0, np.int32)
+        self.keys = np.empty((4, 0), np.int32)  # rows: keys, spelled, starts, ends
         self.seen = np.zeros(0, np.int32)
         self.stamp = 0
+        self.single = np.empty((13, 0), np.int32)
 
     def token_rows(self, n_chars: int, second: bool = False) -> np.ndarray:
         """Rows for every token of ``n_chars`` characters (at most one per
@@ -304,52 +356,144 @@ class _Scratch(threading.local):
             setattr(self, name, rows)
         return rows
 
-    def words(self, n_chars: int, n_tokens: int):
-        """``(text, widx, seen, stamp)`` for :func:`_kernels.distinct_words`."""
+    def _stamped(self):
+        """The table of spelled keys and a new stamp for it."""
         if not self.seen.size or self.stamp >= 0x7FFFFFFF:
-            self.seen = np.zeros(3 * _kernels.TABLE_SLOTS, np.int32)
+            self.seen = np.zeros(2 * _kernels.TABLE_SLOTS, np.int32)
             self.stamp = 0
         self.stamp += 1
+        return self.seen, self.stamp
+
+    def words(self, n_chars: int, n_tokens: int):
+        """``(text, (4, n_tokens) int32 for keys, spelled, starts and ends,
+        seen, stamp)`` for :func:`_kernels.word_keys`."""
+        seen, stamp = self._stamped()
         if n_chars > MAX_KEPT_CHARS:
-            return np.empty(n_chars + n_tokens, np.uint32), np.empty(n_tokens, np.int32), self.seen, self.stamp
+            return np.empty(n_chars + n_tokens, np.uint32), np.empty((4, n_tokens), np.int32), seen, stamp
         if self.text.size < n_chars + n_tokens:
             self.text = np.empty(n_chars + n_tokens + (n_chars + n_tokens) // 8, np.uint32)
-        if self.widx.size < n_tokens:
-            self.widx = np.empty(n_tokens + n_tokens // 8, np.int32)
-        return self.text, self.widx, self.seen, self.stamp
+        if self.keys.shape[1] < n_tokens:
+            self.keys = np.empty((4, n_tokens + n_tokens // 8), np.int32)
+        return self.text, self.keys, seen, stamp
+
+    def one(self, n_chars: int):
+        """``(scratch, seen, stamp)`` for :func:`_kernels.segment_one`."""
+        seen, stamp = self._stamped()
+        if self.single.shape[1] < 2 * n_chars + 16:
+            self.single = np.empty((13, max(2 * n_chars + 16, 256)), np.int32)
+        return self.single, seen, stamp
 
 
 #: Largest batch, in characters, whose intermediate arrays a thread keeps.
 MAX_KEPT_CHARS = 1 << 19
-#: Largest table of distinct words a thread keeps (3 MiB).
+#: Largest table of spelled keys a thread keeps (2 MiB).
 MAX_KEPT_SLOTS = 1 << 18
+#: Longest text that :meth:`ChineseMaxMatch.cut` and ``tokenize`` segment
+#: in one call of :func:`_kernels.segment_one` (its table never has to grow
+#: then); longer ones take the batch path.
+MAX_ONE_CHARS = 1 << 14
+_MODE_CODES = {"forward": _kernels.FORWARD, "backward": _kernels.BACKWARD, "bidirectional": _kernels.BIDIRECTIONAL}
+#: Resolved entry points of segment_one, by whether the code points are writable.
+_ONE_ENTRY: dict = {}
 
 
 _SCRATCH = _Scratch()
 
 
-def _words(cps, bounds, ids, st, en, rows, alnum: bool, vocab_size: int) -> list[list[str]]:
-    """The words of each text as strings (runs of letters and digits merged
-    when ``alnum``)."""
-    return _by_text(*_flat_words(cps, bounds, ids, st, en, rows, alnum, vocab_size))
+class _WordCache:
+    """A dictionary's Python strings, made once and shared by every call.
+
+    Key ``i < vocab_size`` is dictionary word ``i``; ``vocab_size + c`` the
+    unseen character ``chr(c)`` for ``c`` < :data:`_kernels.CACHED_CHARS`.
+    A string is made the first time a call produces its word and is kept:
+    ``strings[slot_of[key]]``, slots in the order words were first seen, so
+    that frequent words share a small, cache-friendly part of ``strings``.
+    At most one string per dictionary word and per such character is kept
+    (``slot_of``: 4 bytes per key, 1.6 MB for the default dictionary,
+    allocated on first use).  Text repeats its words: pku+msr has 210,000
+    words of 27,000 distinct ones, so a warm cache leaves a call nothing to
+    hash or create but the odd new word.
+
+    Slots are published in ``slot_of`` only after their strings are stored,
+    and stored and read under :attr:`lock` (which also covers replacing
+    ``strings`` by a larger array), so a compiled pass that finds a slot can
+    rely on its string being there.
+    """
+
+    def __init__(self, vocab_size: int) -> None:
+        self.vocab_size = vocab_size
+        self.lock = threading.Lock()
+        self.count = 0
+        self.strings = np.full(1, None, dtype=object)  # never empty: words without a key take from it
+        self._slot_of: np.ndarray | None = None
+
+    def slot_of(self) -> np.ndarray:
+        slot_of = self._slot_of
+        if slot_of is None:
+            with self.lock:
+                if self._slot_of is None:
+                    self._slot_of = np.full(self.vocab_size + _kernels.CACHED_CHARS, -1, np.int32)
+                slot_of = self._slot_of
+        return slot_of
+
+    def add(self, keys: np.ndarray, strings: np.ndarray) -> None:
+        """Cache ``strings`` under distinct ``keys`` (holding :attr:`lock`)."""
+        n = self.count + keys.size
+        if n > self.strings.size:
+            bigger = np.empty(max(n, 2 * self.strings.size, 4096), dtype=object)
+            bigger[: self.count] = self.strings[: self.count]
+            self.strings = bigger
+        self.strings[self.count : n] = strings
+        self._slot_of[keys] = np.arange(self.count, n, dtype=np.int32)
+        self.count = n
 
 
-def _flat_words(cps, bounds, ids, st, en, rows, alnum: bool, vocab_size: int) -> tuple[list[str], np.ndarray]:
-    """The words of all texts as one list of strings, and their row splits
-    by text.  One compiled pass writes the distinct words, one ``str.split``
-    makes a string of each and an object array gather lays them out in
-    text order: no Python work per word."""
+def _flat_words(cps, bounds, ids, st, en, rows, alnum: bool, cache: _WordCache):
+    """``(words, wrows, starts, ends)``: the words of all texts as one list of
+    strings, their row splits by text and their offsets (int32 arrays, views
+    of this thread's scratch).  One compiled pass finds each word's cached
+    string (see :func:`_kernels.word_keys`); words not cached yet, and
+    merged runs, are spelled out and made by one ``str.split``; an object
+    array gather lays the strings out in text order.  No Python work per
+    word."""
     n_tokens = int(rows[-1])
-    text, widx, seen, stamp = _SCRATCH.words(cps.size, n_tokens)
-    k, w, wrows, seen = _kernels.distinct_words(cps, bounds, ids, st, en, rows, alnum, vocab_size, seen, stamp, text, widx)
-    if seen.size <= 3 * MAX_KEPT_SLOTS:  # (a larger one is dropped: the old one still works)
+    text, out, seen, stamp = _SCRATCH.words(cps.size, n_tokens)
+    keys, spelled, wst, wen = out[0], out[1], out[2], out[3]
+    w, wrows, r, k, u, seen = _kernels.word_keys(
+        cps, bounds, ids, st, en, rows, alnum, cache.vocab_size, cache.slot_of(), seen, stamp, keys, text, spelled, wst, wen
+    )
+    if seen.size <= 2 * MAX_KEPT_SLOTS:  # (a larger one is dropped: the old one still works)
         _SCRATCH.seen = seen
-    if not k:
-        return [], wrows
-    distinct = str(text[:k], "utf-32-le", "surrogatepass").split("\n")
-    if len(distinct) == w:  # no word repeats (a short text): already in order
-        return distinct, wrows
-    return np.array(distinct, dtype=object)[widx[:w]].tolist(), wrows
+    words = _strings_of(cache, keys[:w], spelled[:r], text[:k], u) if w else []
+    return words, wrows, wst[:w], wen[:w]
+
+
+def _strings_of(cache: _WordCache, keys: np.ndarray, spelled: np.ndarray, text: np.ndarray, new_keys: int) -> list[str]:
+    """The strings of words given by :func:`_kernels.word_keys`: ``keys``
+    (updated in place where a word gets cached now), the words ``spelled``
+    and their code points ``text`` (``\n``-separated, 4 bytes each), of
+    which ``new_keys`` are the first of a key not cached yet."""
+    with cache.lock:
+        if not spelled.size:
+            return cache.strings.take(keys).tolist()
+        made = str(text, "utf-32-le", "surrogatepass").split("\n")
+        if not new_keys and spelled.size < 64:
+            # Only runs and rare characters (the common case of one text):
+            # a few list stores beat NumPy's calls on tiny arrays.
+            words = cache.strings.take(keys).tolist()
+            for at, word in zip(spelled.tolist(), made):
+                words[at] = word
+            return words
+        made = np.array(made, dtype=object)
+        if new_keys:  # first words of keys not cached: cache them
+            new = keys[spelled] <= -2
+            cache.add(-2 - keys[spelled[new]], made[new])
+            pending = keys <= -2
+            keys[pending] = cache.slot_of()[-2 - keys[pending]]
+        # Words without a key (-1) take some string here and get their own next.
+        words = cache.strings.take(keys)
+        words[spelled] = made
+    return words.tolist()
 
 
 def _by_text(flat: list, wrows: np.ndarray) -> list[list]:

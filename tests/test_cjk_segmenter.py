@@ -117,11 +117,12 @@ class TestKnownExamples:
         assert seg.cut_batch(tuple(texts)) == seg.cut_batch(iter(texts)) == seg.cut_batch(texts)
 
     def test_reused_scratch_and_a_growing_word_table(self):
-        # Each thread reuses its buffers and its table of distinct words from
-        # call to call (a new stamp per call), and the table doubles when half
-        # full (it starts with 65,536 slots).  50,000 distinct unseen
-        # characters make it grow; calls before and after, with other
-        # dictionaries and smaller batches, must not see each other's words.
+        # Each thread reuses its buffers and its table of the words a call
+        # spells out from call to call (a new stamp per call), and the table
+        # doubles when half full (it starts with 65,536 slots).  50,000
+        # distinct unseen characters, not cached yet, make it grow; calls
+        # before and after, with other dictionaries and smaller batches,
+        # must not see each other's words.
         many = "".join(chr(0x4E00 + i) for i in range(50_000) if not chr(0x4E00 + i).isspace())
         small = ChineseMaxMatch(self.WORDS)
         empty = ChineseMaxMatch([], alnum_runs=False)
@@ -135,7 +136,7 @@ class TestKnownExamples:
 
     def test_huge_batches_leave_no_buffers_behind(self, monkeypatch):
         # A batch above MAX_KEPT_CHARS gets arrays of its own, and a table of
-        # distinct words grown above MAX_KEPT_SLOTS is not kept: one huge
+        # spelled words grown above MAX_KEPT_SLOTS is not kept: one huge
         # call must not leave the thread holding its memory.
         import threading
 
@@ -154,7 +155,7 @@ class TestKnownExamples:
             seen["huge"] = seg.cut_batch([many])
             seen["huge bi"] = bi.cut_batch([many])
             sc = segmenter._SCRATCH
-            seen["kept"] = (max(sc.rows.shape[1], sc.rows2.shape[1]), sc.text.size, sc.widx.size, sc.seen.size)
+            seen["kept"] = (max(sc.rows.shape[1], sc.rows2.shape[1]), sc.text.size, sc.keys.shape[1], sc.seen.size)
             seen["after"] = seg.cut_batch(["研究生命起源", "起源"])
             seen["after bi"] = bi.cut_batch(["研究生命起源", "起源"])
 
@@ -164,8 +165,8 @@ class TestKnownExamples:
         assert seen["small"] == [["研究生", "命", "起源"]]
         assert seen["small bi"] == [["研究", "生命", "起源"]]
         assert seen["huge"] == seen["huge bi"] == [list(many)]
-        rows, text, widx, table = seen["kept"]
-        assert rows < 1000 and text < 1000 and widx < 1000 and table <= 3 * (1 << 16)
+        rows, text, keys, table = seen["kept"]
+        assert rows < 1000 and text < 1000 and keys < 1000 and table <= 2 * (1 << 16)
         assert seen["after"] == [["研究生", "命", "起源"], ["起源"]]
         assert seen["after bi"] == [["研究", "生命", "起源"], ["起源"]]
 
@@ -183,6 +184,56 @@ class TestKnownExamples:
 
         run_in_threads(work, 8)
         assert not errors
+
+    def test_threads_filling_a_cold_string_cache_at_once(self):
+        # Strings are cached per dictionary (see _WordCache): threads that
+        # start together on a fresh segmenter all find words not cached yet,
+        # spell them and fill the cache while the others read it.  Expected
+        # results come from a second segmenter, so the tested one is cold.
+        words = self.WORDS + ["a", "数"] + [chr(0x4E00 + i) * 2 for i in range(3000)]
+        pieces = ["研究生命", "起源", "命", "好", "abc 3.5%", "数", "𠀀", "x1"]
+        texts = [
+            "".join(pieces[(i * 5 + j) % len(pieces)] for j in range(i % 13)) + chr(0x4E00 + i % 3000) * (2 + i % 3)
+            for i in range(3000)
+        ]
+        expected = {k: ChineseMaxMatch(words).cut_batch(texts[k:] + texts[:k]) for k in range(4)}
+        for _ in range(3):
+            seg = ChineseMaxMatch(words)
+            errors = []
+
+            def work(k):
+                if seg.cut_batch(texts[k:] + texts[:k]) != expected[k]:
+                    errors.append(k)
+                if [seg.cut(t) for t in texts[k : k + 300]] != expected[k][:300]:
+                    errors.append(-k)
+
+            run_in_threads(work, 4)
+            assert not errors
+
+    @pytest.mark.parametrize("mode", MODES)
+    def test_long_texts_take_the_batch_path_with_the_same_result(self, mode, monkeypatch):
+        # cut()/tokenize() segment a text of up to MAX_ONE_CHARS characters in
+        # one compiled call (segment_one), a longer one through the batch path.
+        from segkit_cjk import segmenter
+
+        seg = ChineseMaxMatch(self.WORDS + ["a", "数"], mode=mode)
+        texts = ["研究生命起源 abc 3.5%", "", "𠀀研究x1数", "命" * 40]
+        short = [(seg.cut(t), seg.tokenize(t)) for t in texts]
+        monkeypatch.setattr(segmenter, "MAX_ONE_CHARS", 5)
+        assert [(seg.cut(t), seg.tokenize(t)) for t in texts] == short
+        assert short == [(c, b) for c, b in zip(seg.cut_batch(texts), seg.tokenize_batch(texts))]
+
+    def test_word_strings_are_made_once_per_dictionary(self):
+        # A word's string is made the first time and reused after, also by
+        # tokenize; a word added later gets a fresh cache and is found.
+        seg = ChineseMaxMatch(self.WORDS)
+        first = seg.cut_batch(["研究生命起源", "起源好"])
+        again = seg.cut_batch(["起源"])
+        assert first == [["研究生", "命", "起源"], ["起源", "好"]]
+        assert again[0][0] is first[0][2] is first[1][0]
+        assert seg.tokenize("好起源")[1][0] is first[1][0]
+        seg.add_word("命起")
+        assert seg.cut("研究生命起源") == ["研究生", "命起", "源"]
 
     @pytest.mark.parametrize("mode", MODES)
     @pytest.mark.parametrize("alnum", [True, False])
