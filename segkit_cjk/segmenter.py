@@ -258,9 +258,12 @@ class ChineseMaxMatch:
         scratch, seen, stamp = _SCRATCH.one(n)
         cache = state[7]
         args = (cps, *state[1:7], cache.slot_of(), seen, stamp, scratch)
-        entry = _ONE_ENTRY.get(cps.flags.writeable)
+        # One specialization per kind of code point array (the automata's
+        # arrays, and everything else, keep their types for this state).
+        entries = state[8]
+        entry = entries.get(cps.flags.writeable)
         if entry is None:
-            (w, r, k, u), _ONE_ENTRY[cps.flags.writeable] = resolve_entry(_kernels.segment_one, *args)
+            (w, r, k, u), entries[cps.flags.writeable] = resolve_entry(_kernels.segment_one, *args)
         else:
             w, r, k, u = entry(*args)
         if not w:
@@ -270,14 +273,15 @@ class ChineseMaxMatch:
     def _make_one_state(self) -> tuple:
         """What :meth:`_one` passes on, worked out once per dictionary state:
         ``(automata dict, forward, backward, mode, flags, alnum_runs,
-        vocab_size, cache)``.  The dict is read first: when the dictionary
-        changes, a new one replaces it and the state is made again."""
+        vocab_size, cache, resolved entry points)``.  The dict is read
+        first: when the dictionary changes, a new one replaces it and the
+        state is made again."""
         current = self._automata
         automata = self._snapshot(self._directions())
         cache = self._word_cache()
         flags = 3 | (LOOKAHEAD if automata[0].lookahead else 0)
         return (current if current is self._automata else None, automata[0].packed, automata[-1].packed,
-                _MODE_CODES[self.mode], flags, self.alnum_runs, cache.vocab_size, cache)
+                _MODE_CODES[self.mode], flags, self.alnum_runs, cache.vocab_size, cache, {})
 
     def tokenize_batch(self, texts: Sequence[str], *, num_threads: int | None = None) -> list[list[tuple[str, int, int]]]:
         """:meth:`tokenize` for many texts, in one compiled call per direction
@@ -393,8 +397,6 @@ MAX_KEPT_SLOTS = 1 << 18
 #: then); longer ones take the batch path.
 MAX_ONE_CHARS = 1 << 14
 _MODE_CODES = {"forward": _kernels.FORWARD, "backward": _kernels.BACKWARD, "bidirectional": _kernels.BIDIRECTIONAL}
-#: Resolved entry points of segment_one, by whether the code points are writable.
-_ONE_ENTRY: dict = {}
 
 
 _SCRATCH = _Scratch()

@@ -109,8 +109,9 @@ def _segment_range(cps, i, b, auto, clsmask, ids, st, en, wd, k, word, with_offs
     With :data:`LOOKAHEAD` in ``clsmask``, every character read also
     prefetches, for the position :data:`AHEAD_2` characters on, the
     transition a word starting there takes on its second character, and for
-    the position :data:`AHEAD_3` on the one it takes on its third (that node
-    was prefetched 16 characters earlier).  Failure data of those nodes is
+    the position :data:`AHEAD_3` on the one it takes on its third (reading
+    the base of the second node, prefetched 16 characters earlier, whether
+    or not that node exists).  Failure data of those nodes is
     prefetched too.  An automaton far larger than a core's cache (Chinese:
     349,000 words, 20 MB) otherwise waits on one cache miss after another,
     each needing the state the previous one produced; the prefetches start
@@ -253,10 +254,11 @@ def _segment_range(cps, i, b, auto, clsmask, ids, st, en, wd, k, word, with_offs
                 if c1 <= MAX_CODE_POINT and c2 <= MAX_CODE_POINT and c3 <= MAX_CODE_POINT:
                     n1 = trans[0] + (cmap[_ix(cmap[_ix(c1 >> 8)] + (c1 & 255))] >> 2)
                     n2 = trans[_ix(2 * n1)] + (cmap[_ix(cmap[_ix(c2 >> 8)] + (c2 & 255))] >> 2)
-                    if trans[_ix(2 * n2 + 1)] == n1:
-                        n3 = trans[_ix(2 * n2)] + (cmap[_ix(cmap[_ix(c3 >> 8)] + (c3 & 255))] >> 2)
-                        prefetch(trans, _ix(2 * n3))
-                        prefetch(fails, _ix(2 * n3))
+                    # No check that n2 is a node: a branch here mispredicts
+                    # half the time; a useless prefetch costs less.
+                    n3 = trans[_ix(2 * n2)] + (cmap[_ix(cmap[_ix(c3 >> 8)] + (c3 & 255))] >> 2)
+                    prefetch(trans, _ix(2 * n3))
+                    prefetch(fails, _ix(2 * n3))
             if c > MAX_CODE_POINT:
                 sym = -1
                 continue
