@@ -439,7 +439,11 @@ class _WordCache:
         return slot_of
 
     def add(self, keys: np.ndarray, strings: np.ndarray) -> None:
-        """Cache ``strings`` under distinct ``keys`` (holding :attr:`lock`)."""
+        """Cache ``strings`` under distinct ``keys`` (holding :attr:`lock`);
+        keys another thread has cached meanwhile keep their slot."""
+        fresh = self._slot_of[keys] < 0
+        if not fresh.all():
+            keys, strings = keys[fresh], strings[fresh]
         n = self.count + keys.size
         if n > self.strings.size:
             bigger = np.empty(max(n, 2 * self.strings.size, 4096), dtype=object)

@@ -210,6 +210,21 @@ class TestKnownExamples:
             run_in_threads(work, 4)
             assert not errors
 
+    def test_string_cache_keeps_one_slot_per_key(self):
+        # Two threads that both found key 7 uncached both add it; the second
+        # add keeps the first slot (and string) and only stores new keys.
+        import numpy as np
+
+        from segkit_cjk.segmenter import _WordCache
+
+        cache = _WordCache(10)
+        slot_of = cache.slot_of()
+        cache.add(np.array([7, 3]), np.array(["seven", "three"], dtype=object))
+        cache.add(np.array([5, 7]), np.array(["five", "SEVEN"], dtype=object))
+        assert cache.count == 3
+        assert [cache.strings[slot_of[k]] for k in (3, 5, 7)] == ["three", "five", "seven"]
+        assert (slot_of[[0, 1, 2, 4, 6, 8, 9]] == -1).all()
+
     @pytest.mark.parametrize("mode", MODES)
     def test_long_texts_take_the_batch_path_with_the_same_result(self, mode, monkeypatch):
         # cut()/tokenize() segment a text of up to MAX_ONE_CHARS characters in
