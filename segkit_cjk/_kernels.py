@@ -10,6 +10,7 @@ import numpy as np
 from numba import njit
 
 from segkit.engine.kernels import mirror_rows, segment_into
+from segkit.engine.prefetch import prefetch
 
 
 _ALPHA = 1
@@ -132,6 +133,11 @@ def choose_bidirectional(fid, fst, fen, frows, bid, bst, ben, brows):
 #: (``vocab_size`` + code point); others are spelled out each time.
 CACHED_CHARS = 0x10000
 
+#: Tokens ahead whose dictionary word's slot :func:`word_keys` prefetches
+#: (``slot_of`` is 1.6 MB for the default dictionary, read at random: the
+#: pass ran 1.06x faster warm and 1.14x after other work emptied the cache).
+_SLOT_AHEAD = 16
+
 #: Slots a thread's table of the keys spelled out in a call starts with (it
 #: doubles when half full): 512 KiB.
 TABLE_SLOTS = 1 << 16
@@ -212,6 +218,10 @@ def word_keys(cps, bounds, ids, st, en, rows, alnum, vocab_size, slot_of, seen, 
         last_digit = False  # ... with a digit
         q0 = rows[t]  # first token of the word being collected
         for q in range(rows[t], e + 1):
+            if q + _SLOT_AHEAD < ids.size:  # the slot lookup is a cache miss: start it early
+                ahead = ids[q + _SLOT_AHEAD]
+                if ahead >= 0:
+                    prefetch(slot_of, ahead)
             g = False
             if q < e and alnum:  # the run rule, token by token
                 s = st[q]
