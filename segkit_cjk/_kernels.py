@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from segkit.engine.kernels import mirror_rows, segment_into
+from segkit.engine.kernels import segment_text_into
 from segkit.engine.prefetch import prefetch
 
 
@@ -43,15 +43,6 @@ def _may_join(c):
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _token_arrays(cap, nrows):
-    """Empty ids, starts, ends (``cap`` each) and row splits (``nrows``,
-    starting at 0) for a post-pass to fill."""
-    rows = np.empty(nrows, np.int64)
-    rows[0] = 0
-    return np.empty(cap, np.int32), np.empty(cap, np.int32), np.empty(cap, np.int32), rows
-
-
-@njit(cache=True, nogil=True, inline="always")
 def _glue_rule(kind, adjacent, digit_follows, run_open, last_digit):
     """The run rule for one token: ``(glued, run_open, last_digit)``.
 
@@ -80,7 +71,10 @@ def choose_bidirectional(fid, fst, fen, frows, bid, bst, ben, brows):
     boundary; in each stretch where they differ, the result with fewer
     words wins, then the one with fewer one-character words, then backward.
     """
-    oid, ost, oen, orows = _token_arrays(fid.size + bid.size, frows.size)
+    cap = fid.size + bid.size
+    oid, ost, oen = np.empty(cap, np.int32), np.empty(cap, np.int32), np.empty(cap, np.int32)
+    orows = np.empty(frows.size, np.int64)
+    orows[0] = 0
     k = 0
     for t in range(frows.size - 1):
         a = frows[t]
@@ -301,33 +295,26 @@ def segment_one(cps, fauto, bauto, mode, flags, alnum, vocab_size, slot_of, seen
     spends tens of microseconds in NumPy calls on tiny arrays and in the
     dispatch of several compiled calls; this is one.
     """
-    n = cps.size
     bounds = np.empty(2, np.int64)
     bounds[0] = 0
-    bounds[1] = n
-    rows = np.empty(2, np.int64)
-    rows[0] = 0
+    bounds[1] = cps.size
     fout = scratch[0:4]
     bout = scratch[4:8]
-    kf = 0
-    kb = 0
-    if mode != BACKWARD:
-        kf = segment_into(cps, fauto, flags, fout)
-    if mode != FORWARD:
-        kb = segment_into(cps[::-1].copy(), bauto, flags, bout)
-        rows[1] = kb
-        mirror_rows(bout[:, :kb], rows, bounds)
+    kf = segment_text_into(cps, fauto, flags, fout, False) if mode != BACKWARD else 0
+    kb = segment_text_into(cps, bauto, flags, bout, True) if mode != FORWARD else 0
+    rows = np.empty(2, np.int64)
+    rows[0] = 0
+    rows[1] = kb if mode == BACKWARD else kf
     if mode == FORWARD:
-        rows[1] = kf
         ids, st, en = fout[0, :kf], fout[1, :kf], fout[2, :kf]
     elif mode == BACKWARD:
         ids, st, en = bout[0, :kb], bout[1, :kb], bout[2, :kb]
     else:
-        frows = np.empty(2, np.int64)
-        frows[0] = 0
-        frows[1] = kf
-        ids, st, en, rows = choose_bidirectional(fout[0, :kf], fout[1, :kf], fout[2, :kf], frows,
-                                                 bout[0, :kb], bout[1, :kb], bout[2, :kb], rows)
+        brows = np.empty(2, np.int64)
+        brows[0] = 0
+        brows[1] = kb
+        ids, st, en, rows = choose_bidirectional(fout[0, :kf], fout[1, :kf], fout[2, :kf], rows,
+                                                 bout[0, :kb], bout[1, :kb], bout[2, :kb], brows)
     w, wrows, r, k, u, seen = word_keys(cps, bounds, ids, st, en, rows, alnum, vocab_size, slot_of, seen, stamp,
                                         scratch[8], scratch[10], scratch[9], scratch[11], scratch[12])
     return w, r, k, u

@@ -248,19 +248,17 @@ class ChineseMaxMatch:
         """The words of one text and its scratch (rows 11 and 12: the
         words' offsets), by :func:`_kernels.segment_one`; long texts take
         the batch path (``None, None``)."""
-        cps = to_code_points(_check_text(text))
-        n = cps.size
-        if n > MAX_ONE_CHARS:
+        if len(_check_text(text)) > MAX_ONE_CHARS:
             return None, None
+        cps = to_code_points(text)
         state = self._one_state
         if state is None or state[0] is not self._automata:
             state = self._one_state = self._make_one_state()
-        scratch, seen, stamp = _SCRATCH.one(n)
-        cache = state[7]
-        args = (cps, *state[1:7], cache.slot_of(), seen, stamp, scratch)
+        _, settings, cache, entries = state
+        scratch, seen, stamp = _SCRATCH.one(cps.size)
+        args = (cps, *settings, cache.slot_of(), seen, stamp, scratch)
         # One specialization per kind of code point array (the automata's
         # arrays, and everything else, keep their types for this state).
-        entries = state[8]
         entry = entries.get(cps.flags.writeable)
         if entry is None:
             (w, r, k, u), entries[cps.flags.writeable] = resolve_entry(_kernels.segment_one, *args)
@@ -272,16 +270,17 @@ class ChineseMaxMatch:
 
     def _make_one_state(self) -> tuple:
         """What :meth:`_one` passes on, worked out once per dictionary state:
-        ``(automata dict, forward, backward, mode, flags, alnum_runs,
-        vocab_size, cache, resolved entry points)``.  The dict is read
+        ``(automata dict, (forward, backward, mode, flags, alnum_runs,
+        vocab_size), cache, resolved entry points)``.  The dict is read
         first: when the dictionary changes, a new one replaces it and the
         state is made again."""
         current = self._automata
         automata = self._snapshot(self._directions())
         cache = self._word_cache()
         flags = 3 | (LOOKAHEAD if automata[0].lookahead else 0)
-        return (current if current is self._automata else None, automata[0].packed, automata[-1].packed,
-                _MODE_CODES[self.mode], flags, self.alnum_runs, cache.vocab_size, cache, {})
+        settings = (automata[0].packed, automata[-1].packed, _MODE_CODES[self.mode], flags, self.alnum_runs,
+                    cache.vocab_size)
+        return current if current is self._automata else None, settings, cache, {}
 
     def tokenize_batch(self, texts: Sequence[str], *, num_threads: int | None = None) -> list[list[tuple[str, int, int]]]:
         """:meth:`tokenize` for many texts, in one compiled call per direction

@@ -356,6 +356,25 @@ def segment_into(cps, auto, clsmask, out):
 
 
 @njit(cache=True, nogil=True)
+def segment_text_into(cps, auto, clsmask, out, backward):
+    """:func:`segment_into` in either direction: with ``backward``, the
+    reversed text is matched and its tokens mirrored back in place
+    (:func:`mirror_rows`), so ``out`` holds the text's tokens in order."""
+    if not backward:
+        return segment_into(cps, auto, clsmask, out)
+    n = cps.size
+    k = segment_into(cps[::-1].copy(), auto, clsmask, out)
+    rows = np.empty(2, np.int64)
+    rows[0] = 0
+    rows[1] = k
+    bounds = np.empty(2, np.int64)
+    bounds[0] = 0
+    bounds[1] = n
+    mirror_rows(out[:, :k], rows, bounds)
+    return k
+
+
+@njit(cache=True, nogil=True)
 def segment_ids_into(cps, auto, clsmask, ids):
     """Token ids of one text into ``ids`` (at least ``cps.size`` long)."""
     i, k, word, done = _run_ids(cps, 0, cps.size, auto, clsmask, ids, 0)
