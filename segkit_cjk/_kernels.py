@@ -143,40 +143,41 @@ def _slot(key, mask):
 
 
 @njit(cache=True, nogil=True)
-def _grown_table(seen, stamp):
-    """The entries of this call (``stamp``) in a table of twice the slots."""
+def _grown_table(seen, stamp, spelled):
+    """The entries of this call (``stamp``) in a table of twice the slots
+    (an entry holds a spelled index ``r``; its key is ``spelled[r]``)."""
     cap = seen.size // 2
     bigger = np.zeros(4 * cap, np.int32)
     mask = 2 * cap - 1
     for h in range(cap):
         if seen[2 * h] == stamp:
-            key = np.int64(seen[2 * h + 1])
-            g = _slot(key, mask)
+            r = seen[2 * h + 1]
+            g = _slot(np.int64(spelled[r]), mask)
             while bigger[2 * g] == stamp:
                 g = (g + 1) & mask
             bigger[2 * g] = stamp
-            bigger[2 * g + 1] = key
+            bigger[2 * g + 1] = r
     return bigger
 
 
 @njit(cache=True, nogil=True)
 def word_keys(cps, bounds, ids, st, en, rows, alnum, vocab_size, slot_of, seen, stamp, keys, text, spelled, wst, wen):
-    """Which cached string each word of the batch is, and the words to spell.
+    """Which string each word of the batch is, and the words to spell.
 
     A one-token word has a cache key: its dictionary id (``ids[q] >= 0``),
     or for an unseen character of the Basic Multilingual Plane
     ``vocab_size`` + its code point; other words (merged runs, unseen
     characters beyond U+FFFF) have none.  ``slot_of[key]`` is the slot of
     the key's string in the cache, or -1.  ``keys[w]`` gets word ``w``'s
-    slot; a word not cached gets ``-2 - key``, one without a key -1.  A
-    word without a key, and the first word of each key not cached, is
-    spelled out: its code points are appended to ``text`` (separated by
-    ``\n``) and ``spelled[r]`` gets ``w``, so that the caller makes the
-    strings with one ``str.split`` and caches the keyed ones.  Returns
-    ``(w, wrows, r, k, u, seen)``: words, the row splits of the texts in
-    words, words spelled, code points written, keys not cached yet (the
-    keyed words among the spelled ones), and the table (a larger one when
-    it had to grow).
+    slot (``>= 0``), or ``-1 - r`` when its string is the ``r``-th one
+    spelled out in this call: a word without a key, and the first word of
+    each key not cached, is spelled out (its code points appended to
+    ``text``, separated by ``\n``, so that the caller makes the strings with
+    one ``str.split``) and ``spelled[r]`` gets its key, or -1; later words
+    of that key refer to the same ``r``.  Returns ``(w, wrows, r, k, u,
+    seen)``: words, the row splits of the texts in words, words spelled,
+    code points written, keys not cached yet (the keyed words among the
+    spelled ones), and the table (a larger one when it had to grow).
 
     With ``alnum`` set, runs of Latin letters and digits are merged into one
     word first (:func:`_glue_rule`, token by token: a one-character token
@@ -185,13 +186,14 @@ def word_keys(cps, bounds, ids, st, en, rows, alnum, vocab_size, slot_of, seen, 
     word's offsets (relative to its text, like the tokens').
     ``slot_of`` is only read here: the caller sets it, holding the GIL,
     after the strings are in the cache.  ``seen`` is an open-addressing
-    table of int32 pairs (stamp, key) that a thread keeps from call to call
+    table of int32 pairs (stamp, r) that a thread keeps from call to call
     with a new ``stamp`` each time (a slot of another stamp is empty),
-    holding the keys spelled in this call.  It grows between texts only
-    (assigning a new array to it inside the token loop made Numba count
-    references on every token, which doubled the time of this pass).
-    ``text`` needs room for every character plus one per word; ``keys``,
-    ``spelled``, ``wst`` and ``wen`` one slot per token.
+    holding the keys spelled in this call (as their index in ``spelled``).
+    It grows between texts only (assigning a new array to it inside the
+    token loop made Numba count references on every token, which doubled
+    the time of this pass).  ``text`` needs room for every character plus
+    one per word; ``keys``, ``spelled``, ``wst`` and ``wen`` one slot per
+    token.
     """
     nt = rows.size - 1
     wrows = np.empty(nt + 1, np.int64)
@@ -204,7 +206,7 @@ def word_keys(cps, bounds, ids, st, en, rows, alnum, vocab_size, slot_of, seen, 
     u = 0  # keys in the table
     for t in range(nt):
         while 2 * min(u + rows[t + 1] - rows[t], n_keys) > mask:  # it could fill up: double it
-            seen = _grown_table(seen, stamp)
+            seen = _grown_table(seen, stamp, spelled)
             mask = seen.size // 2 - 1
         base = bounds[t]
         e = rows[t + 1]
@@ -246,20 +248,18 @@ def word_keys(cps, bounds, ids, st, en, rows, alnum, vocab_size, slot_of, seen, 
                 if slot >= 0:
                     keys[w] = slot
                     spell = False
-                else:
-                    keys[w] = -2 - key
+                else:  # spelled once per call: look for it in the table
                     h = _slot(key, mask)
                     while seen[2 * h] == stamp:
-                        if seen[2 * h + 1] == key:
+                        if spelled[seen[2 * h + 1]] == key:
+                            keys[w] = -1 - seen[2 * h + 1]
                             spell = False
                             break
                         h = (h + 1) & mask
                     if spell:
                         seen[2 * h] = stamp
-                        seen[2 * h + 1] = key
+                        seen[2 * h + 1] = r
                         u += 1
-            else:
-                keys[w] = -1
             if spell:
                 if r:
                     text[k] = 10
@@ -268,7 +268,8 @@ def word_keys(cps, bounds, ids, st, en, rows, alnum, vocab_size, slot_of, seen, 
                     for c in range(base + st[p], base + en[p]):
                         text[k] = cps[c]
                         k += 1
-                spelled[r] = w
+                keys[w] = -1 - r
+                spelled[r] = key
                 r += 1
             w += 1
             q0 = q
@@ -288,8 +289,8 @@ def segment_one(cps, fauto, bauto, mode, flags, alnum, vocab_size, slot_of, seen
     (``mode``: :data:`FORWARD`, :data:`BACKWARD`, :data:`BIDIRECTIONAL`),
     then runs :func:`word_keys`.  ``scratch`` is the calling thread's int32
     array of 13 rows of at least ``2 * cps.size + 16``: rows 0-3 and 4-7
-    the forward and backward tokens, then the words' keys, the words
-    spelled, the spelled code points, and the words' starts and ends.
+    the forward and backward tokens, then the words' keys, the keys of the
+    words spelled, the spelled code points, and the words' starts and ends.
     Returns ``(w, r, k, u)`` of :func:`word_keys` (the table never grows
     for a text of at most 16,384 characters).  A per-text call of the batch path
     spends tens of microseconds in NumPy calls on tiny arrays and in the

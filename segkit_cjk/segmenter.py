@@ -9,6 +9,7 @@ from itertools import chain
 
 import numpy as np
 
+from segkit.boxing import NO_OBJECTS, list_of, lists_of, triple_list_of, triples_of
 from segkit.cache import cacheable_file
 from segkit.engine import Automaton, EngineConfig, join_code_points, to_code_points
 from segkit.engine.dispatch import resolve_entry
@@ -234,22 +235,17 @@ class ChineseMaxMatch:
         return parts[0] if len(parts) == 1 else list(chain.from_iterable(parts))
 
     def _tokenize_code_points(self, cps, bounds) -> list[list[tuple[str, int, int]]]:
-        ids, st, en, rows = self._segment_cps(cps, bounds)
-        flat, wrows, wst, wen = _flat_words(cps, bounds, ids, st, en, rows, self.alnum_runs, self._word_cache())
-        # One zip makes every (word, start, end) of the batch.
-        return _by_text(list(zip(flat, wst.tolist(), wen.tolist())), wrows)
+        return _word_results(cps, bounds, *self._segment_cps(cps, bounds), self.alnum_runs, self._word_cache(), True)
 
     def _cut_code_points(self, cps, bounds) -> list[list[str]]:
-        ids, st, en, rows = self._segment_cps(cps, bounds)
-        flat, wrows, _, _ = _flat_words(cps, bounds, ids, st, en, rows, self.alnum_runs, self._word_cache())
-        return _by_text(flat, wrows)
+        return _word_results(cps, bounds, *self._segment_cps(cps, bounds), self.alnum_runs, self._word_cache(), False)
 
-    def _one(self, text: object) -> tuple[list[str], np.ndarray]:
-        """The words of one text and its scratch (rows 11 and 12: the
-        words' offsets), by :func:`_kernels.segment_one`; long texts take
-        the batch path (``None, None``)."""
+    def _one(self, text: object, offsets: bool) -> list | None:
+        """The words of one text (with ``offsets``: ``(word, start, end)``),
+        by :func:`_kernels.segment_one`; ``None`` for a long text, which
+        takes the batch path."""
         if len(_check_text(text)) > MAX_ONE_CHARS:
-            return None, None
+            return None
         cps = to_code_points(text)
         state = self._one_state
         if state is None or state[0] is not self._automata:
@@ -265,8 +261,13 @@ class ChineseMaxMatch:
         else:
             w, r, k, u = entry(*args)
         if not w:
-            return [], scratch
-        return _strings_of(cache, scratch[8, :w], scratch[9, :r], scratch[10, :k], u), scratch
+            return []
+        keys = scratch[8, :w]
+        with cache.lock:
+            made, extra = _spelled_words(cache, scratch[9, :r], scratch[10, :k], u) if r else (None, NO_OBJECTS)
+            if offsets:
+                return triple_list_of(cache.addr, keys, scratch[11, :w], scratch[12, :w], extra)
+            return list_of(cache.addr, keys, extra)
 
     def _make_one_state(self) -> tuple:
         """What :meth:`_one` passes on, worked out once per dictionary state:
@@ -301,7 +302,7 @@ class ChineseMaxMatch:
         >>> ChineseMaxMatch(["北京", "大学", "北京大学"]).cut("我在北京大学读书")
         ['我', '在', '北京大学', '读', '书']
         """
-        words, _ = self._one(text)
+        words = self._one(text, False)
         return self.cut_batch([text])[0] if words is None else words
 
     def tokenize(self, text: str) -> list[tuple[str, int, int]]:
@@ -310,11 +311,8 @@ class ChineseMaxMatch:
         >>> ChineseMaxMatch(["你好"]).tokenize("你好 world 3.5%")
         [('你好', 0, 2), ('world', 3, 8), ('3.5%', 9, 13)]
         """
-        words, scratch = self._one(text)
-        if words is None:
-            return self.tokenize_batch([text])[0]
-        w = len(words)
-        return list(zip(words, scratch[11, :w].tolist(), scratch[12, :w].tolist()))
+        words = self._one(text, True)
+        return self.tokenize_batch([text])[0] if words is None else words
 
     def __repr__(self) -> str:
         return f"ChineseMaxMatch(words={len(self._vocab)}, mode={self.mode!r}, alnum_runs={self.alnum_runs})"
@@ -413,11 +411,13 @@ class _WordCache:
     (``slot_of``: 4 bytes per key, 1.6 MB for the default dictionary,
     allocated on first use).  Text repeats its words: pku+msr has 210,000
     words of 27,000 distinct ones, so a warm cache leaves a call nothing to
-    hash or create but the odd new word.
+    hash or create but the odd new word.  ``addr[slot]`` is the string's
+    ``id()``: results are built from these addresses by one compiled pass
+    (:mod:`segkit.boxing`), while ``strings`` keeps the strings alive.
 
     Slots are published in ``slot_of`` only after their strings are stored,
     and stored and read under :attr:`lock` (which also covers replacing
-    ``strings`` by a larger array), so a compiled pass that finds a slot can
+    ``strings`` and ``addr`` by larger arrays, and building results), so a compiled pass that finds a slot can
     rely on its string being there.
     """
 
@@ -425,7 +425,8 @@ class _WordCache:
         self.vocab_size = vocab_size
         self.lock = threading.Lock()
         self.count = 0
-        self.strings = np.full(1, None, dtype=object)  # never empty: words without a key take from it
+        self.strings = np.empty(0, dtype=object)
+        self.addr = np.zeros(0, np.int64)  # id() of each string (0: no string yet)
         self._slot_of: np.ndarray | None = None
 
     def slot_of(self) -> np.ndarray:
@@ -445,22 +446,25 @@ class _WordCache:
             keys, strings = keys[fresh], strings[fresh]
         n = self.count + keys.size
         if n > self.strings.size:
-            bigger = np.empty(max(n, 2 * self.strings.size, 4096), dtype=object)
+            size = max(n, 2 * self.strings.size, 4096)
+            bigger = np.empty(size, dtype=object)
             bigger[: self.count] = self.strings[: self.count]
-            self.strings = bigger
+            addr = np.zeros(size, np.int64)
+            addr[: self.count] = self.addr[: self.count]
+            self.strings, self.addr = bigger, addr
         self.strings[self.count : n] = strings
+        self.addr[self.count : n] = np.fromiter(map(id, strings), np.int64, keys.size)
         self._slot_of[keys] = np.arange(self.count, n, dtype=np.int32)
         self.count = n
 
 
-def _flat_words(cps, bounds, ids, st, en, rows, alnum: bool, cache: _WordCache):
-    """``(words, wrows, starts, ends)``: the words of all texts as one list of
-    strings, their row splits by text and their offsets (int32 arrays, views
-    of this thread's scratch).  One compiled pass finds each word's cached
-    string (see :func:`_kernels.word_keys`); words not cached yet, and
-    merged runs, are spelled out and made by one ``str.split``; an object
-    array gather lays the strings out in text order.  No Python work per
-    word."""
+def _word_results(cps, bounds, ids, st, en, rows, alnum: bool, cache: _WordCache, offsets: bool) -> list[list]:
+    """The words of a batch's tokens, one list per text: strings, or with
+    ``offsets`` tuples ``(word, start, end)``.  One compiled pass finds
+    each word's cached string (see :func:`_kernels.word_keys`); words not
+    cached yet, and merged runs, are spelled out and made by one
+    ``str.split``; one compiled pass builds the lists (see
+    :mod:`segkit.boxing`).  No Python work per word."""
     n_tokens = int(rows[-1])
     text, out, seen, stamp = _SCRATCH.words(cps.size, n_tokens)
     keys, spelled, wst, wen = out[0], out[1], out[2], out[3]
@@ -469,45 +473,25 @@ def _flat_words(cps, bounds, ids, st, en, rows, alnum: bool, cache: _WordCache):
     )
     if seen.size <= 2 * MAX_KEPT_SLOTS:  # (a larger one is dropped: the old one still works)
         _SCRATCH.seen = seen
-    words = _strings_of(cache, keys[:w], spelled[:r], text[:k], u) if w else []
-    return words, wrows, wst[:w], wen[:w]
-
-
-def _strings_of(cache: _WordCache, keys: np.ndarray, spelled: np.ndarray, text: np.ndarray, new_keys: int) -> list[str]:
-    """The strings of words given by :func:`_kernels.word_keys`: ``keys``
-    (updated in place where a word gets cached now), the words ``spelled``
-    and their code points ``text`` (``\n``-separated, 4 bytes each), of
-    which ``new_keys`` are the first of a key not cached yet."""
     with cache.lock:
-        if not spelled.size:
-            return cache.strings.take(keys).tolist()
-        made = str(text, "utf-32-le", "surrogatepass").split("\n")
-        if not new_keys and spelled.size < 64:
-            # Only runs and rare characters (the common case of one text):
-            # a few list stores beat NumPy's calls on tiny arrays.
-            words = cache.strings.take(keys).tolist()
-            for at, word in zip(spelled.tolist(), made):
-                words[at] = word
-            return words
-        made = np.array(made, dtype=object)
-        if new_keys:  # first words of keys not cached: cache them
-            new = keys[spelled] <= -2
-            cache.add(-2 - keys[spelled[new]], made[new])
-            pending = keys <= -2
-            keys[pending] = cache.slot_of()[-2 - keys[pending]]
-        # Words without a key (-1) take some string here and get their own next.
-        words = cache.strings.take(keys)
-        words[spelled] = made
-    return words.tolist()
+        made, extra = _spelled_words(cache, spelled[:r], text[:k], u) if r else (None, NO_OBJECTS)
+        if offsets:
+            return triples_of(cache.addr, keys[:w], wst[:w], wen[:w], wrows, extra)
+        return lists_of(cache.addr, keys[:w], wrows, extra)
 
 
-def _by_text(flat: list, wrows: np.ndarray) -> list[list]:
-    """``flat`` cut into one list per text (``wrows``: row splits), by
-    C-level map calls rather than a comprehension (pku+msr: 1.5 ms less)."""
-    if wrows.size == 2:
-        return [flat]
-    r = wrows.tolist()
-    return list(map(flat.__getitem__, map(slice, r, r[1:])))
+def _spelled_words(cache: _WordCache, spelled: np.ndarray, text: np.ndarray, new_keys: int):
+    """``(strings, addresses)`` of the words spelled out by
+    :func:`_kernels.word_keys`: their code points ``text``
+    (``\n``-separated, 4 bytes each), the keys ``spelled`` (-1: none), of
+    which ``new_keys`` are not cached yet: those strings are cached now.
+    The caller holds ``cache.lock`` and keeps the strings until the lists
+    that refer to them are built."""
+    made = str(text, "utf-32-le", "surrogatepass").split("\n")
+    if new_keys:
+        fresh = spelled >= 0
+        cache.add(spelled[fresh], np.array(made, dtype=object)[fresh])
+    return made, np.fromiter(map(id, made), np.int64, len(made))
 
 
 def _split(result):
