@@ -115,21 +115,26 @@ def _clear_error(typingctx):
     return types.void(), codegen
 
 
+#: What :func:`_fill` puts in the lists: objects, ``(object, start, end)``
+#: tuples, or ints.
+_OBJECTS, _TRIPLES, _INTS = 0, 1, 2
+
 #: Codes the compiled builders return instead of an address.
 _OUT_OF_MEMORY = -1
 _BAD_INDEX = -2
 
 
 @njit(cache=True)
-def _fill(outer, rows, table, index, extra, starts, ends, triples, ints):
+def _fill(outer, rows, table, index, extra, starts, ends, kind, ints):
     """Set item ``t`` of the list at ``outer`` to a new list of the items
     ``index[rows[t]:rows[t + 1]]``, for every ``t`` (without ``rows``: item
     0 to a list of all of ``index``).  Item ``k`` is the object at address
-    ``table[k]``, or ``extra[-1 - k]`` for a negative ``k``; with
-    ``triples``, a tuple ``(that object, starts[w], ends[w])``, whose ints
-    below ``ints.size`` are the objects at ``ints[v]`` (the ints made once:
-    most offsets are small, and sharing them saves allocating two ints per
-    item).  Returns 0, or :data:`_OUT_OF_MEMORY` / :data:`_BAD_INDEX` for
+    ``table[k]``, or ``extra[-1 - k]`` for a negative ``k``; with ``kind``
+    :data:`_TRIPLES`, a tuple ``(that object, starts[w], ends[w])``; with
+    :data:`_INTS`, the int ``k`` itself.  An int ``v`` below ``ints.size``
+    is the object at ``ints[v]`` (ints made once and shared: most offsets
+    and ids are small, and sharing them saves allocating an int per use).
+    Returns 0, or :data:`_OUT_OF_MEMORY` / :data:`_BAD_INDEX` for
     the row that failed (the rows made before it stay in ``outer``; nothing
     else is left allocated and no exception is set).
 
@@ -146,6 +151,18 @@ def _fill(outer, rows, table, index, extra, starts, ends, triples, ints):
             return _OUT_OF_MEMORY
         for w in range(a, b):
             k = np.int64(index[w])
+            if kind == _INTS:
+                if 0 <= k < ints.size:
+                    p = ints[k]
+                    _incref(p)
+                else:
+                    p = _new_int(k)
+                    if p == 0:
+                        _decref(row)
+                        _clear_error()
+                        return _OUT_OF_MEMORY
+                _set_list_item(row, w - a, p)
+                continue
             p = 0
             if k >= 0:
                 if k < table.size:
@@ -156,9 +173,9 @@ def _fill(outer, rows, table, index, extra, starts, ends, triples, ints):
                 _decref(row)  # (its items not set yet are NULL, which it allows)
                 return _BAD_INDEX
             _incref(p)
-            if triples:
+            if kind == _TRIPLES:
                 item = _new_tuple(3)
-                # (start and end written out alike: see the docstring)
+                # (start, end and the ints above written out alike: see the docstring)
                 v = np.int64(starts[w])
                 if 0 <= v < ints.size:
                     start = ints[v]
@@ -193,20 +210,32 @@ _NO_OFFSETS = np.zeros(0, np.int32)
 _ONE_ROW = np.zeros(0, np.int64)  # (no rows: one row of all items)
 
 #: Offsets below this share one int object each (0.5 MiB, made on first use).
-SHARED_INTS = 1 << 14
-_ints: tuple[list[int], np.ndarray] | None = None
+SHARED_OFFSETS = 1 << 14
+#: The most ints shared (ids of the largest vocabularies; 5 MiB).
+MAX_SHARED_INTS = 1 << 17
+_ints_made: list[int] = []  # the shared ints, kept alive; it only grows
+_ints_addr = NO_OBJECTS
 _ints_lock = threading.Lock()
 
 
-def _shared_ints() -> np.ndarray:
-    """Addresses of the ints ``0 .. SHARED_INTS - 1``, kept alive here."""
-    global _ints
-    if _ints is None:
+def _shared_ints(n: int) -> np.ndarray:
+    """Addresses of the shared ints ``0 .. m - 1``, ``m >= min(n,``
+    :data:`MAX_SHARED_INTS` ``)``: the ints are made the first time they
+    are asked for, and kept."""
+    global _ints_addr
+    n = min(n, MAX_SHARED_INTS)
+    addr = _ints_addr
+    if addr.size < n:
         with _ints_lock:
-            if _ints is None:
-                numbers = list(range(SHARED_INTS))
-                _ints = numbers, np.fromiter(map(id, numbers), np.int64, SHARED_INTS)
-    return _ints[1]
+            addr = _ints_addr
+            if addr.size < n:
+                have = len(_ints_made)
+                _ints_made.extend(range(have, n))
+                grown = np.empty(n, np.int64)
+                grown[:have] = addr
+                grown[have:] = np.fromiter(map(id, _ints_made[have:]), np.int64, n - have)
+                _ints_addr = addr = grown
+    return addr
 
 
 def _checked(outer: list, code: int) -> list:
@@ -232,7 +261,7 @@ def lists_of(table: np.ndarray, index: np.ndarray, rows: np.ndarray, extra: np.n
     [['b', 'a'], ['c']]
     """
     outer = [None] * (rows.size - 1)
-    return _checked(outer, _fill(id(outer), rows, table, index, extra, _NO_OFFSETS, _NO_OFFSETS, False, NO_OBJECTS))
+    return _checked(outer, _fill(id(outer), rows, table, index, extra, _NO_OFFSETS, _NO_OFFSETS, _OBJECTS, NO_OBJECTS))
 
 
 def triples_of(
@@ -246,7 +275,7 @@ def triples_of(
     [[('hi', 0, 2)], [('hi', 3, 5)]]
     """
     outer = [None] * (rows.size - 1)
-    return _checked(outer, _fill(id(outer), rows, table, index, extra, starts, ends, True, _shared_ints()))
+    return _checked(outer, _fill(id(outer), rows, table, index, extra, starts, ends, _TRIPLES, _shared_ints(SHARED_OFFSETS)))
 
 
 def list_of(table: np.ndarray, index: np.ndarray, extra: np.ndarray = NO_OBJECTS) -> list:
@@ -256,7 +285,7 @@ def list_of(table: np.ndarray, index: np.ndarray, extra: np.ndarray = NO_OBJECTS
     ['x', 'x']
     """
     outer = [None]
-    return _checked(outer, _fill(id(outer), _ONE_ROW, table, index, extra, _NO_OFFSETS, _NO_OFFSETS, False, NO_OBJECTS))[0]
+    return _checked(outer, _fill(id(outer), _ONE_ROW, table, index, extra, _NO_OFFSETS, _NO_OFFSETS, _OBJECTS, NO_OBJECTS))[0]
 
 
 def triple_list_of(table: np.ndarray, index: np.ndarray, starts: np.ndarray, ends: np.ndarray,
@@ -267,4 +296,23 @@ def triple_list_of(table: np.ndarray, index: np.ndarray, starts: np.ndarray, end
     [('x', 4, 5)]
     """
     outer = [None]
-    return _checked(outer, _fill(id(outer), _ONE_ROW, table, index, extra, starts, ends, True, _shared_ints()))[0]
+    return _checked(outer, _fill(id(outer), _ONE_ROW, table, index, extra, starts, ends, _TRIPLES, _shared_ints(SHARED_OFFSETS)))[0]
+
+
+def int_lists_of(values: np.ndarray, rows: np.ndarray) -> list[list[int]]:
+    """One list of ints per row: ``[values[rows[t]:rows[t + 1]].tolist() ...]``.
+
+    Ints below :data:`MAX_SHARED_INTS` are shared objects, made once (as far
+    as a call has at least as many values as ints still to make): a batch's
+    token ids then cost a reference each, not a new int each.
+
+    >>> int_lists_of(np.array([7, 0, 2**40]), np.array([0, 1, 3]))
+    [[7], [0, 1099511627776]]
+    """
+    if values.size:
+        top = int(values.max()) + 1
+        ints = _shared_ints(min(top, values.size)) if top > _ints_addr.size else _ints_addr
+    else:
+        ints = _ints_addr
+    outer = [None] * (rows.size - 1)
+    return _checked(outer, _fill(id(outer), rows, NO_OBJECTS, values, NO_OBJECTS, _NO_OFFSETS, _NO_OFFSETS, _INTS, ints))

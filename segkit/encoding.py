@@ -16,6 +16,9 @@ from typing import Iterator, overload
 import numpy as np
 from numba import njit
 
+from .boxing import int_lists_of
+from .gcpause import paused_gc
+
 _FULL = 7
 _PLAIN = 4
 
@@ -222,10 +225,9 @@ class BatchEncoding(Sequence):
     def ids(self) -> list[list[int]]:
         """Token ids of every text."""
         out: list[list[int]] = []
-        for _, data, splits in self._pieces():
-            flat = data[0].tolist()
-            rs = splits.tolist()
-            out.extend(flat[rs[i] : rs[i + 1]] for i in range(len(rs) - 1))
+        with paused_gc():
+            for _, data, splits in self._pieces():
+                out.extend(int_lists_of(data[0], splits))  # (one compiled pass, shared ints)
         return out
 
     def to_numpy(

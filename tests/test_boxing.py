@@ -14,7 +14,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from segkit.boxing import NO_OBJECTS, list_of, lists_of, triple_list_of, triples_of
+from segkit.boxing import NO_OBJECTS, int_lists_of, list_of, lists_of, triple_list_of, triples_of
 
 
 def addresses(objects) -> np.ndarray:
@@ -115,3 +115,33 @@ def test_results_are_ordinary_lists():
     got[1].append("gamma")  # mutable, resizable, and collected normally
     assert got == [["beta"], ["alpha", "beta", "gamma"]]
     assert got[1][0] is words[0]
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.one_of(st.integers(-5, 300), st.integers(0, 2**17 + 5), st.integers(-(2**31), 2**31 - 1))),
+       st.data(), st.sampled_from([np.int32, np.int64]))
+def test_int_lists_equal_tolist(values, data, dtype):
+    cuts = sorted(data.draw(st.lists(st.integers(0, len(values)), max_size=4)))
+    rows = np.array([0, *cuts, len(values)], np.int64)
+    flat = np.array(values, dtype)
+    got = int_lists_of(flat, rows)
+    assert got == [flat[a:b].tolist() for a, b in zip(rows[:-1], rows[1:])]
+    assert all(type(v) is int for row in got for v in row)
+
+
+def test_int_lists_share_their_ints():
+    # A call with at least as many values as ints to make shares them all
+    # from then on (up to MAX_SHARED_INTS); a small call makes its own.
+    many = int_lists_of(np.arange(80_000, dtype=np.int32), np.array([0, 80_000]))[0]
+    ids = np.array([1000, 1000, 70000], np.int32)
+    first, second = int_lists_of(ids, np.array([0, 3])), int_lists_of(ids, np.array([0, 1, 3]))
+    assert first[0][0] is first[0][1] is second[0][0] is many[1000]
+    assert first[0][2] is second[1][1] is many[70000]
+    shared = many[70000]
+    before = sys.getrefcount(shared)
+    third = int_lists_of(ids, np.array([0, 3]))
+    during = sys.getrefcount(shared)
+    del third
+    assert (during - before, sys.getrefcount(shared)) == (1, before)  # one reference per use, given back
+    big = int_lists_of(np.array([2**20, 2**20], np.int64), np.array([0, 2]))[0]
+    assert big == [2**20, 2**20] and big[0] is not big[1]  # above the shared range

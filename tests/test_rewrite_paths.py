@@ -111,7 +111,18 @@ def test_chunked_batch_equals_text_by_text(flavour, monkeypatch):
     texts = _sample()[:60] + ["", "x" * 500 + " [CLS] ab", "  "] + _sample()[60:90]
     expected = [(e.ids, e.offsets, e.word_ids) for e in (wp.encode(t) for t in texts)]
     monkeypatch.setattr(preset, "_BLOCK_TEXTS", 7)
-    got = [(e.ids, e.offsets, e.word_ids) for e in wp.encode_batch(texts)]
+    batch = wp.encode_batch(texts)
+    got = [(e.ids, e.offsets, e.word_ids) for e in batch]
     assert got == expected
+    # The batch's ids lists (one compiled pass, see segkit.boxing) are the
+    # per-text ones, also in parts (threads) and with a template and padding.
+    assert batch.ids == [ids for ids, _, _ in expected]
+    from segkit import parallel
+
+    monkeypatch.setattr(parallel, "MIN_CHARS_PER_THREAD", 64)  # split even this small batch
+    threaded = wp.encode_batch(texts, num_threads=2)
+    assert threaded._parts is not None and threaded.ids == batch.ids
+    padded = wp.encode_batch(texts, add_special_tokens=True, padding="longest")
+    assert padded.ids == [e.ids for e in padded] and len({len(ids) for ids in padded.ids}) == 1
     tok, rows = wp._segment(texts)
     assert rows.size == len(texts) + 1 and rows[-1] == tok.shape[1]
