@@ -251,23 +251,26 @@ class ChineseMaxMatch:
         if state is None or state[0] is not self._automata:
             state = self._one_state = self._make_one_state()
         _, settings, cache, entries = state
-        scratch, seen, stamp = _SCRATCH.one(cps.size)
-        args = (cps, *settings, cache.slot_of(), seen, stamp, scratch)
-        # One specialization per kind of code point array (the automata's
-        # arrays, and everything else, keep their types for this state).
-        entry = entries.get(cps.flags.writeable)
-        if entry is None:
-            (w, r, k, u), entries[cps.flags.writeable] = resolve_entry(_kernels.segment_one, *args)
-        else:
-            w, r, k, u = entry(*args)
-        if not w:
-            return []
-        keys = scratch[8, :w]
-        with cache.lock:
-            made, extra = _spelled_words(cache, scratch[9, :r], scratch[10, :k], u) if r else (None, NO_OBJECTS)
-            if offsets:
-                return triple_list_of(cache.addr, keys, scratch[11, :w], scratch[12, :w], extra)
-            return list_of(cache.addr, keys, extra)
+        scratch, seen, stamp = _SCRATCH.take_one(cps.size)
+        try:
+            args = (cps, *settings, cache.slot_of(), seen, stamp, scratch)
+            # One specialization per kind of code point array (the automata's
+            # arrays, and everything else, keep their types for this state).
+            entry = entries.get(cps.flags.writeable)
+            if entry is None:
+                (w, r, k, u), entries[cps.flags.writeable] = resolve_entry(_kernels.segment_one, *args)
+            else:
+                w, r, k, u = entry(*args)
+            if not w:
+                return []
+            keys = scratch[8, :w]
+            with cache.lock:
+                made, extra = _spelled_words(cache, scratch[9, :r], scratch[10, :k], u) if r else (None, NO_OBJECTS)
+                if offsets:
+                    return triple_list_of(cache.addr, keys, scratch[11, :w], scratch[12, :w], extra)
+                return list_of(cache.addr, keys, extra)
+        finally:
+            _SCRATCH.give_back(scratch)
 
     def _make_one_state(self) -> tuple:
         """What :meth:`_one` passes on, worked out once per dictionary state:
@@ -327,7 +330,10 @@ class _Scratch(threading.local):
     thread keeps its own arrays (grown, never shared): token rows, the
     words' cache keys, the words spelled out and their table (see
     :func:`_kernels.word_keys`).
-    Nothing returned to the caller refers to them.  Batches of more than
+    Nothing returned to the caller refers to them.  A batch runs with the
+    garbage collector paused, so no finalizer can run (and segment again in
+    this thread) between its compiled passes; a single text's array is
+    taken out while in use (:meth:`take_one`).  Batches of more than
     :data:`MAX_KEPT_CHARS` characters get arrays of their own, freed after
     the call, so that one huge call does not leave a thread holding its
     buffers (at most about 20 MiB are kept, 29 MiB in bidirectional mode).
@@ -342,7 +348,7 @@ class _Scratch(threading.local):
         self.keys = np.empty((4, 0), np.int32)  # rows: keys, spelled, starts, ends
         self.seen = np.zeros(0, np.int32)
         self.stamp = 0
-        self.single = np.empty((13, 0), np.int32)
+        self.single = _NO_SINGLE
 
     def token_rows(self, n_chars: int, second: bool = False) -> np.ndarray:
         """Rows for every token of ``n_chars`` characters (at most one per
@@ -377,12 +383,22 @@ class _Scratch(threading.local):
             self.keys = np.empty((4, n_tokens + n_tokens // 8), np.int32)
         return self.text, self.keys, seen, stamp
 
-    def one(self, n_chars: int):
-        """``(scratch, seen, stamp)`` for :func:`_kernels.segment_one`."""
+    def take_one(self, n_chars: int):
+        """``(scratch, seen, stamp)`` for :func:`_kernels.segment_one`.
+
+        The scratch array is taken out until :meth:`give_back`: a call made
+        in between by the same thread (a finalizer run by a garbage
+        collection while the result is built, say) gets an array of its own
+        instead of overwriting the words the first call has yet to read."""
         seen, stamp = self._stamped()
-        if self.single.shape[1] < 2 * n_chars + 16:
-            self.single = np.empty((13, max(2 * n_chars + 16, 256)), np.int32)
-        return self.single, seen, stamp
+        single = self.single
+        if single.shape[1] < 2 * n_chars + 16:
+            single = np.empty((13, max(2 * n_chars + 16, 256)), np.int32)
+        self.single = _NO_SINGLE
+        return single, seen, stamp
+
+    def give_back(self, single: np.ndarray) -> None:
+        self.single = single
 
 
 #: Largest batch, in characters, whose intermediate arrays a thread keeps.
@@ -396,6 +412,7 @@ MAX_ONE_CHARS = 1 << 14
 _MODE_CODES = {"forward": _kernels.FORWARD, "backward": _kernels.BACKWARD, "bidirectional": _kernels.BIDIRECTIONAL}
 
 
+_NO_SINGLE = np.empty((13, 0), np.int32)
 _SCRATCH = _Scratch()
 
 
@@ -423,7 +440,9 @@ class _WordCache:
 
     def __init__(self, vocab_size: int) -> None:
         self.vocab_size = vocab_size
-        self.lock = threading.Lock()
+        # Re-entrant: building a result may run a collection, whose finalizers
+        # could segment with this segmenter again in the same thread.
+        self.lock = threading.RLock()
         self.count = 0
         self.strings = np.empty(0, dtype=object)
         self.addr = np.zeros(0, np.int64)  # id() of each string (0: no string yet)

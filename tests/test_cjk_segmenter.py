@@ -3,6 +3,7 @@ dictionary, large inputs, saving and bad input."""
 
 from __future__ import annotations
 
+import gc
 import pickle
 import time
 from pathlib import Path
@@ -442,6 +443,35 @@ def test_ten_megabyte_text(mode, with_timeout):
     expected_unit = [w for line in LINES for w in ref.cut(line, LARGE_WORDS, mode)]
     assert got == expected_unit * reps
     assert elapsed < 60, f"10 MB took {elapsed:.1f} s"
+
+
+def test_finalizer_that_segments_while_a_result_is_built(monkeypatch, with_timeout):
+    """Building a result allocates, so a garbage collection may run there,
+    and a finalizer it runs may segment with the same segmenter, in the
+    same thread, while the outer call holds the string cache's lock: that
+    must neither deadlock nor disturb the outer result."""
+    from segkit_cjk import segmenter
+
+    seg = ChineseMaxMatch(["研究", "生命", "起源"])
+    inner: list = []
+
+    class Garbage:
+        def __del__(self):
+            inner.append(seg.cut("生命起源"))
+
+    real = segmenter.list_of
+
+    def collecting_list_of(*args):
+        if not inner:
+            g = Garbage()
+            g.cycle = g  # freed only by a collection
+            del g
+            gc.collect()  # as an allocation of the build could
+        return real(*args)
+
+    monkeypatch.setattr(segmenter, "list_of", collecting_list_of)
+    got = with_timeout(lambda: seg.cut("研究生命"), 30)
+    assert (got, inner) == (["研究", "生命"], [["生命", "起源"]])
 
 
 @pytest.mark.parametrize("mode", ["forward", "backward"])
