@@ -238,9 +238,13 @@ def _shared_ints(n: int) -> np.ndarray:
     return addr
 
 
-def _checked(outer: list, code: int) -> list:
+def _built(n_rows: int, rows, table, index, extra, starts, ends, kind, ints) -> list:
+    """The list of ``n_rows`` lists that :func:`_fill` builds, or the error
+    it returned, raised."""
+    outer = [None] * n_rows
+    code = _fill(id(outer), rows, table, index, extra, starts, ends, kind, ints)
     if code == _OUT_OF_MEMORY:
-        raise MemoryError(f"out of memory building {len(outer):,} result lists")
+        raise MemoryError(f"out of memory building {n_rows:,} result lists")
     if code == _BAD_INDEX:
         raise IndexError("an item index is outside its table of object addresses (an internal error: please report it)")
     return outer
@@ -260,8 +264,7 @@ def lists_of(table: np.ndarray, index: np.ndarray, rows: np.ndarray, extra: np.n
     >>> lists_of(table, np.array([1, 0, -1], np.int32), np.array([0, 2, 3]), np.array([id("c")], np.int64))
     [['b', 'a'], ['c']]
     """
-    outer = [None] * (rows.size - 1)
-    return _checked(outer, _fill(id(outer), rows, table, index, extra, _NO_OFFSETS, _NO_OFFSETS, _OBJECTS, NO_OBJECTS))
+    return _built(rows.size - 1, rows, table, index, extra, _NO_OFFSETS, _NO_OFFSETS, _OBJECTS, NO_OBJECTS)
 
 
 def triples_of(
@@ -274,8 +277,7 @@ def triples_of(
     >>> triples_of(table, np.array([0, 0]), np.array([0, 3]), np.array([2, 5]), np.array([0, 1, 2]))
     [[('hi', 0, 2)], [('hi', 3, 5)]]
     """
-    outer = [None] * (rows.size - 1)
-    return _checked(outer, _fill(id(outer), rows, table, index, extra, starts, ends, _TRIPLES, _shared_ints(SHARED_OFFSETS)))
+    return _built(rows.size - 1, rows, table, index, extra, starts, ends, _TRIPLES, _shared_ints(SHARED_OFFSETS))
 
 
 def list_of(table: np.ndarray, index: np.ndarray, extra: np.ndarray = NO_OBJECTS) -> list:
@@ -284,8 +286,7 @@ def list_of(table: np.ndarray, index: np.ndarray, extra: np.ndarray = NO_OBJECTS
     >>> list_of(np.array([id("x")], np.int64), np.array([0, 0]))
     ['x', 'x']
     """
-    outer = [None]
-    return _checked(outer, _fill(id(outer), _ONE_ROW, table, index, extra, _NO_OFFSETS, _NO_OFFSETS, _OBJECTS, NO_OBJECTS))[0]
+    return _built(1, _ONE_ROW, table, index, extra, _NO_OFFSETS, _NO_OFFSETS, _OBJECTS, NO_OBJECTS)[0]
 
 
 def triple_list_of(table: np.ndarray, index: np.ndarray, starts: np.ndarray, ends: np.ndarray,
@@ -295,8 +296,7 @@ def triple_list_of(table: np.ndarray, index: np.ndarray, starts: np.ndarray, end
     >>> triple_list_of(np.array([id("x")], np.int64), np.array([0]), np.array([4]), np.array([5]))
     [('x', 4, 5)]
     """
-    outer = [None]
-    return _checked(outer, _fill(id(outer), _ONE_ROW, table, index, extra, starts, ends, _TRIPLES, _shared_ints(SHARED_OFFSETS)))[0]
+    return _built(1, _ONE_ROW, table, index, extra, starts, ends, _TRIPLES, _shared_ints(SHARED_OFFSETS))[0]
 
 
 def int_lists_of(values: np.ndarray, rows: np.ndarray) -> list[list[int]]:
@@ -309,10 +309,5 @@ def int_lists_of(values: np.ndarray, rows: np.ndarray) -> list[list[int]]:
     >>> int_lists_of(np.array([7, 0, 2**40]), np.array([0, 1, 3]))
     [[7], [0, 1099511627776]]
     """
-    if values.size:
-        top = int(values.max()) + 1
-        ints = _shared_ints(min(top, values.size)) if top > _ints_addr.size else _ints_addr
-    else:
-        ints = _ints_addr
-    outer = [None] * (rows.size - 1)
-    return _checked(outer, _fill(id(outer), rows, NO_OBJECTS, values, NO_OBJECTS, _NO_OFFSETS, _NO_OFFSETS, _INTS, ints))
+    ints = _shared_ints(min(int(values.max()) + 1, values.size) if values.size else 0)
+    return _built(rows.size - 1, rows, NO_OBJECTS, values, NO_OBJECTS, _NO_OFFSETS, _NO_OFFSETS, _INTS, ints)

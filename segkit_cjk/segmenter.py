@@ -263,12 +263,8 @@ class ChineseMaxMatch:
                 w, r, k, u = entry(*args)
             if not w:
                 return []
-            keys = scratch[8, :w]
-            with cache.lock:
-                made, extra = _spelled_words(cache, scratch[9, :r], scratch[10, :k], u) if r else (None, NO_OBJECTS)
-                if offsets:
-                    return triple_list_of(cache.addr, keys, scratch[11, :w], scratch[12, :w], extra)
-                return list_of(cache.addr, keys, extra)
+            return _results(cache, scratch[8, :w], scratch[9, :r], scratch[10, :k], u,
+                            scratch[11, :w], scratch[12, :w], None, offsets)
         finally:
             _SCRATCH.give_back(scratch)
 
@@ -434,8 +430,8 @@ class _WordCache:
 
     Slots are published in ``slot_of`` only after their strings are stored,
     and stored and read under :attr:`lock` (which also covers replacing
-    ``strings`` and ``addr`` by larger arrays, and building results), so a compiled pass that finds a slot can
-    rely on its string being there.
+    ``strings`` and ``addr`` by larger arrays, and building results), so a
+    compiled pass that finds a slot can rely on its string being there.
     """
 
     def __init__(self, vocab_size: int) -> None:
@@ -492,25 +488,34 @@ def _word_results(cps, bounds, ids, st, en, rows, alnum: bool, cache: _WordCache
     )
     if seen.size <= 2 * MAX_KEPT_SLOTS:  # (a larger one is dropped: the old one still works)
         _SCRATCH.seen = seen
+    return _results(cache, keys[:w], spelled[:r], text[:k], u, wst[:w], wen[:w], wrows, offsets)
+
+
+def _results(cache: _WordCache, keys, spelled, text, new_keys: int, starts, ends, wrows, offsets: bool) -> list:
+    """The result lists from the output of :func:`_kernels.word_keys`:
+    one list per text of ``wrows`` (``None``: one text, its list), of
+    strings or, with ``offsets``, of ``(word, start, end)``.
+
+    The words spelled out are made first, from their code points ``text``
+    (``\n``-separated, 4 bytes each) by one ``str.split``; their keys are
+    ``spelled`` (-1: none), ``new_keys`` of them not cached yet: those
+    strings are cached now.  ``made`` keeps them alive until the lists that
+    refer to them are built (:mod:`segkit.boxing`)."""
     with cache.lock:
-        made, extra = _spelled_words(cache, spelled[:r], text[:k], u) if r else (None, NO_OBJECTS)
+        extra = NO_OBJECTS
+        if spelled.size:
+            made = str(text, "utf-32-le", "surrogatepass").split("\n")
+            if new_keys:
+                fresh = spelled >= 0
+                cache.add(spelled[fresh], np.array(made, dtype=object)[fresh])
+            extra = np.fromiter(map(id, made), np.int64, len(made))
+        if wrows is None:
+            if offsets:
+                return triple_list_of(cache.addr, keys, starts, ends, extra)
+            return list_of(cache.addr, keys, extra)
         if offsets:
-            return triples_of(cache.addr, keys[:w], wst[:w], wen[:w], wrows, extra)
-        return lists_of(cache.addr, keys[:w], wrows, extra)
-
-
-def _spelled_words(cache: _WordCache, spelled: np.ndarray, text: np.ndarray, new_keys: int):
-    """``(strings, addresses)`` of the words spelled out by
-    :func:`_kernels.word_keys`: their code points ``text``
-    (``\n``-separated, 4 bytes each), the keys ``spelled`` (-1: none), of
-    which ``new_keys`` are not cached yet: those strings are cached now.
-    The caller holds ``cache.lock`` and keeps the strings until the lists
-    that refer to them are built."""
-    made = str(text, "utf-32-le", "surrogatepass").split("\n")
-    if new_keys:
-        fresh = spelled >= 0
-        cache.add(spelled[fresh], np.array(made, dtype=object)[fresh])
-    return made, np.fromiter(map(id, made), np.int64, len(made))
+            return triples_of(cache.addr, keys, starts, ends, wrows, extra)
+        return lists_of(cache.addr, keys, wrows, extra)
 
 
 def _split(result):
