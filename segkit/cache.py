@@ -8,6 +8,12 @@ model format version and segkit's version.  The folder is
 most :data:`MAX_CACHED_MODELS` models (least recently used ones go).  A folder
 that cannot be written simply means no caching; a damaged cache file is
 rebuilt.
+
+Other local users must not be able to feed us models: the folder is created
+0700, and a folder or entry owned by someone else or writable by others is
+not used (one warning; the model is built without caching).  Entries are
+written to a fresh temporary file (``O_EXCL|O_NOFOLLOW``) and renamed into
+place, and every entry is fully validated by :func:`segkit.load` before use.
 """
 
 from __future__ import annotations
@@ -15,6 +21,9 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import stat
+import tempfile
+import warnings
 from functools import lru_cache
 from pathlib import Path
 from typing import Any, Callable
@@ -84,18 +93,98 @@ def cache_key(kind: str, config: dict, *inputs: bytes) -> str:
 #: least recently used.
 MAX_CACHED_MODELS = 32
 
+#: Folders and entries already warned about (one warning per process each).
+_WARNED: set[str] = set()
+
+
+def _current_uid() -> int | None:
+    """The effective user id, or None where the platform has none (then
+    ownership is not checked).  A function of its own so tests can pretend
+    to be another user."""
+    geteuid = getattr(os, "geteuid", None)
+    return None if geteuid is None else geteuid()
+
+
+def _warn_once(key: str, message: str) -> None:
+    if key in _WARNED:
+        return
+    _WARNED.add(key)
+    warnings.warn(message, UserWarning, stacklevel=4)
+
+
+def _unsafe(st: os.stat_result, what: str, path: Path) -> str | None:
+    """Why ``path`` (stat ``st``) must not be trusted, or None."""
+    uid = _current_uid()
+    if uid is not None and st.st_uid != uid:
+        return f"{what} {path} is owned by user id {st.st_uid}, not by the current user ({uid})"
+    if st.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
+        return (
+            f"{what} {path} is writable by other users (mode {stat.S_IMODE(st.st_mode):o}); "
+            f"run 'chmod go-w {path}' to use it"
+        )
+    return None
+
+
+def _private_folder(folder: Path) -> Path | None:
+    """``folder``, created 0700 if missing, when only the current user can
+    write to it; otherwise None with one warning (the caller then builds
+    without caching: another user could plant or swap models there)."""
+    try:
+        folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+        lst = os.lstat(folder)
+        st = os.stat(folder) if stat.S_ISLNK(lst.st_mode) else lst
+    except OSError:
+        return None  # cannot be created or read: no caching, as before
+    problem = None
+    if stat.S_ISLNK(lst.st_mode):
+        uid = _current_uid()
+        if uid is not None and lst.st_uid != uid:
+            problem = f"cache folder {folder} is a symbolic link owned by user id {lst.st_uid}"
+    if problem is None and not stat.S_ISDIR(st.st_mode):
+        problem = f"cache folder {folder} is not a folder"
+    if problem is None:
+        problem = _unsafe(st, "cache folder", folder)
+    if problem is not None:
+        _warn_once(str(folder), f"segkit: not using the model cache: {problem}")
+        return None
+    return folder
+
 
 def cached(name: str, build: Callable[[], Any], load: Callable[[Path], Any]) -> Any:
-    """Load ``name`` from the cache, or build it and try to store it."""
+    """Load ``name`` from the cache, or build it and try to store it.
+
+    The folder must belong to the current user and be writable by nobody
+    else (see :func:`_private_folder`); an entry must be a regular file
+    (not a link) with the same owner and no write permission for others, and
+    must load completely through ``load`` (which validates the whole file).
+    An entry that fails to load is rebuilt and replaced atomically, with a
+    warning; an untrusted entry is left alone and the model is built without
+    caching.
+    """
     folder = cache_dir()
     if folder is None:
         return build()
+    folder = _private_folder(folder)
+    if folder is None:
+        return build()
     path = folder / name
-    if path.is_file():
+    try:
+        st = os.lstat(path)
+    except OSError:
+        st = None
+    if st is not None:
+        problem = None
+        if not stat.S_ISREG(st.st_mode):
+            problem = f"cache entry {path} is not a regular file"
+        else:
+            problem = _unsafe(st, "cache entry", path)
+        if problem is not None:
+            _warn_once(str(path), f"segkit: not using the model cache: {problem}")
+            return build()
         try:
             obj = load(path)
-        except (ModelFileError, ValueError, OSError):
-            pass  # damaged or stale: rebuild below
+        except (ModelFileError, ValueError, OSError) as e:
+            _warn_once(str(path), f"segkit: rebuilding a damaged model cache entry ({e})")
         else:
             try:
                 os.utime(path)  # recently used: kept by _prune
@@ -103,13 +192,33 @@ def cached(name: str, build: Callable[[], Any], load: Callable[[Path], Any]) -> 
                 pass
             return obj
     obj = build()
+    _store(obj, folder, path)
+    return obj
+
+
+def _store(obj: Any, folder: Path, path: Path) -> None:
+    """Save ``obj`` to a fresh private temporary file in ``folder`` (created
+    with O_EXCL and O_NOFOLLOW by :func:`tempfile.mkstemp`: a planted name or
+    link is never written through), make it 0600, then rename it over
+    ``path`` atomically."""
     try:
-        folder.mkdir(parents=True, exist_ok=True)
-        obj.save(path)
+        fd, tmp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=folder)
+    except OSError:
+        return
+    os.close(fd)
+    tmp = Path(tmp_name)
+    try:
+        obj.save(tmp)
+        os.chmod(tmp, 0o600)
+        os.replace(tmp, path)
         _prune(folder, keep=path)
     except OSError:
         pass
-    return obj
+    finally:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass  # renamed into place (the usual case)
 
 
 def _prune(folder: Path, keep: Path) -> None:
@@ -117,9 +226,11 @@ def _prune(folder: Path, keep: Path) -> None:
     entries = []
     for p in folder.glob("*.segkit"):
         try:
-            entries.append((p.stat().st_mtime, p))
+            st = os.lstat(p)
         except OSError:
-            pass  # removed meanwhile by another process
+            continue  # removed meanwhile by another process
+        if stat.S_ISREG(st.st_mode):
+            entries.append((st.st_mtime, p))
     entries.sort(reverse=True)
     for _, p in entries[MAX_CACHED_MODELS:]:
         if p != keep:

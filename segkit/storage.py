@@ -23,6 +23,7 @@ from __future__ import annotations
 import json
 import mmap
 import os
+import secrets
 import struct
 import zlib
 from pathlib import Path
@@ -81,14 +82,23 @@ def write_model(
     head = prefix + header
     head += b"\0" * _pad(len(head))
     path = Path(path)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    # A fresh name opened with O_EXCL|O_NOFOLLOW: a file or link planted at
+    # a predictable name (in a shared folder) is never written through.
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_BINARY", 0)
+    while True:
+        tmp = path.with_name(f".{path.name}.{secrets.token_hex(6)}.tmp")
+        try:
+            fd = os.open(tmp, flags, 0o666)
+            break
+        except FileExistsError:
+            continue
     try:
-        with open(tmp, "wb") as fh:
+        with open(fd, "wb") as fh:
             fh.write(head)
             fh.write(data)
         os.replace(tmp, path)
     finally:
-        if tmp.exists():
+        if os.path.lexists(tmp):
             tmp.unlink()
 
 

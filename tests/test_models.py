@@ -320,7 +320,8 @@ def test_cache_reuses_built_model(tmp_path):
     assert second.vocab.size == first.vocab.size
     # A damaged cache file is rebuilt, not trusted.
     files[0].write_bytes(b"garbage")
-    third = segkit.WordPiece.from_pretrained("bert-base-uncased")
+    with pytest.warns(UserWarning, match="damaged model cache entry"):
+        third = segkit.WordPiece.from_pretrained("bert-base-uncased")
     assert third.tokenize("Hello World") == ["hello", "world"]
 
 
