@@ -16,6 +16,37 @@ class VocabularyError(ValueError):
     """A vocabulary could not be read; the message names file, line and value."""
 
 
+#: Ids are stored as int32.
+MAX_ID = 2**31 - 1
+
+#: Ids may leave gaps, but a vocabulary of n tokens may not use ids beyond
+#: ``SPARSE_FACTOR * n + SPARSE_SLACK``: tables indexed by id are allocated
+#: up to the largest id, so one huge id (2**31, 3e9) would otherwise ask for
+#: gigabytes before anything else is checked.
+SPARSE_FACTOR = 16
+SPARSE_SLACK = 1 << 16
+
+
+def check_ids(ids: list[int], tokens: list, where: str) -> None:
+    """Raise :class:`VocabularyError` unless every id fits int32 and the
+    ids are dense enough (see :data:`SPARSE_FACTOR`) to allocate tables
+    indexed by id.  ``where`` names the source in messages."""
+    if not ids:
+        return
+    low = min(ids)
+    if low < 0:
+        raise VocabularyError(f"{where}: token {tokens[ids.index(low)]!r:.60} has id {low}, expected a non-negative int")
+    top = max(ids)
+    k = ids.index(top)
+    if top > MAX_ID:
+        raise VocabularyError(f"{where}: token {tokens[k]!r:.60} has id {top}, which does not fit int32 (at most {MAX_ID})")
+    if top > len(ids) * SPARSE_FACTOR + SPARSE_SLACK:
+        raise VocabularyError(
+            f"{where}: token {tokens[k]!r:.60} has id {top}, but there are only {len(ids)} tokens; ids must be "
+            f"dense enough to index tables (at most {SPARSE_FACTOR} x tokens + {SPARSE_SLACK})"
+        )
+
+
 class Vocabulary:
     """An immutable token <-> id mapping.
 
@@ -46,6 +77,7 @@ class Vocabulary:
         if ids is None:
             self._by_id: list[str | None] | None = list(self._tokens)
         else:
+            check_ids(self._ids, self._tokens, "vocabulary")
             size = (max(self._ids) + 1) if self._ids else 0
             by_id: list[str | None] = [None] * size
             for t, i in zip(self._tokens, self._ids):
@@ -141,9 +173,10 @@ class Vocabulary:
         Notes
         -----
         In a file, a UTF-8 byte order mark at the start is dropped and
-        ``"\\r\\n"`` line endings are accepted (the ``"\\r"`` is removed).  An
-        empty line keeps its id but can never match.  A final newline does
-        not add a token.
+        trailing whitespace (Unicode ``White_Space``, so also the ``"\\r"``
+        of ``"\\r\\n"`` endings) is removed from every line, as HF
+        ``tokenizers`` does; leading whitespace is kept.  An empty line keeps
+        its id but can never match.  A final newline does not add a token.
 
         Examples
         --------
@@ -167,6 +200,7 @@ class Vocabulary:
                     raise VocabularyError(f"vocabulary mapping: token {t!r} has id {i!r}, expected a non-negative int")
                 tokens.append(t)
                 ids.append(int(i))
+            check_ids(ids, tokens, "vocabulary mapping")
             if len(set(ids)) != len(ids):
                 seen: dict[int, str] = {}
                 for t, i in zip(tokens, ids):
@@ -344,11 +378,27 @@ def read_utf8_file(path: Path, what: str) -> str:
         ) from None
 
 
+_WHITE_SPACE: str | None = None
+
+
+def _white_space_chars() -> str:
+    """Every Unicode ``White_Space`` character, for ``str.rstrip``."""
+    global _WHITE_SPACE
+    if _WHITE_SPACE is None:
+        from .unicode import white_space
+
+        _WHITE_SPACE = "".join(map(chr, np.flatnonzero(white_space()).tolist()))
+    return _WHITE_SPACE
+
+
 def _read_vocab_file(path: Path) -> tuple[list[str], str]:
     text = read_utf8_file(path, "vocabulary")
     lines = text.split("\n")
     if lines and lines[-1] == "":
         lines.pop()
-    if "\r" in text:
-        lines = [t[:-1] if t.endswith("\r") else t for t in lines]
+    # As HF tokenizers' WordPiece.from_file (Rust's trim_end): trailing
+    # Unicode White_Space, "\r" included, is not part of the token; leading
+    # whitespace is kept.
+    ws = _white_space_chars()
+    lines = [t.rstrip(ws) for t in lines]
     return lines, str(path)

@@ -92,10 +92,69 @@ def test_crlf_line_endings(tmp_path):
     assert wp.encode("hellos").ids == [1, 2]
 
 
+def test_trailing_whitespace_is_stripped_like_hf(tmp_path):
+    # HF's WordPiece.from_file trims trailing Unicode White_Space from each
+    # line (Rust's trim_end) and keeps leading whitespace; so does segkit.
+    lines = ["[UNK]", "hello  ", " world", "a\t", "b\u3000", "c\u00a0", "e\x0b", "f\x0c", "g\x1c", "h\u0085",
+             "i\u2028", "j\r", "k\r\r", "##s \t"]
+    path = write(tmp_path, ("\n".join(lines) + "\n").encode("utf-8"))
+    v = segkit.Vocabulary.load(path)
+    expected = ["[UNK]", "hello", " world", "a", "b", "c", "e", "f", "g\x1c", "h", "i", "j", "k", "##s"]
+    assert v.tokens == expected
+    assert segkit.WordPiece(path).encode("hellos", add_special_tokens=False).ids == [1, 13]
+    try:
+        from tokenizers.models import WordPiece as HFWordPiece
+    except ImportError:
+        return
+    assert HFWordPiece.read_file(str(path)) == v.to_dict()
+
+
+def test_whitespace_only_line_is_blank_and_stripping_can_make_duplicates(tmp_path):
+    path = write(tmp_path, b"[UNK]\n  \nhello\nhello \n")
+    with pytest.raises(segkit.VocabularyError, match="duplicate token 'hello'.*lines 3 and 4"):
+        segkit.Vocabulary.load(path)
+    v = segkit.Vocabulary.load(path, duplicates="last")  # HF: the last line wins
+    assert v.id("hello") == 3 and v.token(1) == "" and v.token(2) == "hello"
+
+
+@pytest.mark.parametrize("big", [2**31, 3 * 10**9, 2**63])
+def test_huge_id_is_refused_before_allocating(big, tmp_path):
+    import json
+    import tracemalloc
+
+    tracemalloc.start()
+    try:
+        with pytest.raises(segkit.VocabularyError, match=f"has id {big}, which does not fit int32"):
+            segkit.Vocabulary.load({"[UNK]": 0, "x": big})
+        with pytest.raises(segkit.VocabularyError, match="does not fit int32"):
+            segkit.Vocabulary(["[UNK]", "x"], [0, big])
+        data = {"model": {"type": "WordPiece", "vocab": {"[UNK]": 0, "x": big}, "unk_token": "[UNK]"},
+                "normalizer": None, "pre_tokenizer": {"type": "BertPreTokenizer"}}
+        path = tmp_path / "t.json"
+        path.write_text(json.dumps(data))
+        with pytest.raises(segkit.VocabularyError, match=f"{path}: .*does not fit int32"):
+            segkit.WordPiece.from_tokenizer_json(path)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 50 << 20
+
+
+def test_sparse_ids_are_refused_dense_enough_accepted():
+    with pytest.raises(segkit.VocabularyError, match="has id 10000000, but there are only 2 tokens"):
+        segkit.Vocabulary.load({"[UNK]": 0, "x": 10_000_000})
+    v = segkit.Vocabulary.load({"[UNK]": 0, "x": 1000})  # gaps are fine
+    assert v.size == 1001 and v.token(1000) == "x"
+    with pytest.raises(segkit.VocabularyError, match="has id -3"):
+        segkit.Vocabulary(["a", "b"], [0, -3])
+
+
 def test_other_line_separators_are_token_characters(tmp_path):
-    path = write(tmp_path, "[UNK]\n\u2028\n##\u2028\na\n".encode("utf-8"))
+    # Inside a line they are token characters; at its end, whitespace that
+    # is stripped (see the test above).
+    path = write(tmp_path, "[UNK]\nx\u2028y\n##\u2028z\na\n".encode("utf-8"))
     wp = segkit.WordPiece(path)
-    assert wp.token_to_id("\u2028") == 1 and wp.token_to_id("a") == 3
+    assert wp.token_to_id("x\u2028y") == 1 and wp.token_to_id("##\u2028z") == 2 and wp.token_to_id("a") == 3
 
 
 def test_missing_unk_token_is_a_clear_error():

@@ -681,3 +681,70 @@ def test_single_text_expanding_characters_become_one_unknown_word() -> None:
     enc = wp.encode("\u0130" * 2000)
     assert enc.ids == [2, 1, 3]
     assert enc.offsets == [(0, 0), (0, 2000), (0, 0)]
+
+
+@pytest.mark.parametrize(
+    "changes,field",
+    [
+        ({"normalizer": ["BertNormalizer"]}, "'normalizer' must be an object or null, found a list"),
+        ({"pre_tokenizer": "BertPreTokenizer"}, "'pre_tokenizer' must be an object or null, found a string"),
+        ({"post_processor": [1, 2]}, "'post_processor' must be an object or null"),
+        ({"added_tokens": {"content": "[CLS]"}}, "'added_tokens' must be a list or null"),
+        ({"added_tokens": ["[CLS]"]}, r"added_tokens\[0\] must be an object"),
+        ({"truncation": 128}, "'truncation' must be an object or null, found an integer"),
+        ({"padding": [1]}, "'padding' must be an object or null"),
+        ({"model": {**tiny_tokenizer_json()["model"], "vocab": [["a", 0]]}}, "model.'vocab' must be an object"),
+        ({"model": {**tiny_tokenizer_json()["model"], "unk_token": 1}}, "model.'unk_token' must be a string"),
+        ({"model": {**tiny_tokenizer_json()["model"], "max_input_chars_per_word": "100"}}, "max_input_chars_per_word"),
+        ({"model": {**tiny_tokenizer_json()["model"], "vocab": {"[UNK]": "1"}}}, "has id '1', expected an integer"),
+        ({"model": {**tiny_tokenizer_json()["model"], "vocab": {"[UNK]": 3e9}}}, "has id 3000000000.0, expected an integer"),
+        ({"normalizer": {"type": "BertNormalizer", "lowercase": "yes"}}, "normalizer.'lowercase' must be true or false"),
+        ({"truncation": {"max_length": "8"}}, "truncation.'max_length' must be an integer"),
+        ({"post_processor": {"type": "BertProcessing", "cls": [2, 2], "sep": ["[SEP]", 3]}}, "must be a string"),
+        ({"post_processor": {"type": "TemplateProcessing", "single": "[CLS] $A [SEP]"}}, "unexpected structure"),
+    ],
+)
+def test_tokenizer_json_wrong_types_name_the_field(tmp_path: Path, changes: dict, field: str) -> None:
+    # issue 17: a clear ValueError naming the field, not AttributeError.
+    path = write_json(tmp_path / "t.json", tiny_tokenizer_json(**changes))
+    with pytest.raises(ValueError, match=field) as info:
+        segkit.WordPiece.from_tokenizer_json(path)
+    assert str(path) in str(info.value)
+
+
+def _json_paths(value, prefix=()):
+    yield prefix
+    if isinstance(value, dict):
+        for k, v in value.items():
+            if k != "vocab":
+                yield from _json_paths(v, prefix + (k,))
+    elif isinstance(value, list):
+        for i, v in enumerate(value):
+            yield from _json_paths(v, prefix + (i,))
+
+
+def test_tokenizer_json_any_field_of_any_type_gives_value_error(tmp_path: Path) -> None:
+    # Every field of the tiny file replaced by a value of every JSON type:
+    # loading either succeeds or raises ValueError naming the file.
+    import copy
+
+    base = tiny_tokenizer_json()
+    path = tmp_path / "t.json"
+    others = [None, [], {}, "x", -1, 1.5, True, [{}]]
+    tried = 0
+    for where in list(_json_paths(base))[1:]:
+        for value in others:
+            data = copy.deepcopy(base)
+            node = data
+            for k in where[:-1]:
+                node = node[k]
+            node[where[-1]] = value
+            write_json(path, data)
+            tried += 1
+            try:
+                segkit.WordPiece.from_tokenizer_json(path)
+            except ValueError as e:
+                assert str(path) in str(e) or "vocabulary" in str(e) or "token" in str(e), (where, value, e)
+            except Exception as e:  # noqa: BLE001 - the point of the test
+                raise AssertionError(f"{where} = {value!r}: {type(e).__name__}: {e}") from None
+    assert tried > 300

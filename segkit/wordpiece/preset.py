@@ -316,7 +316,10 @@ class WordPiece:
         from .tokenizer_json import read_tokenizer_json
 
         vocab, kwargs = read_tokenizer_json(path)
-        return cls(vocab, **kwargs)
+        try:
+            return cls(vocab, **kwargs)
+        except ValueError as e:  # a setting or the vocabulary: name the file
+            raise type(e)(f"{path}: {e}") from None
 
     def save(self, path: str | os.PathLike) -> None:
         """Write this tokenizer to one file; :func:`segkit.load` reads it back

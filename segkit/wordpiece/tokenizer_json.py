@@ -12,6 +12,25 @@ def _fail(path: Path, what: str) -> ValueError:
     return ValueError(f"{path}: {what}")
 
 
+_TYPE_NAMES = {dict: "an object", list: "a list", str: "a string", int: "an integer", float: "a number",
+               bool: "true or false", type(None): "null"}
+
+
+def _json_type(value: Any) -> str:
+    return _TYPE_NAMES.get(type(value), type(value).__name__)
+
+
+def _get(path: Path, obj: dict, key: str, types: tuple, default: Any, where: str) -> Any:
+    """``obj[key]`` (``default`` when absent), checked to be one of ``types``;
+    otherwise a ValueError naming the field, what was expected and found."""
+    value = obj.get(key, default)
+    ok = isinstance(value, types) and not (isinstance(value, bool) and bool not in types)
+    if not ok:
+        expected = " or ".join(_TYPE_NAMES.get(t, t.__name__) for t in types)
+        raise _fail(path, f"field {where}{key!r} must be {expected}, found {_json_type(value)} {value!r:.60}")
+    return value
+
+
 def read_tokenizer_json(path: str | os.PathLike) -> tuple[dict[str, int], dict[str, Any]]:
     """``(vocab, keyword arguments for WordPiece)`` from a tokenizer.json."""
     path = Path(path)
@@ -23,64 +42,83 @@ def read_tokenizer_json(path: str | os.PathLike) -> tuple[dict[str, int], dict[s
         raise _fail(path, f"not a readable tokenizer.json ({e})") from None
     if not isinstance(data, dict) or not isinstance(data.get("model"), dict):
         raise _fail(path, "no 'model' object; not a HuggingFace tokenizer.json")
+    try:
+        return _read(path, data)
+    except (KeyError, TypeError, IndexError, AttributeError) as e:
+        # A structure deeper than the checked fields has the wrong shape.
+        raise _fail(path, f"unexpected structure ({type(e).__name__}: {e}); not a tokenizer.json segkit can read") from None
+
+
+def _read(path: Path, data: dict) -> tuple[dict[str, int], dict[str, Any]]:
     model = data["model"]
     mtype = model.get("type")
     # Older serializations of WordPiece have no "type" key.
     is_wordpiece = mtype == "WordPiece" or (mtype is None and "continuing_subword_prefix" in model and "max_input_chars_per_word" in model)
     if not is_wordpiece:
         raise _fail(path, f"the model is {mtype or 'of unknown type'}, expected WordPiece")
-    vocab = model.get("vocab")
-    if not isinstance(vocab, dict) or not vocab:
+    vocab = _get(path, model, "vocab", (dict,), None, "model.")
+    if not vocab:
         raise _fail(path, "the WordPiece model has no vocabulary")
+    for token, i in vocab.items():
+        if isinstance(i, bool) or not isinstance(i, int):
+            raise _fail(path, f"model.vocab: token {token!r:.60} has id {i!r:.60}, expected an integer")
     kwargs: dict[str, Any] = {
-        "unk_token": model.get("unk_token", "[UNK]"),
-        "suffix_indicator": model.get("continuing_subword_prefix", "##"),
-        "max_input_chars_per_word": int(model.get("max_input_chars_per_word", 100)),
+        "unk_token": _get(path, model, "unk_token", (str,), "[UNK]", "model."),
+        "suffix_indicator": _get(path, model, "continuing_subword_prefix", (str,), "##", "model."),
+        "max_input_chars_per_word": _get(path, model, "max_input_chars_per_word", (int,), 100, "model."),
     }
-    norm = data.get("normalizer")
+    norm = _get(path, data, "normalizer", (dict, type(None)), None, "")
     if norm is None:
         kwargs.update(lowercase=False, strip_accents=False, clean_text=False, handle_chinese_chars=False)
     elif norm.get("type") == "BertNormalizer":
         kwargs.update(
-            lowercase=bool(norm.get("lowercase", True)),
-            strip_accents=norm.get("strip_accents"),
-            clean_text=bool(norm.get("clean_text", True)),
-            handle_chinese_chars=bool(norm.get("handle_chinese_chars", True)),
+            lowercase=_get(path, norm, "lowercase", (bool,), True, "normalizer."),
+            strip_accents=_get(path, norm, "strip_accents", (bool, type(None)), None, "normalizer."),
+            clean_text=_get(path, norm, "clean_text", (bool,), True, "normalizer."),
+            handle_chinese_chars=_get(path, norm, "handle_chinese_chars", (bool,), True, "normalizer."),
         )
     else:
         raise _fail(path, f"normalizer {norm.get('type')!r} is not supported (segkit reproduces BertNormalizer)")
-    pre = data.get("pre_tokenizer")
+    pre = _get(path, data, "pre_tokenizer", (dict, type(None)), None, "")
     if pre is None or pre.get("type") != "BertPreTokenizer":
         found = None if pre is None else pre.get("type")
         raise _fail(path, f"pre-tokenizer {found!r} is not supported (segkit reproduces BertPreTokenizer)")
-    added = data.get("added_tokens") or []
+    added = _get(path, data, "added_tokens", (list, type(None)), None, "") or []
     specials = []
-    for tok in added:
-        content = tok.get("content")
+    for k, tok in enumerate(added):
+        if not isinstance(tok, dict):
+            raise _fail(path, f"added_tokens[{k}] must be an object, found {_json_type(tok)} {tok!r:.60}")
+        content = _get(path, tok, "content", (str,), None, f"added_tokens[{k}].")
         if content not in vocab:
             raise _fail(path, f"added token {content!r} is not in the WordPiece vocabulary")
         if tok.get("normalized") or tok.get("lstrip") or tok.get("rstrip") or tok.get("single_word"):
             raise _fail(path, f"added token {content!r}: normalized/lstrip/rstrip/single_word are not supported")
         specials.append(content)
     kwargs["special_tokens"] = specials
-    kwargs.update(_post_processor(path, data.get("post_processor"), vocab))
-    trunc = data.get("truncation")
+    kwargs.update(_post_processor(path, _get(path, data, "post_processor", (dict, type(None)), None, ""), vocab))
+    trunc = _get(path, data, "truncation", (dict, type(None)), None, "")
     if trunc:
         strategy = {"LongestFirst": "longest_first", "OnlyFirst": "only_first", "OnlySecond": "only_second"}.get(
-            trunc.get("strategy", "LongestFirst")
+            _get(path, trunc, "strategy", (str,), "LongestFirst", "truncation.")
         )
         if strategy is None or trunc.get("stride", 0) or trunc.get("direction", "Right") != "Right":
             raise _fail(path, f"truncation settings {trunc} are not supported")
-        kwargs["truncation"] = {"max_length": int(trunc["max_length"]), "strategy": strategy}
-    pad = data.get("padding")
+        max_length = _get(path, trunc, "max_length", (int,), None, "truncation.")
+        kwargs["truncation"] = {"max_length": max_length, "strategy": strategy}
+    pad = _get(path, data, "padding", (dict, type(None)), None, "")
     if pad:
         strategy = pad.get("strategy", "BatchLongest")
         length = strategy.get("Fixed") if isinstance(strategy, dict) else None
+        if length is not None and (isinstance(length, bool) or not isinstance(length, int)):
+            raise _fail(path, f"field padding.strategy.Fixed must be an integer, found {_json_type(length)} {length!r:.60}")
         if pad.get("direction", "Right") != "Right" or pad.get("pad_type_id", 0) != 0:
             raise _fail(path, f"padding settings {pad} are not supported")
-        kwargs["pad_token"] = pad.get("pad_token", "[PAD]")
-        kwargs["padding"] = {"length": length, "pad_to_multiple_of": pad.get("pad_to_multiple_of")}
-    return {str(k): int(v) for k, v in vocab.items()}, kwargs
+        kwargs["pad_token"] = _get(path, pad, "pad_token", (str,), "[PAD]", "padding.")
+        kwargs["padding"] = {
+            "length": length,
+            "pad_to_multiple_of": _get(path, pad, "pad_to_multiple_of", (int, type(None)), None, "padding."),
+        }
+    return dict(vocab), kwargs
 
 
 def _post_processor(path: Path, post: dict | None, vocab: dict) -> dict[str, Any]:
@@ -120,6 +158,9 @@ def _post_processor(path: Path, post: dict | None, vocab: dict) -> dict[str, Any
                 raise _fail(path, f"template token {name!r} maps to {ids}, not to its vocabulary id")
     else:
         raise _fail(path, f"post-processor {kind!r} is not supported")
+    for name in (cls_tok, sep_tok):
+        if not isinstance(name, str):
+            raise _fail(path, f"post_processor: special token {name!r:.60} must be a string, found {_json_type(name)}")
     for name in (cls_tok, sep_tok):
         if name not in vocab:
             raise _fail(path, f"template token {name!r} is not in the vocabulary")
