@@ -12,7 +12,13 @@ from segkit.vocab import VocabularyError, read_utf8_file
 
 
 def _is_tag(field: str) -> bool:
-    return field.isascii() and field.isalpha()
+    # jieba's tag: one or more ASCII lowercase letters.
+    return field.isascii() and field.isalpha() and field.islower()
+
+
+def _is_freq(field: str) -> bool:
+    # jieba's frequency: one or more ASCII digits.
+    return field.isascii() and field.isdigit()
 
 
 def _has_white_space(word: str) -> bool:
@@ -22,56 +28,74 @@ def _has_white_space(word: str) -> bool:
     return any(ws[ord(ch)] for ch in word)
 
 
+def parse_line(line: str) -> str:
+    """The word of one (already stripped, non-empty) dictionary line, read
+    as jieba's ``load_userdict`` reads it: the line is ``word``, ``word
+    freq``, ``word tag`` or ``word freq tag``, where ``freq`` is ASCII
+    digits and ``tag`` ASCII lowercase letters, each after one ASCII space;
+    whatever precedes them is the word, spaces included.
+
+    >>> parse_line("Edu Trust认证 2000")
+    'Edu Trust认证'
+    >>> parse_line("云计算 5 n"), parse_line("创新办 i"), parse_line("台中")
+    ('云计算', '创新办', '台中')
+    """
+    head, sep, last = line.rpartition(" ")
+    if sep and head and _is_tag(last):
+        line = head
+        head, sep, last = line.rpartition(" ")
+    if sep and head and _is_freq(last):
+        line = head
+    return line
+
+
+#: What jieba strips from both ends of a line (Python's bytes.strip()).
+_LINE_STRIP = " \t\r\x0b\x0c"
+
+
 def read_dictionary(path: str | os.PathLike) -> list[str]:
     """Words of a dictionary file, in file order, without duplicates.
 
-    Accepted line formats (jieba's): ``word``, ``word freq``, ``word tag``
-    or ``word freq tag``; fields are separated by ASCII spaces or tabs,
-    ``freq`` is a non-negative integer and ``tag`` a run of ASCII letters.
+    Lines are read as jieba's ``load_userdict`` reads them (see
+    :func:`parse_line`): ``word``, ``word freq``, ``word tag`` or ``word
+    freq tag``, the word being everything before the trailing frequency
+    (ASCII digits) and tag (ASCII lowercase letters), so a word may contain
+    spaces (jieba's own ``test/userdict.txt`` has ``Edu Trust认证 2000``).
+    A plain word list is the special case of one field per line.
 
     Handling of messy files: a UTF-8 byte order mark at the start is
-    dropped; ``"\r\n"`` endings and leading/trailing spaces are accepted;
-    empty lines are skipped; repeated words are kept once.  A word that
-    contains other whitespace (e.g. U+3000) could never match, since
-    whitespace always separates words: such lines are skipped with a
-    :class:`UserWarning` naming the file and the first such line.  A line
-    that does not fit the format (a non-numeric frequency, too many fields)
-    raises :class:`segkit.VocabularyError` naming file and line, as does a
-    file that is not UTF-8.
+    dropped; ASCII whitespace at both ends of a line (``"\r"`` of
+    ``"\r\n"`` endings included) is removed; empty lines are skipped;
+    repeated words are kept once.  A word that contains whitespace can never
+    match, since whitespace always separates words: it is kept (as jieba
+    keeps it) and one :class:`UserWarning` per file names the first such
+    line.  A file that is not UTF-8 raises :class:`segkit.VocabularyError`
+    naming file and line.
     """
     p = Path(path)
     text = read_utf8_file(p, "dictionary")
     words: dict[str, None] = {}
-    skipped: list[tuple[int, str]] = []
+    spaced: list[tuple[int, str]] = []
     for lineno, line in enumerate(text.split("\n"), 1):
-        line = line.strip(" \t\r")
+        line = line.strip(_LINE_STRIP).lstrip("\ufeff")  # jieba drops a BOM on any line
         if not line:
             continue
-        fields = [f for f in line.replace("\t", " ").split(" ") if f]  # ASCII separators only
-        if len(fields) == 2 and not (fields[1].isdigit() or _is_tag(fields[1])):
-            raise VocabularyError(
-                f"{p}: line {lineno}: expected 'word [freq] [tag]', found {line!r:.80} "
-                f"({fields[1]!r} is neither a frequency (integer) nor a tag (letters); words cannot contain spaces)"
-            )
-        if len(fields) == 3 and not (fields[1].isdigit() and _is_tag(fields[2])):
-            raise VocabularyError(
-                f"{p}: line {lineno}: expected 'word freq tag', found {line!r:.80} "
-                f"(frequency {fields[1]!r} must be an integer, tag {fields[2]!r} letters)"
-            )
-        if len(fields) > 3:
-            raise VocabularyError(
-                f"{p}: line {lineno}: expected 'word [freq] [tag]', found {len(fields)} fields in {line!r:.80}"
-            )
-        word = fields[0]
+        word = parse_line(line)
         if _has_white_space(word):
-            skipped.append((lineno, word))
-            continue
+            spaced.append((lineno, word))
         words[word] = None
-    if skipped:
-        lineno, word = skipped[0]
+    if spaced:
+        lineno, word = spaced[0]
+        parts = word.split()
+        last = parts[-1] if parts else ""
+        hint = ""
+        if any(c.isdigit() for c in last):
+            hint = f"; if {last!r} was meant as a frequency, it must be ASCII digits only"
+        elif last.isascii() and last.isalpha():
+            hint = f"; if {last!r} was meant as a tag, it must be lowercase ASCII letters"
         warnings.warn(
-            f"{p}: skipped {len(skipped)} entr{'y' if len(skipped) == 1 else 'ies'} containing whitespace, "
-            f"which can never match (first: line {lineno}, {word!r})",
+            f"{p}: {len(spaced)} word{'' if len(spaced) == 1 else 's'} containing whitespace, kept as jieba keeps "
+            f"them but they can never match (first: line {lineno}, {word!r}{hint})",
             UserWarning,
             stacklevel=3,
         )

@@ -137,7 +137,9 @@ class ChineseMaxMatch:
 
     def add_words(self, words: Iterable[str]) -> None:
         """Add several words (see :meth:`add_word`)."""
-        new = clean_words(words, "add_word")
+        self._add_clean(clean_words(words, "add_word"))
+
+    def _add_clean(self, new: list[str]) -> None:
         with self._lock:
             vocab = self._vocab
             fresh = [w for w in new if w not in vocab]
@@ -147,8 +149,13 @@ class ChineseMaxMatch:
                 self._strings = _WordCache(self._vocab.size)
 
     def load_userdict(self, path: str | os.PathLike) -> None:
-        """Add the words of a user dictionary file (word list or jieba format)."""
-        self.add_words(read_dictionary(path))
+        """Add the words of a user dictionary file (word list or jieba format).
+
+        Read as jieba reads it (see :func:`segkit_cjk.dictionary.read_dictionary`):
+        a word containing spaces (``Edu Trust认证 2000``) is kept, with one
+        warning per file, though it can never match.
+        """
+        self._add_clean(read_dictionary(path))
 
     def _automaton(self, direction: str) -> Automaton:
         return self._snapshot((direction,))[0]

@@ -382,27 +382,42 @@ class TestUserDictionaries:
             assert sorted(seg.words) == sorted(["研究", "研究生", "生命", "命", "起源"])
 
     @pytest.mark.parametrize(
-        "lines, bad_line",
+        "line, word",
         [
-            (["研究 3 n", "生命 3 n", "起源 high n"], 3),
-            (["研究 3 n", "", "生命 -1 n"], 3),
-            (["研究 1.5 n"], 1),
-            (["\ufeff研究 3 n", "生命 3 n", "北京 大学 5 ns"], 3),
+            ("Edu Trust认证 2000", "Edu Trust认证"),  # jieba's own test/userdict.txt
+            ("北京 大学 5 ns", "北京 大学"),
+            ("起源 high n", "起源 high"),
+            ("生命 -1 n", "生命 -1"),
+            ("研究 1.5 n", "研究 1.5"),
+            ("云计算 5 N", "云计算 5 N"),  # jieba's tags are lowercase
+            ("word\t5", "word\t5"),  # jieba separates fields by one space only
         ],
     )
-    def test_non_numeric_frequency_names_file_and_line(self, tmp_path, lines, bad_line):
-        path = tmp_path / "broken_user.dict"
-        path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    def test_words_with_spaces_are_kept_as_jieba_keeps_them(self, tmp_path, line, word):
+        path = tmp_path / "user.dict"
+        path.write_text(f"研究 3 n\n{line}\n生命\n", encoding="utf-8")
         seg = ChineseMaxMatch(["甲"])
-        with pytest.raises(segkit.VocabularyError) as info:
+        with pytest.warns(UserWarning, match=r"user\.dict: 1 word containing whitespace.*never match.*line 2") as rec:
             seg.load_userdict(path)
-        msg = str(info.value)
-        assert "broken_user.dict" in msg
-        assert f"line {bad_line}" in msg
-        assert seg.words == ["甲"]  # nothing half-loaded
-        with pytest.raises(segkit.VocabularyError):
-            ChineseMaxMatch(path)
-        assert issubclass(segkit.VocabularyError, ValueError)
+        assert len(rec) == 1
+        assert seg.words == ["甲", "研究", word, "生命"]
+        # stored, but a word containing whitespace can never match
+        text = line.split(" ")[0] + " " + word
+        assert word not in seg.cut(text)
+
+    def test_jieba_test_userdict_loads_whole(self):
+        path = Path(__file__).parent / "data" / "jieba-userdict.txt"
+        seg = ChineseMaxMatch(["研究"])
+        with pytest.warns(UserWarning, match="Edu Trust认证") as rec:
+            seg.load_userdict(path)
+        assert len(rec) == 1  # one warning per file
+        assert seg.words == ["研究", "云计算", "李小福", "创新办", "easy_install", "好用", "韩玉赏鉴", "八一双鹿",
+                             "台中", "凱特琳", "Edu Trust认证"]  # fmt: skip
+        assert seg.cut("李小福是创新办主任也是云计算方面的专家") == [
+            "李小福", "是", "创新办", "主", "任", "也", "是", "云计算", "方", "面", "的", "专", "家",
+        ]  # fmt: skip
+        with pytest.warns(UserWarning, match="Edu Trust认证"):
+            assert ChineseMaxMatch(path).words[-1] == "Edu Trust认证"
 
     def test_non_utf8_file(self, tmp_path):
         path = tmp_path / "gbk.dict"
