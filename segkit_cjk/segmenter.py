@@ -187,10 +187,15 @@ class ChineseMaxMatch:
     def _model_state(self):
         from segkit.models import automaton_arrays, vocabulary_state
 
-        arrays, blobs = vocabulary_state(self._vocab)
+        while True:  # the dictionary and automata of one state, even with add_word running
+            vocab = self._vocab
+            automata = self._snapshot(self._directions())
+            if self._vocab is vocab:
+                break
+        arrays, blobs = vocabulary_state(vocab)
         configs = {}
-        for d in self._directions():
-            conf, arr = automaton_arrays(self._automaton(d), d)
+        for d, automaton in zip(self._directions(), automata):
+            conf, arr = automaton_arrays(automaton, d)
             configs[d] = conf
             arrays.update(arr)
         return {"mode": self.mode, "alnum_runs": self.alnum_runs, "automata": configs}, arrays, blobs
@@ -209,20 +214,21 @@ class ChineseMaxMatch:
         return (_from_parts, (self._vocab, self.mode, self.alnum_runs, dict(self._automata)))
 
     # ---------------------------------------------------------- segmentation
-    def _segment_cps(self, cps, bounds):
-        """Tokens of joined texts, before runs of letters and digits are
+    def _segment_cps(self, cps, bounds, automata):
+        """Tokens of joined texts by ``automata`` (this mode's directions, of
+        one dictionary state), before runs of letters and digits are
         merged: ``(ids, starts, ends, rows)``; with one direction, views of
         this thread's scratch (see :class:`_Scratch`), valid until its next
         call."""
         if self.mode == "bidirectional":
-            fa, ba = self._snapshot(("forward", "backward"))
+            fa, ba = automata
             f = _split(fa.segment_code_points(cps, bounds, out=_SCRATCH.token_rows(cps.size)))
             b = _split(ba.segment_code_points(cps, bounds, out=_SCRATCH.token_rows(cps.size, second=True)))
             return _kernels.choose_bidirectional(*f, *b)
         # One direction: a text of n characters has at most n tokens, so
         # rows for all of them never grow (and, reused, never fault).
         out = _SCRATCH.token_rows(cps.size)
-        return _split(self._automaton(self.mode).segment_code_points(cps, bounds, out=out))
+        return _split(automata[0].segment_code_points(cps, bounds, out=out))
 
     def _word_cache(self) -> "_WordCache":
         """The string cache, read after the automata were: a dictionary
@@ -230,22 +236,30 @@ class ChineseMaxMatch:
         whose ids and strings extend the older one's."""
         return self._strings
 
-    def _by_runs(self, func, texts: Sequence[str], num_threads: int | None) -> list:
-        """``func(cps, bounds)`` over runs of the joined ``texts``, on up to
-        ``num_threads`` threads, each run's results (one per text) in order.
-        Each thread segments its run and makes its Python objects with its
-        own scratch; the GIL is held only while making objects."""
+    def _state(self) -> tuple[list[Automaton], "_WordCache"]:
+        """The automata and string cache of one dictionary state: taken once
+        per call, so that the threads of one call never mix two states when
+        add_word runs meanwhile."""
+        automata = self._snapshot(self._directions())
+        return automata, self._word_cache()
+
+    def _by_runs(self, offsets: bool, texts: Sequence[str], num_threads: int | None) -> list:
+        """The words of the joined ``texts`` (with ``offsets``: ``(word,
+        start, end)``), by runs on up to ``num_threads`` threads, each run's
+        results (one per text) in order.  Each thread segments its run and
+        makes its Python objects with its own scratch; the GIL is held only
+        while making objects.  All threads use one dictionary state."""
         texts = _check_batch(texts)
         cps, bounds = join_code_points(texts)
+        automata, cache = self._state()
+
+        def run(cps, bounds):
+            segmented = self._segment_cps(cps, bounds, automata)
+            return _word_results(cps, bounds, *segmented, self.alnum_runs, cache, offsets)
+
         with paused_gc():
-            parts = map_code_point_chunks(func, cps, bounds, num_threads)
+            parts = map_code_point_chunks(run, cps, bounds, num_threads)
         return parts[0] if len(parts) == 1 else list(chain.from_iterable(parts))
-
-    def _tokenize_code_points(self, cps, bounds) -> list[list[tuple[str, int, int]]]:
-        return _word_results(cps, bounds, *self._segment_cps(cps, bounds), self.alnum_runs, self._word_cache(), True)
-
-    def _cut_code_points(self, cps, bounds) -> list[list[str]]:
-        return _word_results(cps, bounds, *self._segment_cps(cps, bounds), self.alnum_runs, self._word_cache(), False)
 
     def _one(self, text: object, offsets: bool) -> list | None:
         """The words of one text (with ``offsets``: ``(word, start, end)``),
@@ -292,7 +306,7 @@ class ChineseMaxMatch:
     def tokenize_batch(self, texts: Sequence[str], *, num_threads: int | None = None) -> list[list[tuple[str, int, int]]]:
         """:meth:`tokenize` for many texts, in one compiled call per direction
         (``num_threads``: see :meth:`cut_batch`)."""
-        return self._by_runs(self._tokenize_code_points, texts, num_threads)
+        return self._by_runs(True, texts, num_threads)
 
     def cut_batch(self, texts: Sequence[str], *, num_threads: int | None = None) -> list[list[str]]:
         """:meth:`cut` for many texts, in one compiled call per direction.
@@ -300,7 +314,7 @@ class ChineseMaxMatch:
         ``num_threads`` (default one; 0 for all cores) splits large batches
         over threads; the compiled kernels release the GIL.
         """
-        return self._by_runs(self._cut_code_points, texts, num_threads)
+        return self._by_runs(False, texts, num_threads)
 
     def cut(self, text: str) -> list[str]:
         """The words of ``text``.

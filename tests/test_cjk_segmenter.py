@@ -311,6 +311,42 @@ class TestUserDictionaries:
             assert seg.cut("研究生命起源") == ["研究生命起源"]
             assert seg.tokenize_batch(["研究生命起源"]) == [[("研究生命起源", 0, 6)]]
 
+    @pytest.mark.parametrize("mode", MODES)
+    @pytest.mark.parametrize("method", ["cut_batch", "tokenize_batch"])
+    def test_threads_of_one_call_share_one_dictionary_state(self, mode, method):
+        # issue 17: add_word landing while cut_batch(num_threads=2) runs must
+        # not give one thread the old dictionary and the other the new one.
+        # The first run to start adds the word once it has segmented; the
+        # second run waits for that before segmenting.
+        import threading
+
+        seg = ChineseMaxMatch(["北京", "大学"], mode=mode)
+        texts = ["北京大学"] * 40_000  # 160,000 characters: two runs
+        added = threading.Event()
+        calls = []
+        original = seg._segment_cps
+
+        def segment(*args):
+            with lock:
+                first = not calls
+                calls.append(1)
+            if first:
+                out = original(*args)
+                seg.add_word("北京大学")
+                added.set()
+                return out
+            assert added.wait(10)
+            return original(*args)
+
+        lock = threading.Lock()
+        seg._segment_cps = segment
+        results = getattr(seg, method)(texts, num_threads=2)
+        assert len(calls) == 2
+        words = [[w if isinstance(w, str) else w[0] for w in r] for r in results]
+        assert all(r == ["北京", "大学"] for r in words), "one call mixed two dictionary states"
+        del seg._segment_cps
+        assert seg.cut_batch(texts[:3], num_threads=2) == [["北京大学"]] * 3
+
     def test_add_existing_and_empty_word(self):
         seg = ChineseMaxMatch(["研究"])
         seg.add_word("研究")
