@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from contextlib import contextmanager
 from typing import Iterable, Iterator, Sequence
 
 DEFAULT_PRETRAINED = "bert-base-uncased"
@@ -53,7 +54,12 @@ def _load_tokenizer(args):
     from .wordpiece import WordPiece
 
     if args.model:
-        return load(args.model)
+        model = load(args.model)
+        if not isinstance(model, WordPiece):
+            raise _CliError(
+                f"{args.model}: is a {type(model).__name__} model; tokenize and encode need a WordPiece model"
+            )
+        return model
     if args.tokenizer_json:
         return WordPiece.from_tokenizer_json(args.tokenizer_json)
     if args.vocab:
@@ -61,8 +67,19 @@ def _load_tokenizer(args):
     return WordPiece.from_pretrained(args.pretrained or DEFAULT_PRETRAINED)
 
 
-class _InputError(Exception):
+class _CliError(Exception):
+    """A problem reported as ``segkit: error: ...`` with exit status 2."""
+
+
+class _InputError(_CliError):
     pass
+
+
+def _os_message(e: OSError) -> str:
+    """``path: reason`` for an OSError (its own message when it has one)."""
+    if e.strerror and e.filename is not None:
+        return f"{e.filename}: {e.strerror}"
+    return str(e) or type(e).__name__
 
 
 def _lines(paths: Sequence[str]) -> Iterator[str]:
@@ -77,9 +94,19 @@ def _lines(paths: Sequence[str]) -> Iterator[str]:
                 raise _InputError(f"input file not found: {p}") from None
             except IsADirectoryError:
                 raise _InputError(f"input is a directory, not a file: {p}") from None
+            except OSError as e:
+                raise _InputError(f"cannot read input file {_os_message(e)}") from None
             name = p
         try:
-            for lineno, raw in enumerate(stream, 1):
+            lineno = 0
+            while True:
+                try:
+                    raw = stream.readline()
+                except OSError as e:
+                    raise _InputError(f"{name}: cannot read after line {lineno}: {_os_message(e)}") from None
+                if not raw:
+                    break
+                lineno += 1
                 try:
                     line = raw.decode("utf-8")
                 except UnicodeDecodeError as e:
@@ -95,8 +122,20 @@ def _lines(paths: Sequence[str]) -> Iterator[str]:
 
 
 def _batches(items: Iterable[str], size: int) -> Iterator[list[str]]:
+    """Lists of ``size`` items.  When reading an item fails, the items read
+    before it are yielded first, so that their results are written and the
+    error can say exactly which texts the output holds."""
     batch: list[str] = []
-    for x in items:
+    it = iter(items)
+    while True:
+        try:
+            x = next(it)
+        except StopIteration:
+            break
+        except _InputError:
+            if batch:
+                yield batch
+            raise
         batch.append(x)
         if len(batch) >= size:
             yield batch
@@ -105,23 +144,157 @@ def _batches(items: Iterable[str], size: int) -> Iterator[list[str]]:
         yield batch
 
 
+class _Output:
+    """Writes whole batches of lines to standard output, and holds off Ctrl-C
+    where it would do harm.
+
+    SIGINT is deferred (see :meth:`sigint_deferred`) while a batch is being
+    written, so the output always ends with a complete line, and during a
+    batch's compiled call: Numba code cannot be interrupted anyway, and a
+    KeyboardInterrupt raised while Numba boxes its result would surface as
+    ``SystemError: ... returned a result with an exception set``.  The
+    interrupt is raised as soon as the deferred section ends.  A write that
+    fails (a closed pipe, a full disk) becomes a :class:`_CliError`.
+    """
+
+    def __init__(self, stream):
+        self.stream = stream
+        self.texts = 0  # texts whose results were written
+        self._defer = 0
+        self._pending = False
+
+    def on_sigint(self, signum, frame) -> None:
+        if self._defer:
+            self._pending = True
+        else:
+            raise KeyboardInterrupt
+
+    @contextmanager
+    def sigint_deferred(self) -> Iterator[None]:
+        self._defer += 1
+        try:
+            yield
+        finally:
+            self._defer -= 1
+            if not self._defer and self._pending:
+                self._pending = False
+                raise KeyboardInterrupt
+
+    def _fd(self) -> int | None:
+        """The file descriptor of the real standard output, else None."""
+        if self.stream is None or self.stream is not sys.__stdout__:
+            return None
+        try:
+            fd = self.stream.fileno()
+            self.stream.flush()
+        except (AttributeError, OSError, ValueError):
+            return None
+        return fd
+
+    def write(self, lines: list[str]) -> None:
+        """Write ``lines`` (UTF-8) completely.  To a file descriptor this is
+        an ``os.write`` loop: CPython's buffered writer can drop the rest of
+        a write that a signal interrupted part-way on a pipe."""
+        import os
+
+        data = "".join(lines)
+        with self.sigint_deferred():
+            try:
+                fd = self._fd()
+                if fd is None:
+                    self.stream.write(data)
+                    self.stream.flush()
+                else:
+                    view = memoryview(data.encode("utf-8"))
+                    while view:
+                        view = view[os.write(fd, view) :]
+            except BrokenPipeError:
+                raise _CliError("cannot write the output: the reader closed it (broken pipe)") from None
+            except OSError as e:
+                raise _CliError(f"cannot write the output: {e.strerror or e}") from None
+            self.texts += len(lines)
+
+
+def _interrupted(e: BaseException) -> bool:
+    """Whether ``e`` is a KeyboardInterrupt, or the SystemError that a
+    compiled call turns one into (raised while it boxed its result)."""
+    while e is not None:
+        if isinstance(e, KeyboardInterrupt):
+            return True
+        if not isinstance(e, SystemError):
+            return False
+        e = e.__cause__ or e.__context__
+    return False
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point of the ``segkit`` command."""
+    """Entry point of the ``segkit`` command.
+
+    Returns the exit status: 0, 2 for any error (reported as ``segkit:
+    error: ...`` on standard error, never a traceback), 130 when
+    interrupted (Ctrl-C; the output then ends with a complete line).
+    """
+    import signal
+    import threading
+
     args = _build_parser().parse_args(argv)
+    out = _Output(sys.stdout)
+    handler = None
+    if threading.current_thread() is threading.main_thread():
+        handler = signal.signal(signal.SIGINT, out.on_sigint)
+    try:
+        try:
+            return _tokenize_or_encode(args, out)
+        except SystemError as e:  # Ctrl-C while a compiled call (e.g. a build) boxed its result
+            if _interrupted(e):
+                raise KeyboardInterrupt from None
+            raise
+    except KeyboardInterrupt:
+        print(f"segkit: interrupted after {out.texts} text{'' if out.texts == 1 else 's'}", file=sys.stderr)
+        return 130
+    except _CliError as e:
+        print(f"segkit: error: {e}", file=sys.stderr)
+        return 2
+    finally:
+        if handler is not None:
+            signal.signal(signal.SIGINT, handler)
+        _quiet_stdout_if_broken()
+
+
+def _quiet_stdout_if_broken() -> None:
+    """After a failed write to the real standard output, point it at
+    /dev/null: Python's final flush would otherwise fail again and print a
+    second error."""
+    import os
+
+    if sys.stdout is not sys.__stdout__ or sys.stdout is None:
+        return
+    try:
+        sys.stdout.flush()
+    except (OSError, ValueError):
+        try:
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, sys.stdout.fileno())
+            os.close(devnull)
+        except (OSError, ValueError):
+            pass
+
+
+def _tokenize_or_encode(args, out: _Output) -> int:
+    """``segkit tokenize`` and ``segkit encode``."""
     from .storage import ModelFileError
     from .vocab import VocabularyError
 
     try:
         wp = _load_tokenizer(args)
-    except (FileNotFoundError, ValueError, VocabularyError, ModelFileError) as e:
-        print(f"segkit: error: {e}", file=sys.stderr)
-        return 2
+    except OSError as e:
+        raise _CliError(_os_message(e)) from None
+    except (ValueError, VocabularyError, ModelFileError) as e:
+        raise _CliError(str(e)) from None
     if args.batch_size < 1:
-        print(f"segkit: error: --batch-size must be at least 1, found {args.batch_size}", file=sys.stderr)
-        return 2
+        raise _CliError(f"--batch-size must be at least 1, found {args.batch_size}")
     if args.texts and args.input:
-        print("segkit: error: give texts as arguments or with --input, not both", file=sys.stderr)
-        return 2
+        raise _CliError("give texts as arguments or with --input, not both")
     encode = args.command == "encode"
     texts: Iterable = args.texts if args.texts else _lines(args.input or ["-"])
     if encode and args.pair_input:
@@ -131,25 +304,26 @@ def main(argv: Sequence[str] | None = None) -> int:
         from tqdm import tqdm
 
         progress = tqdm(unit=" texts", file=sys.stderr)
-    out = sys.stdout
     itos = wp.vocab.id_to_token
     try:
         for batch in _batches(texts, args.batch_size):
-            if encode:
-                enc = wp.encode_batch(
-                    batch,
-                    max_length=args.max_length,
-                    truncation=args.max_length is not None,
-                    padding=args.padding or False,
-                )
-            else:
-                enc = wp.encode_batch(batch, add_special_tokens=False)
+            with out.sigint_deferred():
+                if encode:
+                    enc = wp.encode_batch(
+                        batch,
+                        max_length=args.max_length,
+                        truncation=args.max_length is not None,
+                        padding=args.padding or False,
+                    )
+                else:
+                    enc = wp.encode_batch(batch, add_special_tokens=False)
+            lines = []
             for item, e in zip(batch, enc):
                 ids = e.ids
                 if args.format == "tokens":
-                    out.write(" ".join(itos[i] for i in ids) + "\n")
+                    lines.append(" ".join(itos[i] for i in ids) + "\n")
                 elif args.format == "ids":
-                    out.write(" ".join(map(str, ids)) + "\n")
+                    lines.append(" ".join(map(str, ids)) + "\n")
                 else:
                     record = {"text": item} if isinstance(item, str) else {"text": item[0], "pair": item[1]}
                     record.update(ids=ids, tokens=e.tokens, offsets=e.offsets)
@@ -160,12 +334,16 @@ def main(argv: Sequence[str] | None = None) -> int:
                             special_tokens_mask=e.special_tokens_mask,
                             word_ids=e.word_ids,
                         )
-                    out.write(json.dumps(record, ensure_ascii=False) + "\n")
+                    lines.append(json.dumps(record, ensure_ascii=False) + "\n")
+            out.write(lines)
             if progress is not None:
                 progress.update(len(batch))
-    except (_InputError, ValueError) as e:
-        print(f"segkit: error: {e}", file=sys.stderr)
-        return 2
+    except _InputError as e:
+        if not out.texts:
+            raise
+        raise _CliError(f"{e}; the output holds the results of the {out.texts} texts before it") from None
+    except ValueError as e:
+        raise _CliError(str(e)) from None
     finally:
         if progress is not None:
             progress.close()

@@ -258,3 +258,69 @@ def test_argparse_errors_exit_2(capsys) -> None:
     with pytest.raises(SystemExit) as info:
         main([])
     assert info.value.code == 2
+
+
+# ------------------------------------------- hardening (issue 17, section 5)
+def _deny(path_part: str, real_open):
+    def fake_open(file, *args, **kwargs):
+        if path_part in str(file):
+            raise PermissionError(13, "Permission denied", str(file))
+        return real_open(file, *args, **kwargs)
+
+    return fake_open
+
+
+def test_error_unreadable_input_file(capsys, monkeypatch, tmp_path: Path) -> None:
+    path = tmp_path / "secret.txt"
+    path.write_text("x\n", encoding="utf-8")
+    monkeypatch.setattr("segkit.cli.open", _deny("secret.txt", open), raising=False)
+    code, out, err = run(capsys, "tokenize", "-i", str(path))
+    assert code == 2 and out == ""
+    assert err == f"segkit: error: cannot read input file {path}: Permission denied\n"
+
+
+def test_error_unreadable_model_file(capsys, monkeypatch, tmp_path: Path) -> None:
+    path = tmp_path / "m.segkit"
+    segkit.WordPiece(["[UNK]", "a"]).save(path)
+    monkeypatch.setattr("segkit.storage.open", _deny("m.segkit", open), raising=False)
+    code, _, err = run(capsys, "tokenize", "--model", str(path), "x")
+    assert code == 2 and err == f"segkit: error: {path}: Permission denied\n"
+
+
+def test_error_model_is_a_directory(capsys, tmp_path: Path) -> None:
+    code, _, err = run(capsys, "tokenize", "--model", str(tmp_path), "x")
+    assert code == 2 and err.startswith("segkit: error:") and str(tmp_path) in err
+    assert "Traceback" not in err and len(err.splitlines()) == 1
+
+
+def test_error_model_is_chinese(capsys, tmp_path: Path) -> None:
+    from segkit_cjk import ChineseMaxMatch
+
+    path = tmp_path / "zh.segkit"
+    ChineseMaxMatch(["北京"]).save(path)
+    code, _, err = run(capsys, "tokenize", "--model", str(path), "x")
+    assert code == 2
+    assert err == f"segkit: error: {path}: is a ChineseMaxMatch model; tokenize and encode need a WordPiece model\n"
+
+
+def test_error_tokenizer_json_wrong_types(capsys, tmp_path: Path) -> None:
+    data = _tiny_tokenizer_json(lowercase=True)
+    data["normalizer"] = ["BertNormalizer"]
+    path = tmp_path / "t.json"
+    path.write_text(json.dumps(data), encoding="utf-8")
+    code, _, err = run(capsys, "tokenize", "--tokenizer-json", str(path), "x")
+    assert code == 2 and err.startswith("segkit: error:") and "'normalizer' must be an object" in err
+
+
+def test_error_bad_utf8_late_says_what_was_written(capsys, tmp_path: Path) -> None:
+    # Line 10,001 is not UTF-8; batches of 4096: the output holds the
+    # results of exactly the 10,000 lines before it, and the error says so.
+    path = tmp_path / "in.txt"
+    path.write_bytes(b"hello world\n" * 10_000 + b"caf\xe9\n" + b"more\n")
+    code, out, err = run(capsys, "tokenize", "-i", str(path))
+    assert code == 2
+    assert out == "hello world\n" * 10_000
+    assert err == (
+        f"segkit: error: {path}: line 10001: not valid UTF-8 (byte 0xe9 at column 4); "
+        "the output holds the results of the 10000 texts before it\n"
+    )

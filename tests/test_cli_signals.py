@@ -1,0 +1,140 @@
+"""The ``segkit`` command interrupted (Ctrl-C) or writing where it cannot:
+run in subprocesses, since signals, pipes and exit statuses are the point
+(issue 17)."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals and /dev/full")
+
+SAMPLE = Path(__file__).resolve().parent / "data" / "multilingual-sample.jsonl"
+
+# The CLI, with a marker on stderr each time a batch goes to encode_batch,
+# so that the test can time its signal.
+CLI = r"""
+import sys
+from segkit.wordpiece import WordPiece
+encode_batch = WordPiece.encode_batch
+def marked(self, *args, **kwargs):
+    sys.stderr.write("BATCH\n")
+    sys.stderr.flush()
+    return encode_batch(self, *args, **kwargs)
+WordPiece.encode_batch = marked
+from segkit.cli import main
+sys.exit(main(sys.argv[1:]))
+"""
+
+
+def make_input(path: Path, lines: int) -> Path:
+    texts = [json.loads(line)["text"].replace("\r", " ") for line in SAMPLE.read_text(encoding="utf-8").splitlines()]
+    with open(path, "w", encoding="utf-8") as fh:
+        for i in range(lines):
+            fh.write(texts[i % len(texts)] + "\n")
+    return path
+
+
+def start(*argv, **kwargs) -> subprocess.Popen:
+    kwargs.setdefault("stdout", subprocess.PIPE)
+    return subprocess.Popen([sys.executable, "-c", CLI, *argv], stderr=subprocess.PIPE, **kwargs)
+
+
+def wait_for_batch(proc: subprocess.Popen) -> None:
+    line = proc.stderr.readline()
+    assert line == b"BATCH\n", line
+
+
+def messages(err: bytes) -> list[str]:
+    return [line for line in err.decode("utf-8").splitlines() if line != "BATCH"]
+
+
+def check_interrupted(proc, out: bytes, err: bytes) -> int:
+    """Exit 130, one line on stderr, complete lines on stdout; returns the
+    number of texts written."""
+    assert proc.returncode == 130, err
+    (message,) = messages(err)
+    assert message.startswith("segkit: interrupted after "), message
+    written = int(message.split()[3])
+    assert out.count(b"\n") == written
+    assert out == b"" or out.endswith(b"\n")
+    return written
+
+
+@pytest.fixture(scope="module")
+def warm_model():
+    # Build bert-base-uncased into this session's model cache once, so the
+    # subprocesses only map it (SEGKIT_CACHE_DIR is inherited).
+    import segkit
+
+    segkit.WordPiece.from_pretrained("bert-base-uncased")
+
+
+def test_ctrl_c_during_a_long_compiled_call(tmp_path, warm_model):
+    # One batch of 100,000 texts: the signal lands inside encode_batch (its
+    # compiled call runs for about a second); it must surface as a clean
+    # interrupt once the call returns, not as "SystemError ... returned a
+    # result with an exception set".
+    path = make_input(tmp_path / "in.txt", 100_000)
+    proc = start("tokenize", "-i", str(path), "--batch-size", "100000")
+    wait_for_batch(proc)
+    time.sleep(0.3)
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=120)
+    assert b"SystemError" not in err and b"Traceback" not in err
+    assert check_interrupted(proc, out, err) in (0, 100_000)
+
+
+def test_ctrl_c_while_output_is_blocked_keeps_whole_lines(tmp_path, warm_model):
+    # The first batch's write blocks on a full pipe (nobody reads yet) when
+    # the signal comes: the batch is still written whole, then the command
+    # stops with 130.
+    path = make_input(tmp_path / "in.txt", 20_000)
+    proc = start("tokenize", "-i", str(path), "--batch-size", "5000")
+    wait_for_batch(proc)
+    time.sleep(1.5)
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=120)
+    written = check_interrupted(proc, out, err)
+    assert written % 5000 == 0 and written >= 5000
+
+
+def test_ctrl_c_while_reading_stdin(warm_model):
+    proc = start("tokenize", stdin=subprocess.PIPE)
+    proc.stdin.write(b"hello world\n")
+    proc.stdin.flush()
+    time.sleep(2.0)  # the command waits for more lines (a batch, or the end)
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=60)
+    assert check_interrupted(proc, out, err) == 0
+
+
+def test_broken_pipe_is_one_error_line(tmp_path, warm_model):
+    path = make_input(tmp_path / "in.txt", 20_000)
+    proc = start("tokenize", "-i", str(path), "--batch-size", "1000")
+    assert proc.stdout.read(100)
+    proc.stdout.close()  # like `| head -c 100`
+    err = proc.stderr.read()
+    proc.wait(timeout=60)
+    assert proc.returncode == 2, err
+    (message,) = messages(err)
+    assert message.startswith("segkit: error: cannot write the output") and "broken pipe" in message
+
+
+@pytest.mark.skipif(not os.path.exists("/dev/full"), reason="no /dev/full on this system")
+@pytest.mark.parametrize("lines", [1, 20_000])
+def test_full_disk_is_one_error_line(tmp_path, warm_model, lines):
+    path = make_input(tmp_path / "in.txt", lines)
+    with open("/dev/full", "wb") as full:
+        proc = start("tokenize", "-i", str(path), stdout=full)
+        _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 2, err
+    (message,) = messages(err)
+    assert message == "segkit: error: cannot write the output: No space left on device"
