@@ -23,6 +23,7 @@ import json
 import os
 import stat
 import tempfile
+import time
 import warnings
 from functools import lru_cache
 from pathlib import Path
@@ -221,8 +222,22 @@ def _store(obj: Any, folder: Path, path: Path) -> None:
             pass  # renamed into place (the usual case)
 
 
+#: Temporary files older than this (seconds) were left by a process that
+#: died while storing a model; _prune removes them.
+STALE_TMP_SECONDS = 3600
+
+
 def _prune(folder: Path, keep: Path) -> None:
-    """Remove the least recently used models beyond :data:`MAX_CACHED_MODELS`."""
+    """Remove the least recently used models beyond :data:`MAX_CACHED_MODELS`,
+    and temporary files left by processes that died while storing one."""
+    now = time.time()
+    for p in folder.glob(".*.tmp"):
+        try:
+            st = os.lstat(p)
+            if stat.S_ISREG(st.st_mode) and now - st.st_mtime > STALE_TMP_SECONDS:
+                p.unlink()
+        except OSError:
+            pass
     entries = []
     for p in folder.glob("*.segkit"):
         try:

@@ -195,3 +195,16 @@ def test_cache_off_builds_without_touching_disk(tmp_path, monkeypatch):
     build = Builds()
     cache.cached("m.segkit", build, segkit.load)
     assert build.calls == 1
+
+
+def test_stale_temporary_files_are_removed(tmp_path, monkeypatch):
+    folder = tmp_path / "cache"
+    folder.mkdir(mode=0o700)
+    stale = folder / ".old.segkit.abc123.tmp"
+    fresh = folder / ".new.segkit.def456.tmp"  # maybe another process storing now
+    stale.write_bytes(b"partial")
+    fresh.write_bytes(b"partial")
+    old = os.stat(stale).st_mtime - cache.STALE_TMP_SECONDS - 10
+    os.utime(stale, (old, old))
+    use_cache(folder, monkeypatch, Builds())
+    assert sorted(p.name for p in folder.iterdir()) == [fresh.name, "m.segkit"]
