@@ -145,7 +145,12 @@ def test_bert_base_chinese_example():
     assert wp.tokenize(text) == list(text)
     assert wp.encode(text).ids == [tokens.index(c) for c in text]
     assert wp.encode(text).ids[-1] == 511
-    assert wp.token_to_id("\u2028") == 343 and wp.token_to_id("##\u2028") == 13502
+    # Lines 343 and 13502 are "\u2028" and "##\u2028": trailing whitespace is
+    # stripped as HF tokenizers' WordPiece.from_file does (a blank token, and
+    # "##"); transformers' slow BertTokenizer keeps it (docs/bad_input.rst).
+    assert tokens[343] == "\u2028" and tokens[13502] == "##\u2028"
+    assert wp.token_to_id("\u2028") is None and wp.vocab.token(343) == ""
+    assert wp.token_to_id("##") == 13502
 
 
 # ---------------------------------------------------------------- encodings
