@@ -118,7 +118,7 @@ def _unsafe(st: os.stat_result, what: str, path: Path) -> str | None:
     uid = _current_uid()
     if uid is not None and st.st_uid != uid:
         return f"{what} {path} is owned by user id {st.st_uid}, not by the current user ({uid})"
-    if st.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
+    if os.name == "posix" and st.st_mode & (stat.S_IWGRP | stat.S_IWOTH):  # Windows reports 0o777
         return (
             f"{what} {path} is writable by other users (mode {stat.S_IMODE(st.st_mode):o}); "
             f"run 'chmod go-w {path}' to use it"
