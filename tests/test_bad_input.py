@@ -348,3 +348,50 @@ def test_segment_code_points_rejects_a_bad_out_array():
             auto.segment_code_points(cps, bounds, out=bad)
     out, rows = auto.segment_code_points(cps, bounds, out=np.empty((4, 2), np.int32))  # too small: grows
     assert out[0].tolist() == [0, 1] and rows.tolist() == [0, 2]
+
+
+# ------------------------------------------- any bytes to the text loaders
+def _bytes_loaders():
+    from segkit_cjk.dictionary import read_dictionary
+
+    return {
+        "vocab.txt": lambda p: segkit.Vocabulary.load(p, duplicates="first"),
+        "tokenizer.json": segkit.WordPiece.from_tokenizer_json,
+        "user.dict": read_dictionary,
+    }
+
+
+def _fuzz_bytes():
+    from hypothesis import strategies as st
+
+    pieces = st.sampled_from(
+        [b"[UNK]", b"\n", b"\r\n", b" ", b"\t", b"\xef\xbb\xbf", b"\xe9", b"\xff", b"##", b"a", b"5", b"n",
+         "北京".encode(), "\u3000".encode(), "\u2028".encode(), b'{"model": ', b'"vocab"', b"{", b"}", b"[", b"]",
+         b":", b",", b"null", b"1e9", b"2147483648", b'"WordPiece"', b'"type"']
+    )
+    return st.lists(pieces, max_size=30).map(b"".join) | st.binary(max_size=64)
+
+
+def test_text_loaders_take_any_bytes(tmp_path):
+    # Any bytes give a result or the loader's own error (ValueError or a
+    # subclass, naming the file), never another exception.
+    import warnings
+
+    from hypothesis import given, settings
+
+    loaders = _bytes_loaders()
+
+    @settings(max_examples=150, deadline=None)
+    @given(_fuzz_bytes())
+    def check(data):
+        for name, load in loaders.items():
+            path = tmp_path / name
+            path.write_bytes(data)
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                try:
+                    load(path)
+                except ValueError as e:
+                    assert name in str(e) or "vocabulary" in str(e), (name, data, e)
+
+    check()

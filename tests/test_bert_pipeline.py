@@ -748,3 +748,43 @@ def test_tokenizer_json_any_field_of_any_type_gives_value_error(tmp_path: Path) 
             except Exception as e:  # noqa: BLE001 - the point of the test
                 raise AssertionError(f"{where} = {value!r}: {type(e).__name__}: {e}") from None
     assert tried > 300
+
+
+def test_tokenizer_json_random_structures_give_value_error(tmp_path: Path) -> None:
+    # Each top-level field (and each model field) is either the valid value
+    # or a random JSON value: loading succeeds or raises ValueError naming
+    # the file, never AttributeError/TypeError/KeyError.
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+
+    json_values = st.recursive(
+        st.none() | st.booleans() | st.integers(-3, 2**40) | st.floats(allow_nan=False) | st.sampled_from(
+            ["", "[UNK]", "[CLS]", "BertNormalizer", "BertPreTokenizer", "WordPiece", "TemplateProcessing",
+             "BertProcessing", "LongestFirst", "Right"]
+        ),
+        lambda inner: st.lists(inner, max_size=4) | st.dictionaries(
+            st.sampled_from(["type", "id", "ids", "content", "cls", "sep", "single", "pair", "SpecialToken",
+                             "Sequence", "max_length", "strategy", "Fixed", "lowercase", "vocab"]), inner, max_size=4),
+        max_leaves=12,
+    )
+    base = tiny_tokenizer_json()
+    path = tmp_path / "t.json"
+
+    @settings(max_examples=200, deadline=None)
+    @given(st.data())
+    def check(data):
+        doc = json.loads(json.dumps(base))
+        for key in list(doc):
+            if data.draw(st.booleans()):
+                doc[key] = data.draw(json_values)
+        if isinstance(doc.get("model"), dict):
+            for key in ["unk_token", "continuing_subword_prefix", "max_input_chars_per_word", "vocab"]:
+                if data.draw(st.integers(0, 3)) == 0:
+                    doc["model"][key] = data.draw(json_values)
+        write_json(path, doc)
+        try:
+            segkit.WordPiece.from_tokenizer_json(path)
+        except ValueError as e:
+            assert str(path) in str(e), e
+
+    check()
