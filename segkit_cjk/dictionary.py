@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import warnings
 from collections.abc import Iterable
+from functools import lru_cache
 from pathlib import Path
 
 from segkit.vocab import VocabularyError, read_utf8_file
@@ -21,11 +22,16 @@ def _is_freq(field: str) -> bool:
     return field.isascii() and field.isdigit()
 
 
-def _has_white_space(word: str) -> bool:
-    from segkit.unicode import white_space
+@lru_cache(maxsize=1)
+def _white_space_search():
+    import regex
 
-    ws = white_space()
-    return any(ws[ord(ch)] for ch in word)
+    # The same property as segkit.unicode.white_space(), which separates words.
+    return regex.compile(r"\p{White_Space}").search
+
+
+def _has_white_space(word: str) -> bool:
+    return _white_space_search()(word) is not None
 
 
 def parse_line(line: str) -> str:
