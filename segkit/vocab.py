@@ -234,8 +234,7 @@ class Vocabulary:
     def __contains__(self, token: object) -> bool:
         if self._tokens is None:
             if self._trie is None:
-                self._materialize()
-                return token in self._index
+                return self.id(token) is not None  # type: ignore[arg-type]
             return isinstance(token, str) and token in self._trie
         return token in self._index
 
@@ -271,6 +270,10 @@ class Vocabulary:
     def id(self, token: str) -> int | None:
         """The id of ``token``, or None."""
         if self._index is None and self._trie is None:
+            if self._blob is not None:
+                # A loaded model's few lookups (unk and special tokens) read
+                # the token list without building the whole mapping.
+                return _blob_id(self._blob, token, self._mid_to_id, self._id_to_mid) if isinstance(token, str) else None
             self._materialize()
         if self._index is None:
             k = self._trie.get(token) if isinstance(token, str) else None
@@ -305,6 +308,32 @@ class Vocabulary:
         """A copy of the mapping token -> id."""
         self._materialize()
         return dict(self._index)
+
+
+def _blob_id(blob, token: str, mid_to_id: np.ndarray, id_to_mid: np.ndarray) -> int | None:
+    r"""``Vocabulary.id(token)`` read from a ``"\n"``-joined token list: the
+    last id listed in ``mid_to_id`` whose token is ``token`` (what the
+    mapping :meth:`Vocabulary._materialize` builds gives), found by searching
+    the bytes rather than building the mapping."""
+    raw = blob if isinstance(blob, bytes) else bytes(blob)
+    t = token.encode("utf-8", "surrogatepass")
+    found = []
+    if raw == t or raw.startswith(t + b"\n"):
+        found.append(0)
+    needle = b"\n" + t + b"\n"
+    pos = raw.find(needle)
+    while pos >= 0:
+        found.append(raw.count(b"\n", 0, pos + 1))
+        pos = raw.find(needle, pos + 1)
+    if len(raw) > len(t) and raw.endswith(b"\n" + t):
+        found.append(raw.count(b"\n"))
+    best = None
+    for i in found:
+        if i < id_to_mid.size:
+            k = int(id_to_mid[i])
+            if k >= 0 and int(mid_to_id[k]) == i and (best is None or i > best):
+                best = i
+    return best
 
 
 def _vocabulary_from_bytes(raw: bytes | None, mid_to_id, id_to_mid, blob=None) -> Vocabulary:
