@@ -729,13 +729,25 @@ def check_keys_and_relink(
     new_fails, new_pool = build.compute_failure(
         parent, sym, tok, np.arange(size, dtype=np.int32), base, check, bfs, sroot
     )
-    # The stored links and single pops must be these (a cheap comparison
-    # that rejects damaged files; pop lists in the pool are laid out in the
-    # builder's node order, so those are not compared: they are replaced).
-    new_ref = new_fails[:, 1]
-    old_ref = fails[:, 1]
-    if not np.array_equal(new_fails[:, 0], fails[:, 0]) or not np.array_equal(
-        np.where(new_ref < 0, new_ref, 0), np.where(new_ref < 0, old_ref, 0)
-    ) or ((old_ref < 0) & (new_ref > 0)).any():
+    # The stored links and pops must be these (damaged files are rejected,
+    # not repaired).  Pop lists lie in the pool in the builder's node order,
+    # so lists are compared node by node, not the pools as arrays.
+    new_ref = new_fails[:, 1].astype(np.int64)
+    old_ref = fails[:, 1].astype(np.int64)
+    same = np.array_equal(new_fails[:, 0], fails[:, 0])
+    inline = new_ref < 0
+    same = same and np.array_equal(new_ref[inline], old_ref[inline])
+    listed = np.flatnonzero(new_ref > 0)
+    if same and listed.size:
+        a, b = new_ref[listed], old_ref[listed]
+        cnt = new_pool[a].astype(np.int64)
+        same = b.min() > 0 and int(b.max()) < pool.size and np.array_equal(pool[b], cnt)
+        if same and int((b + 2 * cnt).max()) < pool.size:
+            first = np.cumsum(2 * cnt) - 2 * cnt
+            within = np.arange(int(2 * cnt.sum()), dtype=np.int64) - np.repeat(first, 2 * cnt) + 1
+            same = np.array_equal(new_pool[np.repeat(a, 2 * cnt) + within], pool[np.repeat(b, 2 * cnt) + within])
+        else:
+            same = False
+    if not same:
         raise bad("the stored failure links or pops are not the ones its trie gives")
     return kernels.pack(cmap, trans, new_fails, new_pool, params)
