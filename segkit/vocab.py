@@ -312,28 +312,30 @@ class Vocabulary:
 
 def _blob_id(blob, token: str, mid_to_id: np.ndarray, id_to_mid: np.ndarray) -> int | None:
     r"""``Vocabulary.id(token)`` read from a ``"\n"``-joined token list: the
-    last id listed in ``mid_to_id`` whose token is ``token`` (what the
-    mapping :meth:`Vocabulary._materialize` builds gives), found by searching
-    the bytes rather than building the mapping."""
+    first id whose token is ``token`` among the ids ``mid_to_id`` lists
+    (which name distinct tokens), found by searching the bytes rather than
+    building the mapping (a model's special tokens come first: microseconds)."""
     raw = blob if isinstance(blob, bytes) else bytes(blob)
     t = token.encode("utf-8", "surrogatepass")
-    found = []
-    if raw == t or raw.startswith(t + b"\n"):
-        found.append(0)
+
+    def chosen(i: int) -> bool:
+        k = int(id_to_mid[i]) if i < id_to_mid.size else -1
+        return k >= 0 and int(mid_to_id[k]) == i
+
+    if (raw == t or raw.startswith(t + b"\n")) and chosen(0):
+        return 0
     needle = b"\n" + t + b"\n"
     pos = raw.find(needle)
     while pos >= 0:
-        found.append(raw.count(b"\n", 0, pos + 1))
+        i = raw.count(b"\n", 0, pos + 1)
+        if chosen(i):
+            return i
         pos = raw.find(needle, pos + 1)
     if len(raw) > len(t) and raw.endswith(b"\n" + t):
-        found.append(raw.count(b"\n"))
-    best = None
-    for i in found:
-        if i < id_to_mid.size:
-            k = int(id_to_mid[i])
-            if k >= 0 and int(mid_to_id[k]) == i and (best is None or i > best):
-                best = i
-    return best
+        i = raw.count(b"\n")
+        if chosen(i):
+            return i
+    return None
 
 
 def _vocabulary_from_bytes(raw: bytes | None, mid_to_id, id_to_mid, blob=None) -> Vocabulary:

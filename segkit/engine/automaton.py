@@ -668,7 +668,7 @@ def check_keys_and_relink(
         return ValueError(f"{source}: invalid automaton: {what}")
 
     cps, starts, ends, ids = keys
-    cps = np.ascontiguousarray(cps, dtype=np.int64)
+    cps = np.ascontiguousarray(cps, dtype=np.uint32)
     starts = np.ascontiguousarray(starts, dtype=np.int64)
     ends = np.ascontiguousarray(ends, dtype=np.int64)
     ids = np.ascontiguousarray(ids, dtype=np.int32)
@@ -696,22 +696,25 @@ def check_keys_and_relink(
     tok = np.full(size, build.NO_TOKEN, dtype=np.int32)
     sroot = 1 if cfg.suffix_indicator else 0
     reverse = cfg.direction == "backward"
-    parts = [(starts, ids, 0)]
+    # Keys from root 0, then continuation keys (after the suffix indicator)
+    # from root 1, as Automaton.build inserts them.
+    k0 = starts.size
+    skip = np.zeros(k0, dtype=np.int64)
+    roots = np.zeros(k0, dtype=np.int8)
     if cfg.suffix_indicator:
         ls = len(cfg.suffix_indicator)
         cont = (ends - starts) > ls
-        for j, ch in enumerate(to_code_points(cfg.suffix_indicator).astype(np.int64)):
+        for j, ch in enumerate(to_code_points(cfg.suffix_indicator)):
             cont[cont] = cps[starts[cont] + j] == ch
-        parts.append((starts + ls, ids, 1, cont))
-    for part in parts:
-        st, kid, root = part[0], part[1], part[2]
-        en = ends
-        if len(part) == 4:
-            st, kid, en = st[part[3]], kid[part[3]], ends[part[3]]
-        status, k = verify.walk_keys(cps, st, en, kid, cmap, base, check, root, reverse, tok)
-        if status:
-            word = "".join(map(chr, cps[st[k] : en[k]].tolist()))
-            raise bad(f"{verify.MESSAGES[status]} (token {word!r}, id {int(kid[k])})")
+        starts = np.concatenate([starts, starts[cont]])
+        ends = np.concatenate([ends, ends[cont]])
+        ids = np.concatenate([ids, ids[cont]])
+        skip = np.concatenate([skip, np.full(int(cont.sum()), ls, dtype=np.int64)])
+        roots = np.concatenate([roots, np.ones(int(cont.sum()), dtype=np.int8)])
+    status, k = verify.walk_keys(cps, starts, ends, ids, cmap, base, check, roots, skip, reverse, tok)
+    if status:
+        word = "".join(map(chr, cps[starts[k] : ends[k]].tolist()))
+        raise bad(f"{verify.MESSAGES[status]} (token {word!r}, id {int(ids[k])})")
     if cfg.unknown == "char":
         for root in (0, 1) if sroot else (0,):
             if verify.mark_characters(base, check, root, nsym, cfg.char_id, tok):

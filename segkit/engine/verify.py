@@ -32,6 +32,8 @@ from numba import njit
 from .arrays import full
 from .build import NO_TOKEN
 
+_ix = np.uint64  # unsigned indices: no code for negative ones (see kernels._ix)
+
 #: Status codes of the checks (0: fine).
 OK = 0
 BAD_ROOTS = 1
@@ -60,7 +62,8 @@ def trie_order(base, check, nsym):
     """``(status, bfs, depth, sym, n_children)`` of a double array (int32
     ``base``/``check``; bounds of ``base + nsym`` and ``check`` already
     checked by the caller).  ``bfs`` lists the used slots roots first, by
-    depth; ``sym[t]`` is the symbol slot ``t`` is reached on."""
+    depth (slot order within a depth); ``sym[t]`` is the symbol slot ``t``
+    is reached on; ``depth`` is -1 for unused slots."""
     size = base.size
     depth = full(size, np.int32(-1), np.int32)
     sym = full(size, np.int32(0), np.int32)
@@ -112,30 +115,47 @@ def trie_order(base, check, nsym):
             n += 1
     if n != used:
         return UNREACHABLE, bfs, depth, sym, nkids
+    # Within a depth, slots in increasing order (a counting sort): the
+    # failure computation then walks the tables forwards, twice as fast as
+    # in the breadth-first order above.
+    maxd = depth[bfs[n - 1]]
+    first = full(maxd + 2, np.int64(0), np.int64)
+    for t in range(size):
+        if depth[t] >= 0:
+            first[depth[t] + 1] += 1
+    for d in range(maxd + 1):
+        first[d + 1] += first[d]
+    for t in range(size):
+        d = depth[t]
+        if d >= 0:
+            bfs[first[d]] = t
+            first[d] += 1
     return OK, bfs, depth, sym, nkids[1:]
 
 
 @njit(cache=True, nogil=True)
-def walk_keys(cps, starts, ends, ids, cmap, base, check, root, reverse, tok):
-    """Read key ``k`` (``cps[starts[k]:ends[k]]``, backwards when
-    ``reverse``) from slot ``root``; mark the node reached ``tok = ids[k]``.
-    Returns ``(status, k)``: the first key that fails, if any."""
+def walk_keys(cps, starts, ends, ids, cmap, base, check, root, skip, reverse, tok):
+    """Read key ``k`` (``cps[starts[k] + skip[k]:ends[k]]``, backwards when
+    ``reverse``) from slot ``root[k]``; mark the node reached ``tok = ids[k]``.
+    Returns ``(status, k)``: the first key that fails, if any.  Indices are
+    unsigned (``_ix``), as in the matching loop: all are in bounds (the
+    caller checked ``base + nsym`` and ``check`` against the table size)."""
     for k in range(starts.size):
-        u = root
-        a = starts[k]
+        u = np.int64(root[k])
+        a = starts[k] + skip[k]
         b = ends[k]
         for q in range(b - a):
-            c = cps[b - 1 - q] if reverse else cps[a + q]
-            s = cmap[cmap[c >> 8] + (c & 255)] >> 2
+            c = cps[_ix(b - 1 - q)] if reverse else cps[_ix(a + q)]
+            s = cmap[_ix(cmap[_ix(c >> 8)] + (c & 255))] >> 2
             if s == 0:
                 return NO_SYMBOL, k
-            t = base[u] + s
-            if check[t] != u:
+            t = base[_ix(u)] + s
+            if check[_ix(t)] != u:
                 return MISSING_KEY, k
             u = t
-        if tok[u] != NO_TOKEN:
+        if tok[_ix(u)] != NO_TOKEN:
             return SHARED_NODE, k
-        tok[u] = ids[k]
+        tok[_ix(u)] = ids[k]
     return OK, -1
 
 
