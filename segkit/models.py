@@ -145,7 +145,8 @@ def vocabulary_from_state(arrays: dict, blobs: dict, prefix: str = "vocab", sour
     n_tokens = raw.count(b"\n") + 1
     if n_tokens != max(size, 1):
         raise bad(f"token list holds {n_tokens} tokens, expected {size}")
-    return Vocabulary.from_marisa(None, mid_to_id, id_to_mid, raw)
+    # Copies: nothing keeps the file's buffer alive once load returns.
+    return Vocabulary.from_marisa(None, np.array(mid_to_id), np.array(id_to_mid), raw)
 
 
 def _vocabulary_from_json(raw: bytes, mid_to_id: np.ndarray, id_to_mid: np.ndarray, bad) -> Vocabulary:

@@ -172,7 +172,7 @@ class ChineseMaxMatch:
     # ---------------------------------------------------- saving and loading
     def save(self, path: str | os.PathLike) -> None:
         """Write the dictionary and the automata of this mode to one file
-        (read back with :func:`segkit.load`, memory-mapped, no rebuild)."""
+        (read back with :func:`segkit.load`, checked, no rebuild)."""
         from segkit.models import save
 
         save(self, path)

@@ -319,8 +319,8 @@ def test_mutated_models_load_valid_or_raise(name, models, worker, tmp_path, rng)
     raw, note = fuzz_models.mutate(models[name].read_bytes(), rng)
     path = tmp_path / f"mutant-{name}.segkit"
     path.write_bytes(raw)
-    verdict = worker.check(str(path))
-    assert verdict in ("rejected", "loaded"), f"{note}: {verdict}"
+    verdict = worker.check(str(path), str(models[name]))
+    assert verdict in ("rejected", "loaded", "loaded-differs"), f"{note}: {verdict}"
 
 
 def test_worker_reports_a_crash(tmp_path):

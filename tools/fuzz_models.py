@@ -201,10 +201,15 @@ def mutate(raw: bytes, rng: random.Random) -> tuple[bytes, str]:
 
 
 # ------------------------------------------------------------- checking
-def check_model(path: str) -> str:
+_ORIGINALS: dict[str, object] = {}
+
+
+def check_model(path: str, original: str | None = None) -> str:
     """Load ``path`` and exercise what loaded: ``"rejected"`` (ModelFileError)
-    or ``"loaded"``; AssertionError when a loaded model misbehaves; any
-    other exception propagates (a failure)."""
+    or ``"loaded"`` (``"loaded-differs"`` when its output differs from the
+    model at ``original``: a valid model, e.g. with other settings);
+    AssertionError when a loaded model misbehaves; any other exception
+    propagates (a failure)."""
     import segkit
     from segkit.storage import ModelFileError
 
@@ -216,7 +221,20 @@ def check_model(path: str) -> str:
         _check_wordpiece(model)
     else:
         _check_chinese(model)
+    if original:
+        if original not in _ORIGINALS:
+            _ORIGINALS[original] = _outputs(segkit.load(original))
+        if _outputs(model) != _ORIGINALS[original]:
+            return "loaded-differs"
     return "loaded"
+
+
+def _outputs(model) -> list:
+    import segkit
+
+    if isinstance(model, segkit.WordPiece):
+        return [(e.ids, e.offsets) for e in model.encode_batch(WP_TEXTS)] + [model.tokenize(t) for t in WP_TEXTS]
+    return [model.cut_batch(ZH_TEXTS), model.tokenize_batch(ZH_TEXTS)]
 
 
 def _check_wordpiece(wp) -> None:
@@ -254,9 +272,9 @@ def worker() -> None:
     """Check the files named on stdin, one per line; answer a verdict line each."""
     os.environ.setdefault("SEGKIT_CACHE_DIR", "off")
     for line in sys.stdin:
-        path = line.strip()
+        path, _, original = line.rstrip("\n").partition("\t")
         try:
-            verdict = check_model(path)
+            verdict = check_model(path, original or None)
         except AssertionError as e:
             verdict = f"wrong: {e}"
         except BaseException as e:  # noqa: BLE001 - every other exception is a finding
@@ -280,14 +298,15 @@ class Worker:
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, env=env,
         )
 
-    def check(self, path: str) -> str:
-        """The verdict on one file: ``rejected``, ``loaded``, ``wrong: ...``,
+    def check(self, path: str, original: str = "") -> str:
+        """The verdict on one file: ``rejected``, ``loaded``,
+        ``loaded-differs`` (from the model at ``original``), ``wrong: ...``,
         ``exception: ...``, ``crash: <signal or code>`` or ``hang``."""
         if self.proc is None:
             self._start()
         proc = self.proc
         try:
-            proc.stdin.write(path + "\n")
+            proc.stdin.write(f"{path}\t{original}\n")
             proc.stdin.flush()
         except BrokenPipeError:
             pass
@@ -316,7 +335,9 @@ def run(n: int, seed: int, folder: Path, timeout: float = 60.0, log=print) -> di
     paths = make_models(folder)
     originals = {name: p.read_bytes() for name, p in paths.items()}
     rng = random.Random(seed)
-    counts = {"mutations": 0, "rejected": 0, "loaded": 0, "wrong": 0, "exception": 0, "crash": 0, "hang": 0}
+    counts = {"mutations": 0, "rejected": 0, "loaded": 0, "loaded-differs": 0, "wrong": 0, "exception": 0,
+              "crash": 0, "hang": 0}
+    differs = 0
     w = Worker(timeout)
     try:
         for k in range(n):
@@ -324,11 +345,14 @@ def run(n: int, seed: int, folder: Path, timeout: float = 60.0, log=print) -> di
             raw, note = mutate(originals[name], rng)
             target = folder / f"mutant-{name}.segkit"
             target.write_bytes(raw)
-            verdict = w.check(str(target))
+            verdict = w.check(str(target), str(paths[name]))
             key = verdict.split(":")[0]
             counts["mutations"] += 1
             counts[key] = counts.get(key, 0) + 1
-            if key not in ("rejected", "loaded"):
+            if key == "loaded-differs" and differs < 20:
+                differs += 1
+                log(f"mutation {k} ({name}; {note}): loads as a model with other output")
+            if key not in ("rejected", "loaded", "loaded-differs"):
                 keep = folder / f"finding-{k}-{name}.segkit"
                 keep.write_bytes(raw)
                 log(f"mutation {k} ({name}; {note}): {verdict}  [kept as {keep}]")
@@ -353,7 +377,8 @@ def main() -> int:
     took = time.perf_counter() - t0
     print(json.dumps(counts))
     print(f"{counts['mutations']} mutations in {took:.0f} s: {counts['rejected']} rejected with ModelFileError, "
-          f"{counts['loaded']} loaded and behaved; wrong output {counts['wrong']}, other exceptions "
+          f"{counts['loaded'] + counts['loaded-differs']} loaded and behaved ({counts['loaded-differs']} of them with "
+          f"output other than the original's); wrong output {counts['wrong']}, other exceptions "
           f"{counts['exception']}, crashes {counts['crash']}, hangs {counts['hang']}")
     return 1 if counts["wrong"] or counts["exception"] or counts["crash"] or counts["hang"] else 0
 

@@ -311,7 +311,7 @@ class WordPiece:
 
     def save(self, path: str | os.PathLike) -> None:
         """Write this tokenizer to one file; :func:`segkit.load` reads it back
-        in milliseconds (memory-mapped, nothing rebuilt)."""
+        in tens of milliseconds (read and checked, nothing rebuilt)."""
         from ..models import save
 
         save(self, path)
