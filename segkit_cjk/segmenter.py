@@ -206,12 +206,21 @@ class ChineseMaxMatch:
         ids = valid_id_mask(vocab, minus_one=True)
         keys = vocabulary_keys(vocab)
         classes = _classes()
-        automata = {}
-        for d in directions:
+
+        def checked(d: str) -> Automaton:
             a = automaton_from_arrays(stored[d], arrays, d, source, ids, keys, classes)
             if a.config != _engine_config(d):
                 raise ValueError(f"{source}: the {d} automaton's configuration {a.config} is not {_engine_config(d)}")
-            automata[d] = a
+            return a
+
+        if len(directions) == 2:
+            # The checks are compiled and release the GIL: both automata at once.
+            from concurrent.futures import ThreadPoolExecutor
+
+            with ThreadPoolExecutor(2) as pool:
+                automata = dict(zip(directions, pool.map(checked, directions)))
+        else:
+            automata = {directions[0]: checked(directions[0])}
         obj._assemble(vocab, mode, config["alnum_runs"], automata)
         return obj
 

@@ -637,7 +637,18 @@ def _depths(check: np.ndarray, bad) -> tuple[np.ndarray, np.ndarray]:
 
 def _automaton_reduce(a: Automaton):
     config, arrays = automaton_state(a)
-    return (automaton_from_state, (config, {k: np.array(v) for k, v in arrays.items()}))
+    return (_automaton_unpickle, (config, {k: np.array(v) for k, v in arrays.items()}))
+
+
+def _automaton_unpickle(config: dict, arrays: dict[str, np.ndarray]) -> Automaton:
+    # Unpickling runs whatever code the pickle names, so a pickle is trusted
+    # as code is: only the cheap layout check, not the full validation that
+    # files get (which costs 10x an unpickle for the Chinese dictionary).
+    cfg = EngineConfig(**{k: config[k] for k in ("suffix_indicator", "unknown", "direction", "unk_id", "char_id",
+                                                 "max_word_chars", "max_word_bytes")})
+    nsym = int(config["num_symbols"])
+    validate_layout(arrays["packed"], cfg, nsym, source="pickled automaton")
+    return Automaton(arrays["packed"], cfg, nsym)
 
 
 
@@ -728,13 +739,18 @@ def check_keys_and_relink(
     used_sym[sym[bfs[2:]]] = True
     if not used_sym[1:].all():
         raise bad("the alphabet has symbols no token uses")
-    parent = np.where(check >= 0, check, -1).astype(np.int32)
+    # In slot space a node's parent is its check value (the roots' -2 is
+    # never read: the pass starts after them).
     new_fails, new_pool = build.compute_failure(
-        parent, sym, tok, np.arange(size, dtype=np.int32), base, check, bfs, sroot
+        check, sym, tok, np.arange(size, dtype=np.int32), base, check, bfs, sroot
     )
     # The stored links and pops must be these (damaged files are rejected,
-    # not repaired).  Pop lists lie in the pool in the builder's node order,
-    # so lists are compared node by node, not the pools as arrays.
+    # not repaired).  Files of this segkit lay out the pool in the same
+    # order: the arrays are equal and the stored automaton is used as it
+    # is.  Older builders laid out pop lists in node order, so those lists
+    # are compared node by node and the recomputed arrays are used.
+    if np.array_equal(new_fails, fails) and np.array_equal(new_pool, pool):
+        return packed
     new_ref = new_fails[:, 1].astype(np.int64)
     old_ref = fails[:, 1].astype(np.int64)
     same = np.array_equal(new_fails[:, 0], fails[:, 0])

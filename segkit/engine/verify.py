@@ -9,8 +9,8 @@ against the keys (the vocabulary's tokens and ids), and recomputes the
 
 1. :func:`trie_order` checks that the double array is a trie (slots 0 and 1
    the roots, every other used slot the child of a used slot on a symbol
-   ``1..nsym``, every slot reachable from a root: no cycle, no orphan) and
-   returns a breadth-first order, the depths and each slot's symbol;
+   ``1..nsym``, parents leading to a root: no cycle) and returns the slots
+   ordered by depth, the depths and each slot's symbol;
 2. :func:`walk_keys` reads every key from its root through the transitions,
    as matching would, and marks the node it ends at with its id; a key that
    is missing, or two keys ending at one node, is an error;
@@ -62,75 +62,73 @@ def trie_order(base, check, nsym):
     """``(status, bfs, depth, sym, n_children)`` of a double array (int32
     ``base``/``check``; bounds of ``base + nsym`` and ``check`` already
     checked by the caller).  ``bfs`` lists the used slots roots first, by
-    depth (slot order within a depth); ``sym[t]`` is the symbol slot ``t``
-    is reached on; ``depth`` is -1 for unused slots."""
+    depth, in slot order within a depth (the order
+    :func:`segkit.engine.build.build_automaton` computes failure links in);
+    ``sym[t]`` is the symbol slot ``t`` is reached on; ``depth`` is -1 for
+    unused slots; ``n_children[t]`` is 0 for a leaf, 1 otherwise.
+
+    Depths come from walking up parents until a known depth (each slot is
+    walked once); a walk that meets itself is a cycle."""
     size = base.size
     depth = full(size, np.int32(-1), np.int32)
     sym = full(size, np.int32(0), np.int32)
-    nkids = full(size + 1, np.int64(0), np.int64)
+    has_kids = full(size, np.int8(0), np.int8)
     bfs = np.empty(0, np.int64)
     if size < 2 or check[0] != -2 or check[1] != -2:
-        return BAD_ROOTS, bfs, depth, sym, nkids
+        return BAD_ROOTS, bfs, depth, sym, has_kids
+    depth[0] = 0
+    depth[1] = 0
+    stack = np.empty(size, np.int64)
     used = 2
+    maxd = 0
     for t in range(2, size):
         p = check[t]
         if p == -1:
             continue
         if p < 0:
-            return BAD_ROOTS, bfs, depth, sym, nkids
+            return BAD_ROOTS, bfs, depth, sym, has_kids
         if check[p] == -1:
-            return BAD_PARENT, bfs, depth, sym, nkids
+            return BAD_PARENT, bfs, depth, sym, has_kids
         s = t - base[p]
         if s < 1 or s > nsym:
-            return BAD_SYMBOL, bfs, depth, sym, nkids
+            return BAD_SYMBOL, bfs, depth, sym, has_kids
         sym[t] = s
-        nkids[p + 1] += 1
+        has_kids[p] = 1
         used += 1
-    # Children lists (counting sort by parent), then breadth-first from the roots.
-    start = np.empty(size + 1, np.int64)
-    start[0] = 0
-    for u in range(size):
-        start[u + 1] = start[u] + nkids[u + 1]
-    fill = start.copy()
-    kids = np.empty(max(used - 2, 0), np.int64)
-    for t in range(2, size):
-        p = check[t]
-        if p >= 0:
-            kids[fill[p]] = t
-            fill[p] += 1
-    bfs = np.empty(used, np.int64)
-    bfs[0] = 0
-    bfs[1] = 1
-    depth[0] = 0
-    depth[1] = 0
-    n = 2
-    h = 0
-    while h < n:
-        u = bfs[h]
-        h += 1
-        for q in range(start[u], start[u + 1]):
-            v = kids[q]
-            depth[v] = depth[u] + 1
-            bfs[n] = v
+        if depth[t] >= 0:
+            continue
+        n = 0
+        u = np.int64(t)
+        while depth[u] < 0:
+            if depth[u] == -2:  # met a slot of this walk again
+                return UNREACHABLE, bfs, depth, sym, has_kids
+            if check[u] < 0:  # an unused slot (-1); the real roots have depths
+                return BAD_PARENT, bfs, depth, sym, has_kids
+            depth[u] = -2
+            stack[n] = u
             n += 1
-    if n != used:
-        return UNREACHABLE, bfs, depth, sym, nkids
-    # Within a depth, slots in increasing order (a counting sort): the
-    # failure computation then walks the tables forwards, twice as fast as
-    # in the breadth-first order above.
-    maxd = depth[bfs[n - 1]]
+            u = check[u]
+        d = depth[u]
+        while n > 0:
+            n -= 1
+            d += 1
+            depth[stack[n]] = d
+        if d > maxd:
+            maxd = d
+    # Counting sort by depth, slots in increasing order within a depth.
     first = full(maxd + 2, np.int64(0), np.int64)
     for t in range(size):
         if depth[t] >= 0:
             first[depth[t] + 1] += 1
     for d in range(maxd + 1):
         first[d + 1] += first[d]
+    bfs = np.empty(used, np.int64)
     for t in range(size):
         d = depth[t]
         if d >= 0:
             bfs[first[d]] = t
             first[d] += 1
-    return OK, bfs, depth, sym, nkids[1:]
+    return OK, bfs, depth, sym, has_kids
 
 
 @njit(cache=True, nogil=True)
