@@ -701,17 +701,11 @@ def check_keys_and_relink(
     if classes is not None and not np.array_equal((blocks & 3).astype(np.uint8)[page_block].ravel(), classes):
         raise bad("the character map's boundary classes are not the preset's")
 
-    status, bfs, depth, sym, n_children = verify.trie_order(base, check, nsym)
-    if status:
-        raise bad(verify.MESSAGES[status])
-    tok = np.full(size, build.NO_TOKEN, dtype=np.int32)
     sroot = 1 if cfg.suffix_indicator else 0
-    reverse = cfg.direction == "backward"
     # Keys from root 0, then continuation keys (after the suffix indicator)
     # from root 1, as Automaton.build inserts them.
-    k0 = starts.size
-    skip = np.zeros(k0, dtype=np.int64)
-    roots = np.zeros(k0, dtype=np.int8)
+    skip = np.zeros(starts.size, dtype=np.int64)
+    roots = np.zeros(starts.size, dtype=np.int8)
     if cfg.suffix_indicator:
         ls = len(cfg.suffix_indicator)
         cont = (ends - starts) > ls
@@ -722,28 +716,16 @@ def check_keys_and_relink(
         ids = np.concatenate([ids, ids[cont]])
         skip = np.concatenate([skip, np.full(int(cont.sum()), ls, dtype=np.int64)])
         roots = np.concatenate([roots, np.ones(int(cont.sum()), dtype=np.int8)])
-    status, k = verify.walk_keys(cps, starts, ends, ids, cmap, base, check, roots, skip, reverse, tok)
-    if status:
-        word = "".join(map(chr, cps[starts[k] : ends[k]].tolist()))
-        raise bad(f"{verify.MESSAGES[status]} (token {word!r}, id {int(ids[k])})")
-    if cfg.unknown == "char":
-        for root in (0, 1) if sroot else (0,):
-            if verify.mark_characters(base, check, root, nsym, cfg.char_id, tok):
-                raise bad("a character of the alphabet has no one-character token")
-    status = verify.leaves_end_keys(bfs, n_children, tok)
-    if status:
-        raise bad(verify.MESSAGES[status])
-    # Every symbol is some key's character: with the count above, the
-    # character map gives exactly the keys' characters distinct symbols.
-    used_sym = np.zeros(nsym + 1, dtype=bool)
-    used_sym[sym[bfs[2:]]] = True
-    if not used_sym[1:].all():
-        raise bad("the alphabet has symbols no token uses")
-    # In slot space a node's parent is its check value (the roots' -2 is
-    # never read: the pass starts after them).
-    new_fails, new_pool = build.compute_failure(
-        check, sym, tok, np.arange(size, dtype=np.int32), base, check, bfs, sroot
+    status, k, new_fails, new_pool = verify.check_and_relink(
+        base, check, nsym, cmap, cps, starts, ends, ids, roots, skip, cfg.direction == "backward",
+        cfg.unknown == "char", np.int32(cfg.char_id), sroot,
     )
+    if status:
+        where = ""
+        if k >= 0:
+            word = "".join(map(chr, cps[starts[k] + skip[k] : ends[k]].tolist()))
+            where = f" (token {word!r}, id {int(ids[k])})"
+        raise bad(verify.MESSAGES[status] + where)
     # The stored links and pops must be these (damaged files are rejected,
     # not repaired).  Files of this segkit lay out the pool in the same
     # order: the arrays are equal and the stored automaton is used as it

@@ -30,7 +30,7 @@ import numpy as np
 from numba import njit
 
 from .arrays import full
-from .build import NO_TOKEN
+from .build import NO_TOKEN, compute_failure
 
 _ix = np.uint64  # unsigned indices: no code for negative ones (see kernels._ix)
 
@@ -178,3 +178,47 @@ def leaves_end_keys(bfs, n_children, tok):
         if n_children[v] == 0 and tok[v] == NO_TOKEN:
             return EXTRA_PATH
     return OK
+
+
+UNUSED_SYMBOL = 9
+NO_CHARACTER_TOKEN = 10
+MESSAGES[UNUSED_SYMBOL] = "the alphabet has symbols no token uses"
+MESSAGES[NO_CHARACTER_TOKEN] = "a character of the alphabet has no one-character token"
+
+
+@njit(cache=True, nogil=True)
+def check_and_relink(base, check, nsym, cmap, cps, starts, ends, ids, roots, skip, reverse, charmode, char_id, sroot):
+    """All the checks in order, then the failure links and pops recomputed:
+    ``(status, key, fails, pool)`` (``key``: the key that failed, or -1).
+    One compiled entry point, so a fresh process loads one function from
+    Numba's cache, not five."""
+    no_fails = np.empty((0, 2), np.int32)
+    no_pool = np.empty(0, np.int32)
+    status, bfs, depth, sym, has_kids = trie_order(base, check, nsym)
+    if status:
+        return status, -1, no_fails, no_pool
+    tok = full(base.size, np.int32(NO_TOKEN), np.int32)
+    status, k = walk_keys(cps, starts, ends, ids, cmap, base, check, roots, skip, reverse, tok)
+    if status:
+        return status, k, no_fails, no_pool
+    if charmode:
+        for root in range(2 if sroot else 1):
+            if mark_characters(base, check, root, nsym, char_id, tok):
+                return NO_CHARACTER_TOKEN, -1, no_fails, no_pool
+    status = leaves_end_keys(bfs, has_kids, tok)
+    if status:
+        return status, -1, no_fails, no_pool
+    # Every symbol is read somewhere: with the count of characters that have
+    # a symbol (checked by the caller), the character map gives exactly the
+    # keys' characters distinct symbols.
+    seen = full(nsym + 1, np.int8(0), np.int8)
+    for h in range(2, bfs.size):
+        seen[sym[bfs[h]]] = 1
+    for s in range(1, nsym + 1):
+        if seen[s] == 0:
+            return UNUSED_SYMBOL, -1, no_fails, no_pool
+    slots = np.arange(base.size).astype(np.int32)
+    # In slot space a node's parent is its check value (the roots' -2 is
+    # never read: the pass starts after them).
+    fails, pool = compute_failure(check, sym, tok, slots, base, check, bfs, sroot)
+    return OK, -1, fails, pool
