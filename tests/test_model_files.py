@@ -338,3 +338,33 @@ def test_worker_reports_a_crash(tmp_path):
 def test_prefix_layout_matches_storage():
     assert fuzz_models.PREFIX.size == struct.calcsize("<8sIIII") and MAGIC == b"SEGKIT\n\x00"
     assert zlib.crc32(b"") == 0
+
+
+def test_files_with_pop_lists_in_another_order_still_load(models, tmp_path):
+    """Files written before the builder laid out pop lists in slot order
+    hold them in node order: they load, compared list by list, and behave
+    as before."""
+    path = models["wordpiece"]
+    m = read_model(path)
+    cmap, trans, fails, pool, params = (np.array(x) for x in kernels.unpack(m.arrays["automaton.packed"]))
+    listed = [v for v in range(fails.shape[0]) if fails[v, 0] >= 0 and fails[v, 1] > 0]
+    assert len(listed) >= 2
+    new_pool = [0]
+    for v in reversed(listed):
+        r = fails[v, 1]
+        lst = pool[r : r + 1 + 2 * pool[r]].tolist()
+        fails[v, 1] = len(new_pool)
+        new_pool += lst
+    assert len(new_pool) == pool.size and new_pool != pool.tolist()
+    packed = kernels.pack(cmap, trans, fails, np.array(new_pool, dtype=np.int32), params)
+    old = forge(path, tmp_path / "old-order.segkit", arrays={"automaton.packed": packed})
+    texts = fuzz_models.WP_TEXTS
+    assert [e.ids for e in segkit.load(old).encode_batch(texts)] == [e.ids for e in segkit.load(path).encode_batch(texts)]
+
+
+def test_vocabulary_with_a_newline_token_round_trips(tmp_path):
+    wp = segkit.WordPiece(["[UNK]", "a", "b\nc", "##b"])
+    wp.save(tmp_path / "nl.segkit")
+    loaded = segkit.load(tmp_path / "nl.segkit")
+    assert loaded.tokenize("ab a") == ["a", "##b", "a"]
+    assert loaded.id_to_token(2) == "b\nc" and loaded.token_to_id("##b") == 3
