@@ -368,3 +368,36 @@ def test_vocabulary_with_a_newline_token_round_trips(tmp_path):
     loaded = segkit.load(tmp_path / "nl.segkit")
     assert loaded.tokenize("ab a") == ["a", "##b", "a"]
     assert loaded.id_to_token(2) == "b\nc" and loaded.token_to_id("##b") == 3
+
+
+def test_structural_check_without_keys():
+    """Plugins whose presets load an automaton without its keys
+    (``automaton_from_arrays`` without ``keys``) still get the structural
+    checks: links to shallower nodes, pops covering what links drop, ids in
+    the vocabulary, no trie cycle."""
+    from segkit.engine.automaton import automaton_from_state, automaton_state
+
+    wp = segkit.WordPiece(["[UNK]", "a", "##b", "##c", "abcd", "xy", "##x", "zz"])
+    a = wp.automaton
+    config, arrays = automaton_state(a)
+    ids = np.ones(len(wp.vocab.id_to_token) + 1, dtype=bool)
+    ids[0] = False  # -1 is no id here
+    assert automaton_from_state(config, {"packed": np.array(a.packed)}, valid_ids=ids).segment_ids("abcd xy").tolist() == [4, 5]
+    v = a.node("abcd")
+    listed = [u for u in range(a.fails.shape[0]) if a.fails[u, 0] >= 0 and a.fails[u, 1] > 0][0]
+
+    def broken(edit):
+        packed = np.array(a.packed)
+        edit(*kernels.unpack(packed))
+        return {"packed": packed}
+
+    cases = {
+        "own node": lambda c, t, f, p, q: f.__setitem__((v, 0), v),
+        "covering": lambda c, t, f, p, q: p.__setitem__(f[listed, 1] + 2, 2**30),
+        "inline id": lambda c, t, f, p, q: f.__setitem__((v, 1), -1 - (((8_388_606 + 1) << 8) | 4)),
+        "cycle": lambda c, t, f, p, q: t.__setitem__((v, 1), v),
+        "unk": lambda c, t, f, p, q: q.__setitem__(kernels.P_UNK, -5),
+    }
+    for name, edit in cases.items():
+        with pytest.raises(ValueError, match="invalid automaton"):
+            automaton_from_state(config, broken(edit), valid_ids=ids)
