@@ -32,7 +32,8 @@ class Vocabulary:
         Non-negative, distinct ids (default: ``0..len(tokens)-1``).
     """
 
-    __slots__ = ("_tokens", "_ids", "_index", "_by_id", "_trie", "_mid_to_id", "_id_to_mid", "_blob", "_packed")
+    __slots__ = ("_tokens", "_ids", "_index", "_by_id", "_trie", "_mid_to_id", "_id_to_mid", "_blob", "_packed",
+                 "_lookups")
 
     def __init__(self, tokens: list[str], ids: list[int] | None = None):
         self._trie = None
@@ -40,6 +41,7 @@ class Vocabulary:
         self._id_to_mid = None
         self._blob = None
         self._packed = None
+        self._lookups = 0
         self._tokens: list[str] | None = list(tokens)
         self._ids: list[int] | None = list(range(len(self._tokens))) if ids is None else list(ids)
         self._index: dict[str, int] | None = dict(zip(self._tokens, self._ids))
@@ -70,6 +72,7 @@ class Vocabulary:
         v._id_to_mid = np.asarray(id_to_mid, dtype=np.int32)
         v._blob = tokens_blob
         v._packed = None
+        v._lookups = 0
         v._tokens = v._ids = v._index = v._by_id = None
         return v
 
@@ -270,9 +273,11 @@ class Vocabulary:
     def id(self, token: str) -> int | None:
         """The id of ``token``, or None."""
         if self._index is None and self._trie is None:
-            if self._blob is not None:
+            if self._blob is not None and self._lookups < _BLOB_LOOKUPS:
                 # A loaded model's few lookups (unk and special tokens) read
-                # the token list without building the whole mapping.
+                # the token list without building the whole mapping; more
+                # lookups than that build it (a search reads the whole list).
+                self._lookups += 1
                 return _blob_id(self._blob, token, self._mid_to_id, self._id_to_mid) if isinstance(token, str) else None
             self._materialize()
         if self._index is None:
@@ -308,6 +313,11 @@ class Vocabulary:
         """A copy of the mapping token -> id."""
         self._materialize()
         return dict(self._index)
+
+
+#: Lookups answered by searching a loaded vocabulary's token list before the
+#: token -> id mapping is built (loading a BERT model makes about a dozen).
+_BLOB_LOOKUPS = 64
 
 
 def _blob_id(blob, token: str, mid_to_id: np.ndarray, id_to_mid: np.ndarray) -> int | None:

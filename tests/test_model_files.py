@@ -401,3 +401,14 @@ def test_structural_check_without_keys():
     for name, edit in cases.items():
         with pytest.raises(ValueError, match="invalid automaton"):
             automaton_from_state(config, broken(edit), valid_ids=ids)
+
+
+def test_many_lookups_on_a_loaded_vocabulary_build_its_mapping(wordpiece):
+    """load answers its few lookups from the token list (no mapping built);
+    a caller looking up many tokens gets the mapping, not a search each."""
+    path, wp = wordpiece
+    loaded = segkit.load(path)
+    assert loaded.vocab._index is None  # nothing built by load itself
+    got = [loaded.token_to_id(t) for t in ["a", "##b", "zz", "nope"] * 50]
+    assert got == [wp.token_to_id(t) for t in ["a", "##b", "zz", "nope"] * 50]
+    assert loaded.vocab._index is not None
