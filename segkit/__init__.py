@@ -7,7 +7,7 @@ Public API
 :class:`Encoding`, :class:`BatchEncoding`
     Results of ``encode`` / ``encode_batch``.
 :func:`load`, :class:`ModelFileError`
-    Load any preset saved with ``.save(path)`` (memory-mapped, no rebuild).
+    Load any preset saved with ``.save(path)`` (every value checked; see docs/saving.rst).
 :class:`Vocabulary`, :class:`VocabularyError`
     Token <-> id tables and the error raised for unreadable vocabularies.
 :class:`Automaton`, :class:`EngineConfig`

@@ -63,7 +63,8 @@ class Vocabulary:
         Non-negative, distinct ids (default: ``0..len(tokens)-1``).
     """
 
-    __slots__ = ("_tokens", "_ids", "_index", "_by_id", "_trie", "_mid_to_id", "_id_to_mid", "_blob", "_packed")
+    __slots__ = ("_tokens", "_ids", "_index", "_by_id", "_trie", "_mid_to_id", "_id_to_mid", "_blob", "_packed",
+                 "_lookups")
 
     def __init__(self, tokens: list[str], ids: list[int] | None = None):
         self._trie = None
@@ -71,6 +72,7 @@ class Vocabulary:
         self._id_to_mid = None
         self._blob = None
         self._packed = None
+        self._lookups = 0
         self._tokens: list[str] | None = list(tokens)
         self._ids: list[int] | None = list(range(len(self._tokens))) if ids is None else list(ids)
         self._index: dict[str, int] | None = dict(zip(self._tokens, self._ids))
@@ -102,6 +104,7 @@ class Vocabulary:
         v._id_to_mid = np.asarray(id_to_mid, dtype=np.int32)
         v._blob = tokens_blob
         v._packed = None
+        v._lookups = 0
         v._tokens = v._ids = v._index = v._by_id = None
         return v
 
@@ -268,8 +271,7 @@ class Vocabulary:
     def __contains__(self, token: object) -> bool:
         if self._tokens is None:
             if self._trie is None:
-                self._materialize()
-                return token in self._index
+                return self.id(token) is not None  # type: ignore[arg-type]
             return isinstance(token, str) and token in self._trie
         return token in self._index
 
@@ -305,6 +307,12 @@ class Vocabulary:
     def id(self, token: str) -> int | None:
         """The id of ``token``, or None."""
         if self._index is None and self._trie is None:
+            if self._blob is not None and self._lookups < _BLOB_LOOKUPS:
+                # A loaded model's few lookups (unk and special tokens) read
+                # the token list without building the whole mapping; more
+                # lookups than that build it (a search reads the whole list).
+                self._lookups += 1
+                return _blob_id(self._blob, token, self._mid_to_id, self._id_to_mid) if isinstance(token, str) else None
             self._materialize()
         if self._index is None:
             k = self._trie.get(token) if isinstance(token, str) else None
@@ -339,6 +347,39 @@ class Vocabulary:
         """A copy of the mapping token -> id."""
         self._materialize()
         return dict(self._index)
+
+
+#: Lookups answered by searching a loaded vocabulary's token list before the
+#: token -> id mapping is built (loading a BERT model makes about a dozen).
+_BLOB_LOOKUPS = 64
+
+
+def _blob_id(blob, token: str, mid_to_id: np.ndarray, id_to_mid: np.ndarray) -> int | None:
+    r"""``Vocabulary.id(token)`` read from a ``"\n"``-joined token list: the
+    first id whose token is ``token`` among the ids ``mid_to_id`` lists
+    (which name distinct tokens), found by searching the bytes rather than
+    building the mapping (a model's special tokens come first: microseconds)."""
+    raw = blob if isinstance(blob, bytes) else bytes(blob)
+    t = token.encode("utf-8", "surrogatepass")
+
+    def chosen(i: int) -> bool:
+        k = int(id_to_mid[i]) if i < id_to_mid.size else -1
+        return k >= 0 and int(mid_to_id[k]) == i
+
+    if (raw == t or raw.startswith(t + b"\n")) and chosen(0):
+        return 0
+    needle = b"\n" + t + b"\n"
+    pos = raw.find(needle)
+    while pos >= 0:
+        i = raw.count(b"\n", 0, pos + 1)
+        if chosen(i):
+            return i
+        pos = raw.find(needle, pos + 1)
+    if len(raw) > len(t) and raw.endswith(b"\n" + t):
+        i = raw.count(b"\n")
+        if chosen(i):
+            return i
+    return None
 
 
 def _vocabulary_from_bytes(raw: bytes | None, mid_to_id, id_to_mid, blob=None) -> Vocabulary:

@@ -171,7 +171,7 @@ class ChineseMaxMatch:
             vocab = self._vocab
             for d in directions:
                 if d not in automata:
-                    config = EngineConfig(unknown="char", direction=d, char_id=NOT_A_WORD)
+                    config = _engine_config(d)
                     automata[d] = Automaton.build(vocab.tokens, vocab.ids, config, _classes())
             self._automata = automata
             return [automata[d] for d in directions]
@@ -179,7 +179,7 @@ class ChineseMaxMatch:
     # ---------------------------------------------------- saving and loading
     def save(self, path: str | os.PathLike) -> None:
         """Write the dictionary and the automata of this mode to one file
-        (read back with :func:`segkit.load`, memory-mapped, no rebuild)."""
+        (read back with :func:`segkit.load`, checked, no rebuild)."""
         from segkit.models import save
 
         save(self, path)
@@ -202,12 +202,38 @@ class ChineseMaxMatch:
 
     @classmethod
     def _from_model(cls, config, arrays, blobs, source):
-        from segkit.models import automaton_from_arrays, vocabulary_from_state
+        """A segmenter from a model file's parts, validated: the mode's
+        automata and nothing else, each a well-formed automaton whose ids
+        are dictionary ids (or :data:`NOT_A_WORD`) and whose configuration
+        is the one this class builds."""
+        from segkit.models import automaton_from_arrays, valid_id_mask, vocabulary_from_state, vocabulary_keys
 
-        vocab = vocabulary_from_state(arrays, blobs, source=source)
-        automata = {d: automaton_from_arrays(c, arrays, d, source) for d, c in config["automata"].items()}
+        mode = _check_mode(config["mode"])
+        stored = config["automata"]
         obj = cls.__new__(cls)
-        obj._assemble(vocab, _check_mode(config["mode"]), config["alnum_runs"], automata)
+        directions = ("forward", "backward") if mode == "bidirectional" else (mode,)
+        if not isinstance(stored, dict) or set(stored) != set(directions):
+            raise ValueError(f"{source}: mode {mode!r} needs automata {list(directions)}, found {list(stored)!r:.80}")
+        vocab = vocabulary_from_state(arrays, blobs, source=source)
+        ids = valid_id_mask(vocab, minus_one=True)
+        keys = vocabulary_keys(vocab)
+        classes = _classes()
+
+        def checked(d: str) -> Automaton:
+            a = automaton_from_arrays(stored[d], arrays, d, source, ids, keys, classes)
+            if a.config != _engine_config(d):
+                raise ValueError(f"{source}: the {d} automaton's configuration {a.config} is not {_engine_config(d)}")
+            return a
+
+        if len(directions) == 2:
+            # The checks are compiled and release the GIL: both automata at once.
+            from concurrent.futures import ThreadPoolExecutor
+
+            with ThreadPoolExecutor(2) as pool:
+                automata = dict(zip(directions, pool.map(checked, directions)))
+        else:
+            automata = {directions[0]: checked(directions[0])}
+        obj._assemble(vocab, mode, config["alnum_runs"], automata)
         return obj
 
     def __reduce__(self):
@@ -542,6 +568,10 @@ def _results(cache: _WordCache, keys, spelled, text, new_keys: int, starts, ends
 def _split(result):
     out, rows = result
     return out[0], out[1], out[2], rows
+
+
+def _engine_config(direction: str) -> EngineConfig:
+    return EngineConfig(unknown="char", direction=direction, char_id=NOT_A_WORD)
 
 
 def _check_mode(mode: object) -> str:

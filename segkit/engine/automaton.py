@@ -122,11 +122,19 @@ class EngineConfig:
                 "backward matching is defined for an empty suffix indicator only, "
                 f"found {self.suffix_indicator!r}"
             )
+        for name in ("unk_id", "char_id"):
+            x = getattr(self, name)
+            if isinstance(x, bool) or not isinstance(x, (int, np.integer)) or not -(1 << 31) <= x < (1 << 31):
+                raise ValueError(f"{name} must be an int32 value, found {x!r}")
         if self.max_word_chars is not None and (
-            not isinstance(self.max_word_chars, int) or self.max_word_chars < 1
+            isinstance(self.max_word_chars, bool) or not isinstance(self.max_word_chars, int)
+            or not 1 <= self.max_word_chars < (1 << 31)
         ):
             raise ValueError(f"max_word_chars must be a positive int or None, found {self.max_word_chars!r}")
-        if self.max_word_bytes is not None and (not isinstance(self.max_word_bytes, int) or self.max_word_bytes < 1):
+        if self.max_word_bytes is not None and (
+            isinstance(self.max_word_bytes, bool) or not isinstance(self.max_word_bytes, int)
+            or not 1 <= self.max_word_bytes < (1 << 31)
+        ):
             raise ValueError(f"max_word_bytes must be a positive int or None, found {self.max_word_bytes!r}")
 
 
@@ -234,13 +242,7 @@ class Automaton:
         if classes is None:
             classes = np.zeros(MAX_CODE_POINT + 1, dtype=np.uint8)
         cmap = build_charmap(alphabet, classes)
-        params = np.zeros(kernels.N_PARAMS, dtype=np.int32)
-        params[kernels.P_SROOT] = sroot
-        params[kernels.P_UNK] = config.unk_id
-        params[kernels.P_MAXCHARS] = _UNLIMITED if config.max_word_chars is None else config.max_word_chars
-        params[kernels.P_CHARMODE] = 1 if config.unknown == "char" else 0
-        params[kernels.P_CHARID] = config.char_id
-        params[kernels.P_MAXBYTES] = config.max_word_bytes or 0
+        params = expected_params(config)
         return cls(kernels.pack(cmap, trans, fails, pool, params), config, nsym)
 
     def __reduce__(self):
@@ -402,36 +404,84 @@ def automaton_state(a: Automaton) -> tuple[dict, dict[str, np.ndarray]]:
     return config, {"packed": a.packed}
 
 
-def automaton_from_state(config: dict, arrays: dict[str, np.ndarray], *, source: str = "automaton") -> Automaton:
+def automaton_from_state(
+    config: dict,
+    arrays: dict[str, np.ndarray],
+    *,
+    source: str = "automaton",
+    valid_ids: np.ndarray | None = None,
+    keys: tuple | None = None,
+    classes: np.ndarray | None = None,
+) -> Automaton:
     """Rebuild an :class:`Automaton` from :func:`automaton_state` output.
 
-    Every array is validated first (dtypes, shapes and that every index the
-    kernels follow stays inside its array), so a damaged or crafted file
-    raises ``ValueError`` instead of making the compiled loop read out of
-    bounds.
-    """
-    from .kernels import N_PARAMS, P_SROOT
+    Every array is validated first (see :func:`validate_packed`), so a
+    damaged or crafted file raises ``ValueError`` instead of making the
+    compiled loop read out of bounds, loop forever or emit tokens that no
+    automaton could emit.
 
+    ``valid_ids``: booleans, ``valid_ids[i + 1]`` saying whether token id
+    ``i`` (from -1 on) may be emitted, i.e. is an id of the preset's
+    vocabulary or a marker such as the -1 of Chinese non-words (see
+    :func:`validate_packed`).  ``None`` skips the id check (pickles, which
+    are trusted: unpickling runs code anyway).  ``keys``: the keys the
+    automaton must hold, ``classes`` the boundary classes of its character
+    map (see :func:`check_keys_and_relink`); then the failure data is
+    recomputed rather than read.
+    """
     try:
         cfg = EngineConfig(
             suffix_indicator=config["suffix_indicator"],
             unknown=config["unknown"],
             direction=config["direction"],
-            unk_id=int(config["unk_id"]),
-            char_id=int(config["char_id"]),
+            unk_id=_int(config["unk_id"]),
+            char_id=_int(config["char_id"]),
             max_word_chars=config["max_word_chars"],
             max_word_bytes=config.get("max_word_bytes"),
         )
-        nsym = int(config["num_symbols"])
+        nsym = _int(config["num_symbols"])
         packed = arrays["packed"]
-    except (KeyError, TypeError) as e:
+    except (KeyError, TypeError, AttributeError) as e:
         raise ValueError(f"{source}: incomplete automaton description ({e!r})") from None
+    if not isinstance(packed, np.ndarray):
+        raise ValueError(f"{source}: invalid automaton: packed is {type(packed).__name__}, expected an array")
+    if keys is None:
+        validate_packed(packed, cfg, nsym, source=source, valid_ids=valid_ids)
+    else:
+        validate_layout(packed, cfg, nsym, source=source)
+        packed = check_keys_and_relink(packed, cfg, nsym, keys, source=source, classes=classes)
+        _check_fixed_ids(cfg, valid_ids, source)
+    return Automaton(packed, cfg, nsym)
+
+
+def _int(x: object) -> int:
+    if isinstance(x, bool) or not isinstance(x, (int, np.integer)):
+        raise TypeError(f"expected an int, found {x!r:.60}")
+    return int(x)
+
+
+def expected_params(cfg: EngineConfig) -> np.ndarray:
+    """The parameter section (:mod:`segkit.engine.kernels`) an automaton
+    built with ``cfg`` has."""
+    params = np.zeros(kernels.N_PARAMS, dtype=np.int32)
+    params[kernels.P_SROOT] = 1 if cfg.suffix_indicator else 0
+    params[kernels.P_UNK] = cfg.unk_id
+    params[kernels.P_MAXCHARS] = _UNLIMITED if cfg.max_word_chars is None else cfg.max_word_chars
+    params[kernels.P_CHARMODE] = 1 if cfg.unknown == "char" else 0
+    params[kernels.P_CHARID] = cfg.char_id
+    params[kernels.P_MAXBYTES] = cfg.max_word_bytes or 0
+    return params
+
+
+def validate_layout(packed: np.ndarray, cfg: EngineConfig, nsym: int, *, source: str = "automaton") -> None:
+    """The cheap part of :func:`validate_packed`: sections, character map
+    bounds and values, parameters (ValueError if bad)."""
 
     def bad(what: str) -> ValueError:
         return ValueError(f"{source}: invalid automaton: {what}")
 
-    if packed.dtype != np.int32 or packed.ndim != 1 or packed.size < kernels.HEADER:
-        raise bad(f"packed array has dtype {packed.dtype} and {packed.ndim} dimensions; expected 1-d int32")
+    if packed.dtype != np.int32 or packed.ndim != 1 or packed.size < kernels.HEADER or not packed.flags.c_contiguous:
+        raise bad(f"packed array has dtype {packed.dtype} and {packed.ndim} dimensions; expected 1-d contiguous int32")
     h = packed[: kernels.HEADER].astype(np.int64)
     ends = h[: kernels.H_END + 1]
     if ends[0] != kernels.HEADER or (np.diff(ends) < 0).any() or ends[-1] != packed.size:
@@ -439,47 +489,266 @@ def automaton_from_state(config: dict, arrays: dict[str, np.ndarray], *, source:
     if (ends[2] - ends[1]) % 2 or (ends[3] - ends[2]) % 2:
         raise bad("transition or failure section has an odd length")
     cmap, trans, fails, pool, params = kernels.unpack(packed)
-
-    for name, arr, ndim, dt in (
-        ("cmap", cmap, 1, np.int32),
-        ("trans", trans, 2, np.int32),
-        ("fails", fails, 2, np.int32),
-        ("pool", pool, 1, np.int32),
-        ("params", params, 1, np.int32),
-    ):
-        if arr.dtype != dt or arr.ndim != ndim or not arr.flags.c_contiguous:
-            raise bad(f"array {name!r} has dtype {arr.dtype}, {arr.ndim} dimensions; expected {np.dtype(dt)}, {ndim}")
     n_pages = (MAX_CODE_POINT + 1) >> 8
     size = trans.shape[0]
-    if trans.shape[1] != 2 or fails.shape != trans.shape or params.size != N_PARAMS or pool.size < 1:
+    if fails.shape != trans.shape or params.size != kernels.N_PARAMS:
         raise bad("array shapes do not fit together")
+    if not 0 <= nsym < max(size, 1):
+        raise bad(f"{nsym} symbols for a table of {size} slots")
     if cmap.size < n_pages + 256 or (cmap.size - n_pages) % 256:
         raise bad("character map has the wrong size")
     pages = cmap[:n_pages]
     if pages.min() < n_pages or pages.max() > cmap.size - 256 or ((pages - n_pages) % 256).any():
         raise bad("character map points outside itself")
     values = cmap[n_pages:]
-    if values.min() < 0 or (values >> 2).max() > nsym:
-        raise bad("character map holds symbols outside the alphabet")
-    base, check = trans[:, 0], trans[:, 1]
-    if size < 2 or base.min() < 0 or int(base.max()) + nsym >= size or check.min() < -2 or check.max() >= size:
+    if values.min() < 0 or (values >> 2).max() > nsym or ((values & 3) == 3).any():
+        raise bad("character map holds symbols outside the alphabet or unknown boundary classes")
+    if not np.array_equal(params, expected_params(cfg)):
+        raise bad(f"parameters {params.tolist()} do not match the configuration {expected_params(cfg).tolist()}")
+
+
+def _check_fixed_ids(cfg: EngineConfig, valid_ids: np.ndarray | None, source: str) -> None:
+    """The unk id (and in ``"char"`` mode the character id) must be valid ids."""
+    if valid_ids is None:
+        return
+    for name in ("unk_id",) + (("char_id",) if cfg.unknown == "char" else ()):
+        i = getattr(cfg, name)
+        if not -1 <= i < valid_ids.size - 1 or not valid_ids[i + 1]:
+            raise ValueError(f"{source}: invalid automaton: {name} {i} is not an id of the vocabulary")
+
+
+def validate_packed(
+    packed: np.ndarray, cfg: EngineConfig, nsym: int, *, source: str = "automaton", valid_ids: np.ndarray | None = None
+) -> None:
+    """Check that ``packed`` is a well-formed LinMaxMatch automaton (ValueError if not).
+
+    What the kernels rely on, all checked with whole-array NumPy operations
+    (about 10 ms for the 320,000 slots of the multilingual BERT vocabulary):
+
+    * the sections fit the array; the char map's pages lie inside it and its
+      values are symbols ``0..nsym`` with a boundary class 0, 1 or 2;
+    * the double array is a trie: slots 0 and 1 are the roots, every other
+      used slot's parent is a used slot whose ``base`` plus a symbol
+      ``1..nsym`` is that slot, and following parents always reaches a root
+      (no cycle); every ``base + nsym`` lies inside the table;
+    * every failure link points to a used slot strictly shallower than its
+      node (so following links always ends), and the node's failure pops
+      are at least one token, each covering at least one character, and
+      together exactly the characters by which the link is shallower (so
+      offsets always tile the text and never exceed it); pops lists in the
+      pool lie inside it and do not overlap;
+    * the parameters are those ``cfg`` implies (:func:`expected_params`);
+    * every token id a pop, the unk id or the character id can emit is one
+      of ``valid_ids`` (when given): ``valid_ids[i + 1]`` says whether id
+      ``i`` may be emitted, from ``i = -1`` on.
+    """
+
+    def bad(what: str) -> ValueError:
+        return ValueError(f"{source}: invalid automaton: {what}")
+
+    validate_layout(packed, cfg, nsym, source=source)
+    cmap, trans, fails, pool, params = kernels.unpack(packed)
+    size = trans.shape[0]
+    # The trie.
+    # Contiguous int32 copies: gathers over them are twice as fast as over
+    # int64 or strided views (sizes are below 2**31: the array is int32).
+    base = np.ascontiguousarray(trans[:, 0])
+    check = np.ascontiguousarray(trans[:, 1])
+    if size < 2 or base.min() < 0 or int(base.max()) + nsym >= size:
         raise bad("transition table indexes outside itself")
-    link, ref = fails[:, 0], fails[:, 1]
+    if check[0] != -2 or check[1] != -2 or check[2:].min(initial=0) < -1 or check.max() >= size:
+        raise bad("transition table: bad roots or parents outside the table")
+    used = check != -1
+    kids = np.flatnonzero(check >= 0)
+    par = check[kids]
+    sym = kids - base[par]
+    if not used[par].all() or (kids.size and (sym.min() < 1 or sym.max() > nsym)):
+        raise bad("transition table: a node is not the child of its parent")
+    depth, top = _depths(check, bad)
+
+    # Failure links and pops.
+    link = np.ascontiguousarray(fails[:, 0])
+    ref = np.ascontiguousarray(fails[:, 1])
     if link.min() < -1 or link.max() >= size:
         raise bad("failure links point outside the table")
-    pooled = ref[(link >= 0) & (ref >= 0)]
-    if pooled.size:
-        if pooled.max() >= pool.size:
+    src = np.flatnonzero(used & (link >= 0))
+    dst = link[src]
+    if not used[dst].all() or (depth[dst] >= depth[src]).any():
+        raise bad("a failure link does not point to a shallower node")
+    drop = depth[src] - depth[dst]  # characters the pops of each node must cover
+    r = ref[src]
+    inline = r < 0
+    packed_pop = -1 - r[inline].astype(np.int64)
+    pop_ids = [(packed_pop >> 8) - 1]
+    if ((packed_pop & 255) != drop[inline]).any():
+        raise bad("a failure pop does not cover the characters its link drops")
+    refs = r[~inline].astype(np.int64)
+    if refs.size:
+        rdrop = drop[~inline]
+        order = np.argsort(refs, kind="stable")
+        refs, rdrop = refs[order], rdrop[order]
+        if refs[0] < 1 or refs[-1] >= pool.size:
             raise bad("failure pops point outside the pool")
-        counts = pool[pooled]
-        if counts.min() < 0 or (pooled + 1 + 2 * counts.astype(np.int64)).max() > pool.size:
-            raise bad("failure pops run past the end of the pool")
-    if int(params[P_SROOT]) not in (0, 1):
-        raise bad("continuation root must be slot 0 or 1")
-    return Automaton(packed, cfg, nsym)
+        cnt = pool[refs].astype(np.int64)
+        stop = refs + 1 + 2 * cnt
+        if cnt.min() < 1 or (cnt > rdrop).any() or stop.max() > pool.size or (stop[:-1] > refs[1:]).any():
+            raise bad("failure pops lists are empty, overlap or run past the end of the pool")
+        first = np.cumsum(cnt) - cnt
+        within = np.arange(int(cnt.sum()), dtype=np.int64) - np.repeat(first, cnt)
+        at = np.repeat(refs + 1, cnt) + 2 * within
+        cov = pool[at + 1]
+        if cov.min() < 1 or (np.add.reduceat(cov.astype(np.int64), first) != rdrop).any():
+            raise bad("failure pops do not cover the characters their link drops")
+        pop_ids.append(pool[at].astype(np.int64))
+    if valid_ids is not None:
+        fixed = [cfg.unk_id] + ([cfg.char_id] if cfg.unknown == "char" else [])
+        emitted = np.concatenate(pop_ids + [np.array(fixed, dtype=np.int64)])
+        if emitted.size and (
+            emitted.min() < -1 or emitted.max() >= valid_ids.size - 1 or not valid_ids[emitted + 1].all()
+        ):
+            wrong = emitted[(emitted < -1) | (emitted >= valid_ids.size - 1)]
+            if not wrong.size:
+                wrong = emitted[~valid_ids[emitted + 1]]
+            raise bad(f"token id {int(wrong[0])} is not an id of the vocabulary ({valid_ids.size - 1} ids)")
+
+
+def _depths(check: np.ndarray, bad) -> tuple[np.ndarray, np.ndarray]:
+    """Depth of every slot of a double array whose parents are ``check``
+    (roots: -2, unused: -1) and the root each lies under; ValueError when
+    parents form a cycle.  Pointer
+    jumping: each round doubles the distance looked up, so a trie of depth
+    D takes about log2(D) rounds."""
+    n = check.size
+    top = check < 0
+    anc = np.where(top, np.arange(n, dtype=check.dtype), check)
+    depth = (~top).astype(np.int32)
+    for _ in range(n.bit_length() + 1):
+        up = anc[anc]
+        if np.array_equal(up, anc):
+            break
+        depth += depth[anc]
+        anc = up
+    else:
+        raise bad("the trie's parent links form a cycle")
+    if (check[anc[check >= 0]] != -2).any():  # e.g. a slot that is its own parent
+        raise bad("the trie's parent links form a cycle")
+    return depth, anc
 
 
 def _automaton_reduce(a: Automaton):
     config, arrays = automaton_state(a)
-    return (automaton_from_state, (config, {k: np.array(v) for k, v in arrays.items()}))
+    return (_automaton_unpickle, (config, {k: np.array(v) for k, v in arrays.items()}))
 
+
+def _automaton_unpickle(config: dict, arrays: dict[str, np.ndarray]) -> Automaton:
+    # Unpickling runs whatever code the pickle names, so a pickle is trusted
+    # as code is: only the cheap layout check, not the full validation that
+    # files get (which costs 10x an unpickle for the Chinese dictionary).
+    cfg = EngineConfig(**{k: config[k] for k in ("suffix_indicator", "unknown", "direction", "unk_id", "char_id",
+                                                 "max_word_chars", "max_word_bytes")})
+    nsym = int(config["num_symbols"])
+    validate_layout(arrays["packed"], cfg, nsym, source="pickled automaton")
+    return Automaton(arrays["packed"], cfg, nsym)
+
+
+
+def check_keys_and_relink(
+    packed: np.ndarray,
+    cfg: EngineConfig,
+    nsym: int,
+    keys: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray],
+    *,
+    source: str = "automaton",
+    classes: np.ndarray | None = None,
+) -> np.ndarray:
+    """Check that the trie and character map of a packed automaton are the
+    ones :meth:`Automaton.build` makes from ``keys`` (and ``classes``), and
+    return the packed array with the failure links and pops recomputed from
+    them (the stored ones are ignored), i.e. an automaton that behaves
+    exactly like the one built from the keys.  ValueError if not.
+
+    ``keys`` is ``(cps, starts, ends, ids)``: key ``k`` is
+    ``cps[starts[k]:ends[k]]`` (non-empty, distinct) with token id
+    ``ids[k]``.  The section layout, the character map's bounds and the
+    parameters must have been checked (:func:`validate_layout`).  See
+    :mod:`segkit.engine.verify` for the steps.
+    """
+    from . import verify
+
+    def bad(what: str) -> ValueError:
+        return ValueError(f"{source}: invalid automaton: {what}")
+
+    cps, starts, ends, ids = keys
+    cps = np.ascontiguousarray(cps, dtype=np.uint32)
+    starts = np.ascontiguousarray(starts, dtype=np.int64)
+    ends = np.ascontiguousarray(ends, dtype=np.int64)
+    ids = np.ascontiguousarray(ids, dtype=np.int32)
+    cmap, trans, fails, pool, params = kernels.unpack(packed)
+    n_pages = (MAX_CODE_POINT + 1) >> 8
+    base = np.ascontiguousarray(trans[:, 0])
+    check = np.ascontiguousarray(trans[:, 1])
+    size = base.size
+    if size < 2 or base.min() < 0 or int(base.max()) + nsym >= size or check.min() < -2 or check.max() >= size:
+        raise bad("transition table indexes outside itself")
+
+    # The character map: exactly nsym characters have a symbol (the walk
+    # below checks that the keys' characters reach every symbol), and the
+    # boundary classes are the preset's.
+    blocks = cmap[n_pages:].reshape(-1, 256)
+    page_block = (cmap[:n_pages] - n_pages) // 256
+    if int(np.count_nonzero(blocks >> 2, axis=1)[page_block].sum()) != nsym:
+        raise bad("the character map gives symbols to characters no token has")
+    if classes is not None and not np.array_equal((blocks & 3).astype(np.uint8)[page_block].ravel(), classes):
+        raise bad("the character map's boundary classes are not the preset's")
+
+    sroot = 1 if cfg.suffix_indicator else 0
+    # Keys from root 0, then continuation keys (after the suffix indicator)
+    # from root 1, as Automaton.build inserts them.
+    skip = np.zeros(starts.size, dtype=np.int64)
+    roots = np.zeros(starts.size, dtype=np.int8)
+    if cfg.suffix_indicator:
+        ls = len(cfg.suffix_indicator)
+        cont = (ends - starts) > ls
+        for j, ch in enumerate(to_code_points(cfg.suffix_indicator)):
+            cont[cont] = cps[starts[cont] + j] == ch
+        starts = np.concatenate([starts, starts[cont]])
+        ends = np.concatenate([ends, ends[cont]])
+        ids = np.concatenate([ids, ids[cont]])
+        skip = np.concatenate([skip, np.full(int(cont.sum()), ls, dtype=np.int64)])
+        roots = np.concatenate([roots, np.ones(int(cont.sum()), dtype=np.int8)])
+    status, k, new_fails, new_pool = verify.check_and_relink(
+        base, check, nsym, cmap, cps, starts, ends, ids, roots, skip, cfg.direction == "backward",
+        cfg.unknown == "char", np.int32(cfg.char_id), sroot,
+    )
+    if status:
+        where = ""
+        if k >= 0:
+            word = "".join(map(chr, cps[starts[k] + skip[k] : ends[k]].tolist()))
+            where = f" (token {word!r}, id {int(ids[k])})"
+        raise bad(verify.MESSAGES[status] + where)
+    # The stored links and pops must be these (damaged files are rejected,
+    # not repaired).  Files of this segkit lay out the pool in the same
+    # order: the arrays are equal and the stored automaton is used as it
+    # is.  Older builders laid out pop lists in node order, so those lists
+    # are compared node by node and the recomputed arrays are used.
+    if np.array_equal(new_fails, fails) and np.array_equal(new_pool, pool):
+        return packed
+    new_ref = new_fails[:, 1].astype(np.int64)
+    old_ref = fails[:, 1].astype(np.int64)
+    same = np.array_equal(new_fails[:, 0], fails[:, 0])
+    inline = new_ref < 0
+    same = same and np.array_equal(new_ref[inline], old_ref[inline])
+    listed = np.flatnonzero(new_ref > 0)
+    if same and listed.size:
+        a, b = new_ref[listed], old_ref[listed]
+        cnt = new_pool[a].astype(np.int64)
+        same = b.min() > 0 and int(b.max()) < pool.size and np.array_equal(pool[b], cnt)
+        if same and int((b + 2 * cnt).max()) < pool.size:
+            first = np.cumsum(2 * cnt) - 2 * cnt
+            within = np.arange(int(2 * cnt.sum()), dtype=np.int64) - np.repeat(first, 2 * cnt) + 1
+            same = np.array_equal(new_pool[np.repeat(a, 2 * cnt) + within], pool[np.repeat(b, 2 * cnt) + within])
+        else:
+            same = False
+    if not same:
+        raise bad("the stored failure links or pops are not the ones its trie gives")
+    return kernels.pack(cmap, trans, new_fails, new_pool, params)

@@ -323,7 +323,12 @@ def build_automaton(syms, key_start, key_end, key_tree, key_tok, nsym, sroot, re
     """
     parent, sym, tok, depth = insert_keys(syms, key_start, key_end, key_tree, key_tok, nsym, reverse)
     slot, base, check = place_double_array(parent, sym, nsym)
-    bfs = breadth_first(depth)
+    # Breadth first, in slot order within a depth: the pass then walks its
+    # tables forwards (about twice as fast as in node order), and the pops
+    # pool comes out laid out as segkit.engine.verify recomputes it on load,
+    # which can then compare the stored arrays as they are.
+    by_slot = np.argsort(slot, kind="stable")
+    bfs = by_slot[breadth_first(depth[by_slot])]
     fails, pool = compute_failure(parent, sym, tok, slot, base, check, bfs, sroot)
     trans = np.stack([base, check], axis=1).astype(np.int32, copy=False)
     return trans, fails, pool

@@ -18,7 +18,6 @@ from ..engine.kernels import token_rows
 from ..engine.rewrite import (
     SCRATCH_ROWS,
     build_rewrite_table,
-    check_rewrite,
     pack_rewrite,
     segment_batch_rewritten,
     segment_rewritten_into,
@@ -202,16 +201,8 @@ class WordPiece:
                     return
         vocab = Vocabulary.load(vocab, duplicates=duplicates)
         _check_settings(settings, vocab)
-        tf = flavour == "tf_text"
-        config = EngineConfig(
-            suffix_indicator=suffix_indicator,
-            unknown="word",
-            unk_id=vocab.id(unk_token),
-            max_word_chars=None if tf else max_input_chars_per_word,
-            max_word_bytes=max_input_chars_per_word if tf else None,
-        )
-        classes = bert_classes(("bert" if tf else cjk) if handle_chinese_chars else None, "current" if tf else "hf")
-        automaton = Automaton.build(vocab.tokens, vocab.ids, config, classes)
+        config = _engine_config(settings, vocab)
+        automaton = Automaton.build(vocab.tokens, vocab.ids, config, _classes(settings))
         self._assemble(vocab, automaton, settings, None)
 
     # ------------------------------------------------------------ assembly
@@ -323,7 +314,7 @@ class WordPiece:
 
     def save(self, path: str | os.PathLike) -> None:
         """Write this tokenizer to one file; :func:`segkit.load` reads it back
-        in milliseconds (memory-mapped, nothing rebuilt)."""
+        in tens of milliseconds (read and checked, nothing rebuilt)."""
         from ..models import save
 
         save(self, path)
@@ -342,16 +333,33 @@ class WordPiece:
 
     @classmethod
     def _from_model(cls, config, arrays, blobs, source):
-        from ..models import automaton_from_arrays, vocabulary_from_state
+        """A WordPiece from a model file's parts, everything validated: the
+        settings as the constructor checks them, the vocabulary, the
+        automaton (structure, ids, and an engine configuration equal to the
+        one the settings imply).  The normalization tables are rebuilt from
+        the settings (cached per process) and must equal the stored ones."""
+        from ..models import automaton_from_arrays, valid_id_mask, vocabulary_from_state, vocabulary_keys
 
+        missing = [k for k in _SETTINGS if k not in config]
+        if missing:
+            raise ValueError(f"{source}: settings {missing} are missing")
+        settings = {k: config[k] for k in _SETTINGS}
+        _check_setting_types(settings)
         vocab = vocabulary_from_state(arrays, blobs, source=source)
-        automaton = automaton_from_arrays(config["automaton"], arrays, "automaton", source)
-        rewrite = None
-        if config.get("has_rewrite"):
-            rewrite = arrays["rewrite.packed"]
-            check_rewrite(rewrite, source)
+        _check_settings(settings, vocab)
+        automaton = automaton_from_arrays(
+            config["automaton"], arrays, "automaton", source, valid_id_mask(vocab), vocabulary_keys(vocab),
+            _classes(settings),
+        )
+        expected = _engine_config(settings, vocab)
+        if automaton.config != expected:
+            raise ValueError(f"{source}: the automaton's configuration {automaton.config} does not match the "
+                             f"settings, which imply {expected}")
         obj = cls.__new__(cls)
-        obj._assemble(vocab, automaton, {k: config[k] for k in _SETTINGS}, rewrite)
+        obj._assemble(vocab, automaton, settings, None)
+        stored = arrays.get("rewrite.packed")
+        if stored is not None and not np.array_equal(stored, obj._rewrite):
+            raise ValueError(f"{source}: invalid normalization tables: they are not the ones the settings give")
         return obj
 
     def __reduce__(self):
@@ -763,6 +771,62 @@ def _check_text(text: object) -> str:
     return text
 
 
+def _classes(s: dict) -> np.ndarray:
+    """The boundary class of every code point the settings imply."""
+    tf = s["flavour"] == "tf_text"
+    return bert_classes(("bert" if tf else s["cjk"]) if s["handle_chinese_chars"] else None, "current" if tf else "hf")
+
+
+def _engine_config(s: dict, vocab: Vocabulary) -> EngineConfig:
+    """The engine configuration the settings imply."""
+    tf = s["flavour"] == "tf_text"
+    m = s["max_input_chars_per_word"]
+    return EngineConfig(
+        suffix_indicator=s["suffix_indicator"],
+        unknown="word",
+        unk_id=vocab.id(s["unk_token"]),
+        max_word_chars=None if tf else m,
+        max_word_bytes=m if tf else None,
+    )
+
+
+def _check_setting_types(s: dict) -> None:
+    """Types of the settings a model file stores (the constructor's
+    arguments are checked by their use; a file's are checked here)."""
+    for key in ("suffix_indicator", "unk_token", "cls_token", "sep_token", "pad_token", "cjk", "flavour"):
+        if not isinstance(s[key], str):
+            raise ValueError(f"setting {key} must be a str, found {s[key]!r:.80}")
+    for key in ("lowercase", "clean_text", "handle_chinese_chars"):
+        if not isinstance(s[key], bool):
+            raise ValueError(f"setting {key} must be True or False, found {s[key]!r:.80}")
+    if s["strip_accents"] is not None and not isinstance(s["strip_accents"], bool):
+        raise ValueError(f"setting strip_accents must be True, False or None, found {s['strip_accents']!r:.80}")
+    if s["special_tokens"] is not None and not isinstance(s["special_tokens"], list):
+        raise ValueError(f"setting special_tokens must be a list or None, found {s['special_tokens']!r:.80}")
+
+
+def _check_post_settings(s: dict) -> None:
+    """``truncation`` and ``padding``: None or dicts of the keys
+    :meth:`WordPiece._post_options` reads, with values it accepts."""
+    t = s["truncation"]
+    if t is not None:
+        if not isinstance(t, dict) or not set(t) <= {"max_length", "strategy"}:
+            raise ValueError(f"truncation must be None or a dict with keys max_length, strategy; found {t!r:.80}")
+        if t.get("strategy", "longest_first") not in TRUNCATION:
+            raise ValueError(f"truncation strategy must be one of {sorted(TRUNCATION)}, found {t.get('strategy')!r:.80}")
+        m = t.get("max_length")
+        if m is not None and (isinstance(m, bool) or not isinstance(m, int) or not 0 <= m < 1 << 31):
+            raise ValueError(f"truncation max_length must be a non-negative int or None, found {m!r:.80}")
+    p = s["padding"]
+    if p is not None:
+        if not isinstance(p, dict) or not set(p) <= {"length", "pad_to_multiple_of"}:
+            raise ValueError(f"padding must be None or a dict with keys length, pad_to_multiple_of; found {p!r:.80}")
+        for key in ("length", "pad_to_multiple_of"):
+            m = p.get(key)
+            if m is not None and (isinstance(m, bool) or not isinstance(m, int) or not 0 <= m < 1 << 31):
+                raise ValueError(f"padding {key} must be a non-negative int or None, found {m!r:.80}")
+
+
 def _check_settings(s: dict, vocab: Vocabulary) -> None:
     if vocab.id(s["unk_token"]) is None:
         raise ValueError(
@@ -787,6 +851,7 @@ def _check_settings(s: dict, vocab: Vocabulary) -> None:
             raise ValueError(f"special tokens must be non-empty strings, found {t!r}")
         if vocab.id(t) is None:
             raise ValueError(f"special token {t!r} is not in the vocabulary")
+    _check_post_settings(s)
 
 
 #: Texts measured, joined and matched at a time by a one-thread batch.

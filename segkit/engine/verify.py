@@ -1,0 +1,224 @@
+"""Checking a stored automaton against the keys it must hold.
+
+A model file stores the automaton's arrays so that loading rebuilds nothing
+expensive.  Anyone can write a file with valid checksums, though, and the
+compiled matching loop trusts every index it follows.  Loading therefore
+checks the *primary* data (the double-array trie and the character map)
+against the keys (the vocabulary's tokens and ids), and recomputes the
+*derived* data (failure links and pops, :func:`segkit.engine.build.compute_failure`):
+
+1. :func:`trie_order` checks that the double array is a trie (slots 0 and 1
+   the roots, every other used slot the child of a used slot on a symbol
+   ``1..nsym``, parents leading to a root: no cycle) and returns the slots
+   ordered by depth, the depths and each slot's symbol;
+2. :func:`walk_keys` reads every key from its root through the transitions,
+   as matching would, and marks the node it ends at with its id; a key that
+   is missing, or two keys ending at one node, is an error;
+3. :func:`leaves_end_keys` checks that no other path exists (every leaf ends
+   a key).
+
+After these, the trie is exactly the trie of the keys, so the failure data
+computed from it equals what :meth:`segkit.engine.Automaton.build` computes:
+the loaded automaton behaves exactly as the one built from the keys.  All
+three are linear passes (a few milliseconds for the multilingual BERT
+vocabulary's 320,000 slots).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from .arrays import full
+from .build import NO_TOKEN, compute_failure
+
+_ix = np.uint64  # unsigned indices: no code for negative ones (see kernels._ix)
+
+#: Status codes of the checks (0: fine).
+OK = 0
+BAD_ROOTS = 1
+BAD_PARENT = 2
+BAD_SYMBOL = 3
+UNREACHABLE = 4
+NO_SYMBOL = 5
+MISSING_KEY = 6
+SHARED_NODE = 7
+EXTRA_PATH = 8
+
+MESSAGES = {
+    BAD_ROOTS: "slots 0 and 1 must be the only roots",
+    BAD_PARENT: "a node's parent is not a node",
+    BAD_SYMBOL: "a node is not the child of its parent on a symbol of the alphabet",
+    UNREACHABLE: "some nodes cannot be reached from a root (their parents form a cycle)",
+    NO_SYMBOL: "a character of a key has no symbol in the character map",
+    MISSING_KEY: "a vocabulary token is missing from the trie",
+    SHARED_NODE: "two vocabulary tokens end at the same node",
+    EXTRA_PATH: "the trie holds a path that is no vocabulary token",
+}
+
+
+@njit(cache=True, nogil=True)
+def trie_order(base, check, nsym):
+    """``(status, bfs, depth, sym, n_children)`` of a double array (int32
+    ``base``/``check``; bounds of ``base + nsym`` and ``check`` already
+    checked by the caller).  ``bfs`` lists the used slots roots first, by
+    depth, in slot order within a depth (the order
+    :func:`segkit.engine.build.build_automaton` computes failure links in);
+    ``sym[t]`` is the symbol slot ``t`` is reached on; ``depth`` is -1 for
+    unused slots; ``n_children[t]`` is 0 for a leaf, 1 otherwise.
+
+    Depths come from walking up parents until a known depth (each slot is
+    walked once); a walk that meets itself is a cycle."""
+    size = base.size
+    depth = full(size, np.int32(-1), np.int32)
+    sym = full(size, np.int32(0), np.int32)
+    has_kids = full(size, np.int8(0), np.int8)
+    bfs = np.empty(0, np.int64)
+    if size < 2 or check[0] != -2 or check[1] != -2:
+        return BAD_ROOTS, bfs, depth, sym, has_kids
+    depth[0] = 0
+    depth[1] = 0
+    stack = np.empty(size, np.int64)
+    used = 2
+    maxd = 0
+    for t in range(2, size):
+        p = check[t]
+        if p == -1:
+            continue
+        if p < 0:
+            return BAD_ROOTS, bfs, depth, sym, has_kids
+        if check[p] == -1:
+            return BAD_PARENT, bfs, depth, sym, has_kids
+        s = t - base[p]
+        if s < 1 or s > nsym:
+            return BAD_SYMBOL, bfs, depth, sym, has_kids
+        sym[t] = s
+        has_kids[p] = 1
+        used += 1
+        if depth[t] >= 0:
+            continue
+        n = 0
+        u = np.int64(t)
+        while depth[u] < 0:
+            if depth[u] == -2:  # met a slot of this walk again
+                return UNREACHABLE, bfs, depth, sym, has_kids
+            if check[u] < 0:  # an unused slot (-1); the real roots have depths
+                return BAD_PARENT, bfs, depth, sym, has_kids
+            depth[u] = -2
+            stack[n] = u
+            n += 1
+            u = check[u]
+        d = depth[u]
+        while n > 0:
+            n -= 1
+            d += 1
+            depth[stack[n]] = d
+        if d > maxd:
+            maxd = d
+    # Counting sort by depth, slots in increasing order within a depth.
+    first = full(maxd + 2, np.int64(0), np.int64)
+    for t in range(size):
+        if depth[t] >= 0:
+            first[depth[t] + 1] += 1
+    for d in range(maxd + 1):
+        first[d + 1] += first[d]
+    bfs = np.empty(used, np.int64)
+    for t in range(size):
+        d = depth[t]
+        if d >= 0:
+            bfs[first[d]] = t
+            first[d] += 1
+    return OK, bfs, depth, sym, has_kids
+
+
+@njit(cache=True, nogil=True)
+def walk_keys(cps, starts, ends, ids, cmap, base, check, root, skip, reverse, tok):
+    """Read key ``k`` (``cps[starts[k] + skip[k]:ends[k]]``, backwards when
+    ``reverse``) from slot ``root[k]``; mark the node reached ``tok = ids[k]``.
+    Returns ``(status, k)``: the first key that fails, if any.  Indices are
+    unsigned (``_ix``), as in the matching loop: all are in bounds (the
+    caller checked ``base + nsym`` and ``check`` against the table size)."""
+    for k in range(starts.size):
+        u = np.int64(root[k])
+        a = starts[k] + skip[k]
+        b = ends[k]
+        for q in range(b - a):
+            c = cps[_ix(b - 1 - q)] if reverse else cps[_ix(a + q)]
+            s = cmap[_ix(cmap[_ix(c >> 8)] + (c & 255))] >> 2
+            if s == 0:
+                return NO_SYMBOL, k
+            t = base[_ix(u)] + s
+            if check[_ix(t)] != u:
+                return MISSING_KEY, k
+            u = t
+        if tok[_ix(u)] != NO_TOKEN:
+            return SHARED_NODE, k
+        tok[_ix(u)] = ids[k]
+    return OK, -1
+
+
+@njit(cache=True, nogil=True)
+def mark_characters(base, check, root, nsym, char_id, tok):
+    """The one-character keys of the ``"char"`` policy: every symbol read
+    from ``root`` ends a key (``char_id`` unless a key of its own is there)."""
+    for s in range(1, nsym + 1):
+        t = base[root] + s
+        if check[t] != root:
+            return MISSING_KEY
+        if tok[t] == NO_TOKEN:
+            tok[t] = char_id
+    return OK
+
+
+@njit(cache=True, nogil=True)
+def leaves_end_keys(bfs, n_children, tok):
+    """EXTRA_PATH when a node other than a root has no children and ends no key."""
+    for h in range(2, bfs.size):
+        v = bfs[h]
+        if n_children[v] == 0 and tok[v] == NO_TOKEN:
+            return EXTRA_PATH
+    return OK
+
+
+UNUSED_SYMBOL = 9
+NO_CHARACTER_TOKEN = 10
+MESSAGES[UNUSED_SYMBOL] = "the alphabet has symbols no token uses"
+MESSAGES[NO_CHARACTER_TOKEN] = "a character of the alphabet has no one-character token"
+
+
+@njit(cache=True, nogil=True)
+def check_and_relink(base, check, nsym, cmap, cps, starts, ends, ids, roots, skip, reverse, charmode, char_id, sroot):
+    """All the checks in order, then the failure links and pops recomputed:
+    ``(status, key, fails, pool)`` (``key``: the key that failed, or -1).
+    One compiled entry point, so a fresh process loads one function from
+    Numba's cache, not five."""
+    no_fails = np.empty((0, 2), np.int32)
+    no_pool = np.empty(0, np.int32)
+    status, bfs, depth, sym, has_kids = trie_order(base, check, nsym)
+    if status:
+        return status, -1, no_fails, no_pool
+    tok = full(base.size, np.int32(NO_TOKEN), np.int32)
+    status, k = walk_keys(cps, starts, ends, ids, cmap, base, check, roots, skip, reverse, tok)
+    if status:
+        return status, k, no_fails, no_pool
+    if charmode:
+        for root in range(2 if sroot else 1):
+            if mark_characters(base, check, root, nsym, char_id, tok):
+                return NO_CHARACTER_TOKEN, -1, no_fails, no_pool
+    status = leaves_end_keys(bfs, has_kids, tok)
+    if status:
+        return status, -1, no_fails, no_pool
+    # Every symbol is read somewhere: with the count of characters that have
+    # a symbol (checked by the caller), the character map gives exactly the
+    # keys' characters distinct symbols.
+    seen = full(nsym + 1, np.int8(0), np.int8)
+    for h in range(2, bfs.size):
+        seen[sym[bfs[h]]] = 1
+    for s in range(1, nsym + 1):
+        if seen[s] == 0:
+            return UNUSED_SYMBOL, -1, no_fails, no_pool
+    slots = np.arange(base.size).astype(np.int32)
+    # In slot space a node's parent is its check value (the roots' -2 is
+    # never read: the pass starts after them).
+    fails, pool = compute_failure(check, sym, tok, slots, base, check, bfs, sroot)
+    return OK, -1, fails, pool

@@ -1,0 +1,414 @@
+"""Crafted and changing model files (issue 17): any byte string given to
+``segkit.load`` loads a model that behaves like a valid one or raises
+``ModelFileError``; nothing a file says can crash, hang or mislead a process.
+
+Files that used to crash are checked in a worker subprocess
+(``tools/fuzz_models.py``), so a regression fails the test instead of
+killing the test run.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import struct
+import subprocess
+import sys
+import zlib
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import segkit
+from segkit.engine import kernels
+from segkit.storage import MAGIC, ModelFileError, read_model, write_model
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "tools"))
+import fuzz_models  # noqa: E402
+
+WORDS = ["研究", "研究生", "生命", "起源", "北京"]
+
+
+@pytest.fixture(scope="module")
+def worker():
+    w = fuzz_models.Worker(timeout=120)
+    yield w
+    w.close()
+
+
+@pytest.fixture(scope="module")
+def models(tmp_path_factory) -> dict[str, Path]:
+    return fuzz_models.make_models(tmp_path_factory.mktemp("models"))
+
+
+def forge(src: Path, dst: Path, *, arrays=None, blobs=None, config=None, automaton=None) -> Path:
+    """Rewrite ``src`` into ``dst`` with valid checksums after edits:
+    ``arrays``/``blobs``/``config``: dicts of replacements (``config`` a
+    function editing the config in place); ``automaton``: ``(prefix,
+    edit)`` where ``edit(cmap, trans, fails, pool, params)`` edits copies of
+    that automaton's sections in place."""
+    m = read_model(src)
+    new_arrays = {k: np.array(v) for k, v in m.arrays.items()}
+    new_blobs = {k: bytes(v) for k, v in m.blobs.items()}
+    cfg = json.loads(json.dumps(m.config))
+    if automaton is not None:
+        prefix, edit = automaton
+        packed = new_arrays[f"{prefix}.packed"]
+        edit(*kernels.unpack(packed))
+    new_arrays.update(arrays or {})
+    new_blobs.update(blobs or {})
+    if config is not None:
+        config(cfg)
+    write_model(dst, m.preset, cfg, new_arrays, new_blobs)
+    return dst
+
+
+def key_node(a: segkit.Automaton, key: str, *, continuation: bool = False) -> int:
+    v = a.node(key, continuation=continuation)
+    assert v > 0 and a.failure(v)[1], key
+    return v
+
+
+@pytest.fixture(scope="module")
+def chinese(tmp_path_factory) -> tuple[Path, segkit.ChineseMaxMatch]:
+    seg = segkit.ChineseMaxMatch(WORDS, mode="forward")
+    path = tmp_path_factory.mktemp("zh") / "zh.segkit"
+    seg.save(path)
+    return path, seg
+
+
+@pytest.fixture(scope="module")
+def wordpiece(tmp_path_factory) -> tuple[Path, segkit.WordPiece]:
+    wp = segkit.WordPiece(["[UNK]", "a", "##b", "##c", "abcd", "xy", "##x", "zz"])
+    path = tmp_path_factory.mktemp("wp") / "wp.segkit"
+    wp.save(path)
+    return path, wp
+
+
+# ------------------------------------------------- the cases of the issue
+def test_wordpiece_pop_covering_2_30_characters_is_rejected(wordpiece, worker, tmp_path):
+    path, wp = wordpiece
+    a = wp.automaton
+    pooled = [v for v in range(a.fails.shape[0]) if a.fails[v, 0] >= 0 and a.fails[v, 1] > 0]
+    assert pooled, "the vocabulary should give some node a list of pops"
+    v = pooled[0]
+
+    def edit(cmap, trans, fails, pool, params):
+        pool[fails[v, 1] + 2] = 2**30
+
+    bad = forge(path, tmp_path / "pop.segkit", automaton=("automaton", edit))
+    assert worker.check(str(bad)) == "rejected"
+
+
+@pytest.mark.parametrize("covered", [255, 10**7])
+def test_chinese_pop_covering_too_many_characters_is_rejected(chinese, worker, tmp_path, covered):
+    path, seg = chinese
+    a = seg._automaton("forward")
+    v = key_node(a, "研究生")
+    (tid, _), = a.failure(v)[1]
+
+    cmap, trans, fails, pool, params = (np.array(x) for x in kernels.unpack(a.packed))
+    if covered < 256:
+        fails[v, 1] = -1 - (((tid + 1) << 8) | covered)
+    else:  # a list of one pop, appended to the pool
+        fails[v, 1] = pool.size
+        pool = np.concatenate([pool, np.array([1, tid, covered], dtype=np.int32)])
+    packed = kernels.pack(cmap, trans, fails, pool, params)
+    bad = forge(path, tmp_path / "zh-pop.segkit", arrays={"forward.packed": packed})
+    assert worker.check(str(bad)) == "rejected"
+
+
+def test_chinese_word_id_outside_the_vocabulary_is_rejected(chinese, worker, tmp_path):
+    path, seg = chinese
+    a = seg._automaton("forward")
+    v = key_node(a, "生命")
+    cov = a.failure(v)[1][0][1]
+
+    def edit(cmap, trans, fails, pool, params):
+        fails[v, 1] = -1 - (((8_388_606 + 1) << 8) | cov)
+
+    bad = forge(path, tmp_path / "zh-id.segkit", automaton=("forward", edit))
+    assert worker.check(str(bad)) == "rejected"
+
+
+@pytest.mark.parametrize("preset", ["wordpiece", "chinese"])
+def test_failure_link_to_its_own_node_is_rejected(preset, wordpiece, chinese, worker, tmp_path):
+    path, obj = wordpiece if preset == "wordpiece" else chinese
+    prefix = "automaton" if preset == "wordpiece" else "forward"
+    a = obj.automaton if preset == "wordpiece" else obj._automaton("forward")
+    v = key_node(a, "abcd" if preset == "wordpiece" else "研究生")
+
+    def edit(cmap, trans, fails, pool, params):
+        fails[v, 0] = v
+
+    bad = forge(path, tmp_path / "loop.segkit", automaton=(prefix, edit))
+    assert worker.check(str(bad)) == "rejected"
+
+
+def test_trie_cycle_is_rejected(wordpiece, worker, tmp_path):
+    path, wp = wordpiece
+    a = wp.automaton
+    v = key_node(a, "abcd")
+
+    def edit(cmap, trans, fails, pool, params):
+        trans[v, 1] = v  # its own parent
+
+    bad = forge(path, tmp_path / "cycle.segkit", automaton=("automaton", edit))
+    assert worker.check(str(bad)) == "rejected"
+
+
+def test_negative_unk_id_is_rejected(wordpiece, worker, tmp_path):
+    path, _ = wordpiece
+
+    def edit(cmap, trans, fails, pool, params):
+        params[kernels.P_UNK] = -5
+
+    bad = forge(path, tmp_path / "unk.segkit", automaton=("automaton", edit),
+                config=lambda c: c["automaton"].update(unk_id=-5))
+    assert worker.check(str(bad)) == "rejected"
+    with pytest.raises(ModelFileError, match="unk"):
+        segkit.load(bad)
+
+
+def test_forged_token_list_is_rejected(wordpiece, worker, tmp_path):
+    path, wp = wordpiece
+    tokens = list(wp.vocab.id_to_token)
+    tokens[5], tokens[7] = tokens[7], tokens[5]  # two tokens of the same length swapped
+    assert len(tokens[5]) == len(tokens[7])
+    bad = forge(path, tmp_path / "tokens.segkit", blobs={"vocab.tokens": "\n".join(tokens).encode()})
+    assert worker.check(str(bad)) == "rejected"
+    with pytest.raises(ModelFileError, match="token"):
+        segkit.load(bad)
+
+
+def test_token_list_that_is_not_utf8_is_rejected(wordpiece, tmp_path):
+    path, wp = wordpiece
+    raw = "\n".join(wp.vocab.id_to_token).encode().replace(b"abcd", b"ab\xffd")
+    bad = forge(path, tmp_path / "utf8.segkit", blobs={"vocab.tokens": raw})
+    with pytest.raises(ModelFileError, match="UTF-8"):
+        segkit.load(bad)
+
+
+def test_marisa_blob_is_never_parsed(wordpiece, chinese, worker, tmp_path):
+    """marisa-trie's reader trusts its input (mutated blobs crashed it):
+    load does not read the blob at all, so garbage there changes nothing."""
+    for path, obj in (wordpiece, chinese):
+        garbage = bytes(range(256)) * 7
+        bad = forge(path, tmp_path / f"marisa-{path.name}", blobs={"vocab.marisa": garbage})
+        assert worker.check(str(bad)) == "loaded"
+        loaded = segkit.load(bad)
+        if isinstance(obj, segkit.WordPiece):
+            assert loaded.tokenize("abcd abcx xy zz abc") == obj.tokenize("abcd abcx xy zz abc")
+            assert loaded.token_to_id("##x") == obj.token_to_id("##x") == 6
+        else:
+            assert loaded.cut("研究生命起源北京") == obj.cut("研究生命起源北京")
+
+
+def test_truncation_setting_of_the_wrong_type_is_rejected(wordpiece, tmp_path):
+    path, _ = wordpiece
+    bad = forge(path, tmp_path / "trunc.segkit", config=lambda c: c.update(truncation=[1]))
+    with pytest.raises(ModelFileError, match="truncation"):
+        segkit.load(bad)
+    with pytest.raises(ValueError, match="truncation"):
+        segkit.WordPiece(["[UNK]", "a"], truncation=[1])
+
+
+def test_stored_tables_that_differ_from_the_settings_are_rejected(wordpiece, tmp_path):
+    path, _ = wordpiece
+    bad = forge(path, tmp_path / "lower.segkit", config=lambda c: c.update(lowercase=True))
+    with pytest.raises(ModelFileError, match="normalization"):
+        segkit.load(bad)
+
+
+def test_a_valid_model_with_every_check_loads_unchanged(tmp_path):
+    """The checks accept what save writes, for every kind of automaton:
+    continuation keys, backward matching, one-character tokens."""
+    wp = segkit.WordPiece.bert(ROOT / "vocabularies" / "bert-base-uncased.txt")
+    path = tmp_path / "bert.segkit"
+    wp.save(path)
+    loaded = segkit.load(path)
+    text = "Hello, wonderful world! unaffable 北京 ÀÉÎ [MASK]"
+    assert loaded.encode(text).ids == wp.encode(text).ids
+    seg = segkit.ChineseMaxMatch(WORDS + ["a", "研"], mode="bidirectional")
+    seg.save(tmp_path / "zh.segkit")
+    assert segkit.load(tmp_path / "zh.segkit").cut("研究生命起源 abc 研") == seg.cut("研究生命起源 abc 研")
+
+
+# ----------------------------------------------------- malformed headers
+def _with_header(src: Path, dst: Path, header_raw: bytes) -> Path:
+    raw = src.read_bytes()
+    version, _, data_start = fuzz_models.split_file(raw)
+    dst.write_bytes(fuzz_models.assemble(version, header_raw, raw[data_start:]))
+    return dst
+
+
+@pytest.mark.parametrize(
+    "header",
+    [
+        b"[]",  # not an object (was AttributeError)
+        b"{}",  # no entries (was KeyError)
+        b"[" * 100_000 + b"]" * 100_000,  # nesting (was RecursionError)
+        b'{"preset": "WordPiece", "config": {}, "entries": {}, "data_nbytes": "12"}',  # (was ValueError)
+        b'{"preset": "WordPiece", "config": {}, "entries": {"a": {"kind": "array", "offset": 0, "nbytes": 8,'
+        b' "dtype": "<i4", "shape": 2}}, "data_nbytes": 64}',
+        b'{"preset": "WordPiece", "config": {}, "entries": {"a": {"kind": "array", "offset": 3, "nbytes": 4,'
+        b' "dtype": "<i4", "shape": [1]}}, "data_nbytes": 64}',
+        b'{"preset": 5, "config": {}, "entries": {}, "data_nbytes": 0}',
+        b'{"preset": "WordPiece", "config": [], "entries": {}, "data_nbytes": 0}',
+        b'{"preset": "WordPiece", "config": {}, "entries": {}, "data_nbytes": 0}',
+        b"\xff\xfe",
+    ],
+)
+def test_malformed_header_is_model_file_error(models, tmp_path, header):
+    bad = _with_header(models["wordpiece"], tmp_path / "h.segkit", header)
+    with pytest.raises(ModelFileError):
+        segkit.load(bad)
+
+
+def test_directory_is_refused(tmp_path):
+    with pytest.raises(ModelFileError, match="directory"):
+        segkit.load(tmp_path)
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no FIFOs on this platform")
+def test_fifo_is_refused_without_blocking(tmp_path):
+    fifo = tmp_path / "pipe.segkit"
+    os.mkfifo(fifo)
+    code = "import sys, segkit\ntry:\n    segkit.load(sys.argv[1])\nexcept segkit.ModelFileError as e:\n    print('refused', e)\n"
+    out = subprocess.run([sys.executable, "-c", code, str(fifo)], capture_output=True, text=True, timeout=60)
+    assert out.stdout.startswith("refused") and "regular file" in out.stdout, out.stderr
+
+
+# ------------------------------------------------ files changed after load
+def test_changing_the_file_after_load_changes_nothing(models, tmp_path):
+    """Truncating the file (SIGBUS with a mapping) or overwriting it in
+    place leaves a loaded model as it was: load keeps its own copy."""
+    src = models["wordpiece"]
+    path = tmp_path / "m.segkit"
+    path.write_bytes(src.read_bytes())
+    code = (
+        "import sys, segkit\n"
+        "m = segkit.load(sys.argv[1])\n"
+        "before = m.encode_batch(['unaffable hello world', 'abc x']).ids\n"
+        "open(sys.argv[1], 'r+b').truncate(100)\n"
+        "mid = m.encode_batch(['unaffable hello world', 'abc x']).ids\n"
+        "with open(sys.argv[1], 'r+b') as f:\n"
+        "    f.write(b'\\xff' * 100)\n"
+        "after = m.encode_batch(['unaffable hello world', 'abc x']).ids\n"
+        "print(before == mid == after)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code, str(path)], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "True"
+
+
+# ------------------------------------------------------------- fuzzing
+@pytest.mark.parametrize("name", ["wordpiece", "chinese"])
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow,
+                                                                  HealthCheck.function_scoped_fixture])
+@given(rng=st.randoms(use_true_random=False))
+def test_mutated_models_load_valid_or_raise(name, models, worker, tmp_path, rng):
+    """Mutations of saved models with checksums recomputed, each loaded and
+    exercised in the worker subprocess: rejected with ModelFileError, or
+    loaded and behaving (no crash, hang, other exception or wrong output).
+    ``tools/fuzz_models.py`` runs the same check on 10,000 mutations."""
+    raw, note = fuzz_models.mutate(models[name].read_bytes(), rng)
+    path = tmp_path / f"mutant-{name}.segkit"
+    path.write_bytes(raw)
+    verdict = worker.check(str(path), str(models[name]))
+    assert verdict in ("rejected", "loaded", "loaded-differs"), f"{note}: {verdict}"
+
+
+def test_worker_reports_a_crash(tmp_path):
+    """The harness counts a dying worker as a crash (not as a verdict)."""
+    w = fuzz_models.Worker(timeout=60)
+    try:
+        w._start()
+        w.proc.kill()
+        w.proc.wait()
+        assert w.check(str(tmp_path / "x.segkit")).startswith("crash")
+    finally:
+        w.close()
+
+
+def test_prefix_layout_matches_storage():
+    assert fuzz_models.PREFIX.size == struct.calcsize("<8sIIII") and MAGIC == b"SEGKIT\n\x00"
+    assert zlib.crc32(b"") == 0
+
+
+def test_files_with_pop_lists_in_another_order_still_load(models, tmp_path):
+    """Files written before the builder laid out pop lists in slot order
+    hold them in node order: they load, compared list by list, and behave
+    as before."""
+    path = models["wordpiece"]
+    m = read_model(path)
+    cmap, trans, fails, pool, params = (np.array(x) for x in kernels.unpack(m.arrays["automaton.packed"]))
+    listed = [v for v in range(fails.shape[0]) if fails[v, 0] >= 0 and fails[v, 1] > 0]
+    assert len(listed) >= 2
+    new_pool = [0]
+    for v in reversed(listed):
+        r = fails[v, 1]
+        lst = pool[r : r + 1 + 2 * pool[r]].tolist()
+        fails[v, 1] = len(new_pool)
+        new_pool += lst
+    assert len(new_pool) == pool.size and new_pool != pool.tolist()
+    packed = kernels.pack(cmap, trans, fails, np.array(new_pool, dtype=np.int32), params)
+    old = forge(path, tmp_path / "old-order.segkit", arrays={"automaton.packed": packed})
+    texts = fuzz_models.WP_TEXTS
+    assert [e.ids for e in segkit.load(old).encode_batch(texts)] == [e.ids for e in segkit.load(path).encode_batch(texts)]
+
+
+def test_vocabulary_with_a_newline_token_round_trips(tmp_path):
+    wp = segkit.WordPiece(["[UNK]", "a", "b\nc", "##b"])
+    wp.save(tmp_path / "nl.segkit")
+    loaded = segkit.load(tmp_path / "nl.segkit")
+    assert loaded.tokenize("ab a") == ["a", "##b", "a"]
+    assert loaded.id_to_token(2) == "b\nc" and loaded.token_to_id("##b") == 3
+
+
+def test_structural_check_without_keys():
+    """Plugins whose presets load an automaton without its keys
+    (``automaton_from_arrays`` without ``keys``) still get the structural
+    checks: links to shallower nodes, pops covering what links drop, ids in
+    the vocabulary, no trie cycle."""
+    from segkit.engine.automaton import automaton_from_state, automaton_state
+
+    wp = segkit.WordPiece(["[UNK]", "a", "##b", "##c", "abcd", "xy", "##x", "zz"])
+    a = wp.automaton
+    config, arrays = automaton_state(a)
+    ids = np.ones(len(wp.vocab.id_to_token) + 1, dtype=bool)
+    ids[0] = False  # -1 is no id here
+    assert automaton_from_state(config, {"packed": np.array(a.packed)}, valid_ids=ids).segment_ids("abcd xy").tolist() == [4, 5]
+    v = a.node("abcd")
+    listed = [u for u in range(a.fails.shape[0]) if a.fails[u, 0] >= 0 and a.fails[u, 1] > 0][0]
+
+    def broken(edit):
+        packed = np.array(a.packed)
+        edit(*kernels.unpack(packed))
+        return {"packed": packed}
+
+    cases = {
+        "own node": lambda c, t, f, p, q: f.__setitem__((v, 0), v),
+        "covering": lambda c, t, f, p, q: p.__setitem__(f[listed, 1] + 2, 2**30),
+        "inline id": lambda c, t, f, p, q: f.__setitem__((v, 1), -1 - (((8_388_606 + 1) << 8) | 4)),
+        "cycle": lambda c, t, f, p, q: t.__setitem__((v, 1), v),
+        "unk": lambda c, t, f, p, q: q.__setitem__(kernels.P_UNK, -5),
+    }
+    for name, edit in cases.items():
+        with pytest.raises(ValueError, match="invalid automaton"):
+            automaton_from_state(config, broken(edit), valid_ids=ids)
+
+
+def test_many_lookups_on_a_loaded_vocabulary_build_its_mapping(wordpiece):
+    """load answers its few lookups from the token list (no mapping built);
+    a caller looking up many tokens gets the mapping, not a search each."""
+    path, wp = wordpiece
+    loaded = segkit.load(path)
+    assert loaded.vocab._index is None  # nothing built by load itself
+    got = [loaded.token_to_id(t) for t in ["a", "##b", "zz", "nope"] * 50]
+    assert got == [wp.token_to_id(t) for t in ["a", "##b", "zz", "nope"] * 50]
+    assert loaded.vocab._index is not None
