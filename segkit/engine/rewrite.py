@@ -16,7 +16,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from .arrays import grow
+from .arrays import copy_prefix
 from .charmap import _N_PAGES, two_level
 from .kernels import SENTINEL, _ix, _segment_range, grown_rows
 
@@ -257,6 +257,14 @@ def _map_back(st, en, k0, k1, s0, s1, m, n):
             en[q] = p
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _grown(arr, size, keep):
+    """A new 1-d array of ``size`` items holding ``arr[:keep]``."""
+    out = np.empty(size, arr.dtype)
+    copy_prefix(out, arr, keep)
+    return out
+
+
 @njit(cache=True, nogil=True)
 def segment_batch_rewritten(cps, bounds, auto, rw, clsmask, out, k, rows):
     """Rewrite, match and map offsets back, text by text, in one call.
@@ -289,16 +297,27 @@ def segment_batch_rewritten(cps, bounds, auto, rw, clsmask, out, k, rows):
             m = b
         else:
             if b - a > tmp.size:
-                tmp = grow(tmp, b - a)
+                # Room for the text as it is (what the rewrite usually
+                # yields); earlier texts' contents need no copy.
+                size = max(2 * tmp.size, b - a + 16)
+                tmp = np.empty(size, np.uint32)
+                s0 = np.empty(size, np.int32)
+                s1 = np.empty(size, np.int32)
             i = a
             m = zero
             while True:
                 i, m, done = _rewrite_fill(cps, i, b, a, rw, tmp, s0, s1, m)
                 if done:
                     break
-                tmp = grow(tmp, m)
-                s0 = grow(s0, m)
-                s1 = grow(s1, m)
+                # Longer than it was (characters expanding): the three
+                # buffers grow together, to twice their size, so a text
+                # costs O(length) however often they grow.  (Growing each to
+                # twice its own size, as before, doubled the text buffer on
+                # every refill of the span buffers: quadratic.)
+                size = max(2 * tmp.size, m + (b - i) + 16)
+                tmp = _grown(tmp, size, m)
+                s0 = _grown(s0, size, m)
+                s1 = _grown(s1, size, m)
             src = tmp
             i = zero
         word = zero
