@@ -142,15 +142,32 @@ GROWING = [
     "ÀB 법률" * 2000,
 ]
 
+# Texts longer than the batch kernel's window (WINDOW characters of
+# rewritten text): cut at word boundaries, a window at a time, with words
+# longer than half a window (the buffers grow, keeping the unfinished word),
+# a word right after the first boundary, nothing but boundaries, nothing
+# but deleted characters.
+LONG = [
+    "ÀB 법률, " * 16000,
+    "x " + "a" * 150_000 + " [CLS] b",
+    "법" * 70_000 + " b",
+    ("É" * 40_000 + " ") * 3,
+    ", " * 50_000,
+    "\x01" * 100_000 + "ab",
+    "[CLS]" * 30_000,
+    "ab " * 40_000 + "c",
+]
 
-def test_growing_texts_batch_equals_single_kernel():
+
+@pytest.mark.parametrize("texts", [GROWING, LONG, GROWING + LONG[:3]], ids=["growing", "long", "both"])
+def test_growing_texts_batch_equals_single_kernel(texts):
     """The batch kernel, growing its buffers text after text and mid-text,
-    gives each text exactly what the single-text kernel gives with a
-    scratch large enough from the start."""
+    and cutting long texts into windows, gives each text exactly what the
+    single-text kernel gives with a scratch large enough from the start."""
     wp = segkit.WordPiece.bert(ROOT / "vocabularies" / "bert-base-uncased.txt")
-    cps, bounds = join_code_points(GROWING)
+    cps, bounds = join_code_points(texts)
     out, rows = _run(cps, bounds, wp._packed, wp._rewrite)
-    for t, text in enumerate(GROWING):
+    for t, text in enumerate(texts):
         scratch = np.zeros((SCRATCH_ROWS, 3 * len(text) + 16), np.int32)
         k = segment_rewritten_into(to_code_points(text), wp._packed, wp._rewrite, 3, scratch)
         assert k >= 0
@@ -164,7 +181,7 @@ def test_long_growing_text_matches_hf(shared_data):
     tokenizers = pytest.importorskip("tokenizers", reason="HuggingFace tokenizers is not installed")
     hf = tokenizers.Tokenizer.from_file(str(shared_data / "vocab" / "bert-base-uncased.tokenizer.json"))
     wp = segkit.WordPiece.from_pretrained("bert-base-uncased")
-    text = "".join(GROWING) * 3
+    text = "".join(GROWING) * 3 + "".join(t[:20_000] for t in LONG)
     assert len(text) > 65536
     ours, theirs = wp.encode(text), hf.encode(text)
     assert ours.ids == theirs.ids

@@ -16,8 +16,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from .arrays import copy_prefix
-from .charmap import _N_PAGES, two_level
+from .charmap import _N_PAGES, MAX_CODE_POINT, two_level
 from .kernels import SENTINEL, _ix, _segment_range, grown_rows
 
 KEEP = 0
@@ -258,11 +257,38 @@ def _map_back(st, en, k0, k1, s0, s1, m, n):
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _grown(arr, size, keep):
-    """A new 1-d array of ``size`` items holding ``arr[:keep]``."""
+def _shifted(arr, size, p, m):
+    """A new 1-d array of ``size`` items starting with ``arr[p:m]``."""
     out = np.empty(size, arr.dtype)
-    copy_prefix(out, arr, keep)
+    for q in range(m - p):
+        out[q] = arr[p + q]
     return out
+
+
+#: Characters of rewritten text a batch keeps at a time (the scratch buffers:
+#: 12 bytes a character, 768 KiB, which stay in cache).  A longer text is
+#: rewritten and matched a window at a time, cut at word boundaries; only a
+#: word longer than the window makes them grow.
+WINDOW = 1 << 16
+
+
+@njit(cache=True, nogil=True)
+def _last_boundary(tmp, m, auto, clsmask):
+    """The largest ``p`` in ``1..m-1`` such that ``tmp[p]`` starts no
+    character of the word before it (a separator, a character that is a word
+    of its own, or a pre-matched token), or 0: matching ``tmp[:p]`` then
+    gives the tokens matching ``tmp[:m]`` would give before ``p``."""
+    cm0 = auto[0]
+    mask = clsmask & 3
+    p = m - 1
+    while p > 0:
+        c = tmp[_ix(p)]
+        if c > MAX_CODE_POINT:
+            return p
+        if auto[_ix(cm0 + auto[_ix(cm0 + (c >> 8))] + (c & 255))] & mask != 0:
+            return p
+        p -= 1
+    return p
 
 
 @njit(cache=True, nogil=True)
@@ -271,16 +297,18 @@ def segment_batch_rewritten(cps, bounds, auto, rw, clsmask, out, k, rows):
 
     Text ``t`` is ``cps[bounds[t]:bounds[t+1]]``.  A text the rewrite
     leaves as it is (no normalization, no special token in it) is matched
-    where it is; any other is rewritten into a scratch buffer that stays in
-    cache and matched from there, so the rewritten batch is never stored
-    whole.  Tokens are appended to the (4, n) rows of ``out`` (ids, starts,
-    ends in the original texts, word indices) from slot ``k`` on, so that a batch can be fed in chunks
+    where it is; any other is rewritten into scratch buffers that stay in
+    cache (at most :data:`WINDOW` characters at a time, cut at word
+    boundaries, for a long text) and matched from there, so the rewritten
+    batch, or a long text, is never stored whole.  Tokens are appended to
+    the (4, n) rows of ``out`` (ids, starts, ends in the original texts,
+    word indices) from slot ``k`` on, so that a batch can be fed in chunks
     (first rows: :func:`segkit.engine.kernels.token_rows`); ``rows[t + 1]``
     receives the slot after text ``t``.  Returns ``(out, k)``: ``out`` is a
     larger copy when it had to grow.
     """
     nt = bounds.size - 1
-    tmp = np.empty(1024, np.uint32)  # one text, rewritten, and its source spans
+    tmp = np.empty(1024, np.uint32)  # rewritten text, and the source span of each character
     s0 = np.empty(1024, np.int32)
     s1 = np.empty(1024, np.int32)
     zero = np.int64(0)  # not a literal: the callees keep one specialization
@@ -290,49 +318,65 @@ def segment_batch_rewritten(cps, bounds, auto, rw, clsmask, out, k, rows):
         a = bounds[t]
         b = bounds[t + 1]
         k0 = k
-        plain = _is_plain(cps, a, b, rw)
-        if plain:  # matched in place (no copy): offsets come out relative to the batch
-            src = cps
+        word = zero
+        if _is_plain(cps, a, b, rw):  # matched in place (no copy): offsets come out relative to the batch
             i = a
-            m = b
-        else:
-            if b - a > tmp.size:
-                # Room for the text as it is (what the rewrite usually
-                # yields); earlier texts' contents need no copy.
-                size = max(2 * tmp.size, b - a + 16)
-                tmp = np.empty(size, np.uint32)
-                s0 = np.empty(size, np.int32)
-                s1 = np.empty(size, np.int32)
-            i = a
-            m = zero
             while True:
-                i, m, done = _rewrite_fill(cps, i, b, a, rw, tmp, s0, s1, m)
+                i, k, word, done = _segment_range(cps, i, b, auto, clsmask, ids, st, en, wd, k, word, True)
                 if done:
                     break
-                # Longer than it was (characters expanding): the three
-                # buffers grow together, to twice their size, so a text
-                # costs O(length) however often they grow.  (Growing each to
-                # twice its own size, as before, doubled the text buffer on
-                # every refill of the span buffers: quadratic.)
-                size = max(2 * tmp.size, m + (b - i) + 16)
-                tmp = _grown(tmp, size, m)
-                s0 = _grown(s0, size, m)
-                s1 = _grown(s1, size, m)
-            src = tmp
-            i = zero
-        word = zero
-        while True:
-            i, k, word, done = _segment_range(src, i, m, auto, clsmask, ids, st, en, wd, k, word, True)
-            if done:
-                break
-            out = grown_rows(out, k, m - i)
-            ids, st, en, wd = out[0], out[1], out[2], out[3]
-        if plain:
+                out = grown_rows(out, k, b - i)
+                ids, st, en, wd = out[0], out[1], out[2], out[3]
             for q in range(k0, k):
                 st[q] -= a
                 en[q] -= a
-        else:
-            _map_back(st, en, k0, k, s0, s1, m, b - a)
+            rows[t + 1] = k
+            continue
+        if b - a > tmp.size and tmp.size < WINDOW:
+            # Room for the text as it is (what the rewrite usually yields),
+            # up to a window; earlier texts' contents need no copy.
+            size = min(max(2 * tmp.size, b - a + 16), WINDOW)
+            tmp = np.empty(size, np.uint32)
+            s0 = np.empty(size, np.int32)
+            s1 = np.empty(size, np.int32)
+        i = a
+        m = zero  # characters in the buffers
+        while True:
+            i, m, done = _rewrite_fill(cps, i, b, a, rw, tmp, s0, s1, m)
+            # Match up to the end of the text, or else up to the last word
+            # boundary in the buffers; the unfinished word stays for the
+            # next window.
+            p = m if done else _last_boundary(tmp, m, auto, clsmask)
+            if p > 0:
+                kq = k
+                q = zero
+                while True:
+                    q, k, word, ok = _segment_range(tmp, q, p, auto, clsmask, ids, st, en, wd, k, word, True)
+                    if ok:
+                        break
+                    out = grown_rows(out, k, p - q)
+                    ids, st, en, wd = out[0], out[1], out[2], out[3]
+                _map_back(st, en, kq, k, s0, s1, m, b - a)
+            if done:
+                break
+            r = m - p
+            if 2 * r > tmp.size:
+                # More than half the buffers hold one unfinished word: they
+                # grow together, doubling, so that each window adds at least
+                # half a buffer of new text and a text costs O(length)
+                # however long its words.  (Growing each buffer to twice its
+                # own size, as an earlier version did, doubled the text
+                # buffer on every refill of the span buffers: quadratic.)
+                size = 2 * tmp.size
+                tmp = _shifted(tmp, size, p, m)
+                s0 = _shifted(s0, size, p, m)
+                s1 = _shifted(s1, size, p, m)
+            elif p > 0:
+                for q in range(r):
+                    tmp[q] = tmp[p + q]
+                    s0[q] = s0[p + q]
+                    s1[q] = s1[p + q]
+            m = r
         rows[t + 1] = k
     return out, k
 
