@@ -35,9 +35,11 @@ MAX_GROWTH = 2.0
 #: floor of the small text's bytes/char (a near-zero small figure must not
 #: make a ratio of noise).
 FLOOR = 8.0
-#: time of the large text over the small one's (linear: about 10; before the
-#: fix about 100 and rising with the length).
-MAX_TIME_RATIO = 40.0
+#: time of the large text over the small one's.  Linear is 10 in principle,
+#: 15-25 measured (the small text's memory stays in cache and is reused, the
+#: large one's is fresh pages); before the fix 100-180, rising with the
+#: length.
+MAX_TIME_RATIO = 60.0
 
 _CHILD = r"""
 import ctypes, gc, json, sys, time
@@ -102,8 +104,8 @@ results = {}
 for name, (fn, unit) in paths.items():
     fn(text_of(unit, 1000))
     fn(text_of(unit, 70_000))  # the long-text path too (kernels loaded)
-    m1, t1 = measure(fn, text_of(unit, small), 3)
-    m2, t2 = measure(fn, text_of(unit, large), 2)
+    m1, t1 = measure(fn, text_of(unit, small), 5)
+    m2, t2 = measure(fn, text_of(unit, large), 3)
     results[name] = {"small_bytes": m1, "large_bytes": m2, "small_s": t1, "large_s": t2}
 print(json.dumps(results))
 """

@@ -292,6 +292,58 @@ def _last_boundary(tmp, m, auto, clsmask):
 
 
 @njit(cache=True, nogil=True)
+def _rewrite_long(cps, i, a, b, m, auto, rw, clsmask, out, k, tmp, s0, s1):
+    """The rest of text ``cps[a:b]`` once the buffers are full: ``tmp[:m]``
+    (spans in ``s0``/``s1``) holds the rewrite of ``cps[a:i]``.  Matches a
+    window at a time, each up to its last word boundary, the unfinished
+    word kept for the next.  Returns ``(out, k, tmp, s0, s1)``, the buffers
+    larger when a word outgrew them.  Apart from the batch loop, which
+    stays as lean as it was for the usual short text."""
+    zero = np.int64(0)
+    word = zero
+    ids, st, en, wd = out[0], out[1], out[2], out[3]
+    done = False
+    while True:
+        # Match up to the end of the text, or else up to the last word
+        # boundary in the buffers.
+        p = m if done else _last_boundary(tmp, m, auto, clsmask)
+        kq = k
+        if p > 0:
+            src = cps  # unified with the buffer's type, as in the batch loop:
+            if p > 0:  # one specialization of the matching loop, not two
+                src = tmp
+            q = zero
+            while True:
+                q, k, word, ok = _segment_range(src, q, p, auto, clsmask, ids, st, en, wd, k, word, True)
+                if ok:
+                    break
+                out = grown_rows(out, k, p - q)
+                ids, st, en, wd = out[0], out[1], out[2], out[3]
+            _map_back(st, en, kq, k, s0, s1, m, b - a)
+        if done:
+            break
+        r = m - p
+        if 2 * r > tmp.size:
+            # More than half the buffers hold one unfinished word: they grow
+            # together, doubling, so that each window adds at least half a
+            # buffer of new text and a text costs O(length) however long its
+            # words.  (Growing each buffer to twice its own size, as an
+            # earlier version did, doubled the text buffer on every refill
+            # of the span buffers: quadratic.)
+            size = 2 * tmp.size
+            tmp = _shifted(tmp, size, p, m)
+            s0 = _shifted(s0, size, p, m)
+            s1 = _shifted(s1, size, p, m)
+        elif p > 0:
+            for x in range(r):
+                tmp[x] = tmp[p + x]
+                s0[x] = s0[p + x]
+                s1[x] = s1[p + x]
+        i, m, done = _rewrite_fill(cps, i, b, a, rw, tmp, s0, s1, r)
+    return out, k, tmp, s0, s1
+
+
+@njit(cache=True, nogil=True)
 def segment_batch_rewritten(cps, bounds, auto, rw, clsmask, out, k, rows):
     """Rewrite, match and map offsets back, text by text, in one call.
 
@@ -318,65 +370,41 @@ def segment_batch_rewritten(cps, bounds, auto, rw, clsmask, out, k, rows):
         a = bounds[t]
         b = bounds[t + 1]
         k0 = k
-        word = zero
-        if _is_plain(cps, a, b, rw):  # matched in place (no copy): offsets come out relative to the batch
+        plain = _is_plain(cps, a, b, rw)
+        if plain:  # matched in place (no copy): offsets come out relative to the batch
+            src = cps
             i = a
-            while True:
-                i, k, word, done = _segment_range(cps, i, b, auto, clsmask, ids, st, en, wd, k, word, True)
-                if done:
-                    break
-                out = grown_rows(out, k, b - i)
+            m = b
+        else:
+            if b - a > tmp.size and tmp.size < WINDOW:
+                # Room for the text as it is (what the rewrite usually
+                # yields), up to a window; earlier texts' contents need no
+                # copy.
+                size = min(max(2 * tmp.size, b - a + 16), WINDOW)
+                tmp = np.empty(size, np.uint32)
+                s0 = np.empty(size, np.int32)
+                s1 = np.empty(size, np.int32)
+            i, m, done = _rewrite_fill(cps, a, b, a, rw, tmp, s0, s1, zero)
+            if not done:  # longer than the buffers: a window at a time
+                out, k, tmp, s0, s1 = _rewrite_long(cps, i, a, b, m, auto, rw, clsmask, out, k, tmp, s0, s1)
                 ids, st, en, wd = out[0], out[1], out[2], out[3]
+                rows[t + 1] = k
+                continue
+            src = tmp
+            i = zero
+        word = zero
+        while True:
+            i, k, word, done = _segment_range(src, i, m, auto, clsmask, ids, st, en, wd, k, word, True)
+            if done:
+                break
+            out = grown_rows(out, k, m - i)
+            ids, st, en, wd = out[0], out[1], out[2], out[3]
+        if plain:
             for q in range(k0, k):
                 st[q] -= a
                 en[q] -= a
-            rows[t + 1] = k
-            continue
-        if b - a > tmp.size and tmp.size < WINDOW:
-            # Room for the text as it is (what the rewrite usually yields),
-            # up to a window; earlier texts' contents need no copy.
-            size = min(max(2 * tmp.size, b - a + 16), WINDOW)
-            tmp = np.empty(size, np.uint32)
-            s0 = np.empty(size, np.int32)
-            s1 = np.empty(size, np.int32)
-        i = a
-        m = zero  # characters in the buffers
-        while True:
-            i, m, done = _rewrite_fill(cps, i, b, a, rw, tmp, s0, s1, m)
-            # Match up to the end of the text, or else up to the last word
-            # boundary in the buffers; the unfinished word stays for the
-            # next window.
-            p = m if done else _last_boundary(tmp, m, auto, clsmask)
-            if p > 0:
-                kq = k
-                q = zero
-                while True:
-                    q, k, word, ok = _segment_range(tmp, q, p, auto, clsmask, ids, st, en, wd, k, word, True)
-                    if ok:
-                        break
-                    out = grown_rows(out, k, p - q)
-                    ids, st, en, wd = out[0], out[1], out[2], out[3]
-                _map_back(st, en, kq, k, s0, s1, m, b - a)
-            if done:
-                break
-            r = m - p
-            if 2 * r > tmp.size:
-                # More than half the buffers hold one unfinished word: they
-                # grow together, doubling, so that each window adds at least
-                # half a buffer of new text and a text costs O(length)
-                # however long its words.  (Growing each buffer to twice its
-                # own size, as an earlier version did, doubled the text
-                # buffer on every refill of the span buffers: quadratic.)
-                size = 2 * tmp.size
-                tmp = _shifted(tmp, size, p, m)
-                s0 = _shifted(s0, size, p, m)
-                s1 = _shifted(s1, size, p, m)
-            elif p > 0:
-                for q in range(r):
-                    tmp[q] = tmp[p + q]
-                    s0[q] = s0[p + q]
-                    s1[q] = s1[p + q]
-            m = r
+        else:
+            _map_back(st, en, k0, k, s0, s1, m, b - a)
         rows[t + 1] = k
     return out, k
 
