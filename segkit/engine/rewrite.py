@@ -265,19 +265,19 @@ def _shifted(arr, size, p, m):
     return out
 
 
-#: Characters of rewritten text a batch keeps at a time (the scratch buffers:
-#: 12 bytes a character, 768 KiB, which stay in cache).  A longer text is
-#: rewritten and matched a window at a time, cut at word boundaries; only a
-#: word longer than the window makes them grow.
+#: Characters of rewritten text a batch keeps at a time (the scratch buffers,
+#: 12 bytes a character: at most 768 KiB, which stay in cache).  A longer
+#: text is rewritten and matched a window at a time, cut at word boundaries;
+#: only a word longer than half the window makes the buffers grow.
 WINDOW = 1 << 16
 
 
 @njit(cache=True, nogil=True)
 def _last_boundary(tmp, m, auto, clsmask):
-    """The largest ``p`` in ``1..m-1`` such that ``tmp[p]`` starts no
-    character of the word before it (a separator, a character that is a word
-    of its own, or a pre-matched token), or 0: matching ``tmp[:p]`` then
-    gives the tokens matching ``tmp[:m]`` would give before ``p``."""
+    """The largest ``p`` in ``1..m-1`` such that ``tmp[p]`` cannot continue
+    the word before it (a separator, a character that is a word of its own,
+    or a pre-matched token), or 0: matching ``tmp[:p]`` then gives the
+    tokens that matching ``tmp[:m]`` would give before ``p``."""
     cm0 = auto[0]
     mask = clsmask & 3
     p = m - 1
@@ -297,8 +297,9 @@ def _rewrite_long(cps, i, a, b, m, auto, rw, clsmask, out, k, tmp, s0, s1):
     (spans in ``s0``/``s1``) holds the rewrite of ``cps[a:i]``.  Matches a
     window at a time, each up to its last word boundary, the unfinished
     word kept for the next.  Returns ``(out, k, tmp, s0, s1)``, the buffers
-    larger when a word outgrew them.  Apart from the batch loop, which
-    stays as lean as it was for the usual short text."""
+    larger when a word outgrew them.  Kept out of
+    :func:`segment_batch_rewritten`, whose loop stays as lean as it was for
+    the usual text, which fits the buffers."""
     zero = np.int64(0)
     word = zero
     ids, st, en, wd = out[0], out[1], out[2], out[3]
