@@ -23,6 +23,24 @@ segkit's lengths are timed in the same interleaved rounds (best of at least
 7).  A peer is skipped at a length where its time, extrapolated from the
 previous lengths, would exceed ~20 s.  Writes a log-log plot to docs/_static/scaling.png.
 
+Second part: one text, normalization on
+---------------------------------------
+One realistic text of L = 10^2 .. 10^7 characters (the multilingual corpus
+joined by spaces and repeated as needed; the bundled sample of it without
+``../shared/data``) through the normalizing paths:
+``WordPiece.from_pretrained("bert-base-uncased")`` ``encode`` and
+``encode_batch`` (lowercasing, accent stripping, control characters, special
+tokens, offsets mapped back), the ``tf_text`` flavour (UTF-8 byte offsets)
+and ``ChineseMaxMatch().cut``.  Each (path, L) runs in a fresh subprocess
+that warms up, then reports its best time per call and its peak resident
+memory over its baseline (``VmHWM`` - ``VmRSS`` from ``/proc/self/status``:
+Numba's allocations are invisible to tracemalloc).  Linear means ns/char
+and bytes/char flat in L; bytes/char is shown from L = 10^5 (below, a
+call's peak is a few pages, mostly per-thread scratch kept from call to
+call).  Short texts are timed over distinct texts of L characters covering
+10^6 characters (the same short text over and over would be learnt by the
+branch predictor).  Linux only (``/proc``).
+
 Run from the repository root: ``python benchmarks/bench_scaling.py [--quick]``.
 """
 
@@ -32,6 +50,7 @@ import _common as C  # first: sys.path and RAYON_NUM_THREADS
 
 import math
 import time
+from pathlib import Path
 
 import segkit
 
@@ -242,9 +261,123 @@ def main() -> None:
             "target_flat": TARGET_FLAT,
             "mismatches": mismatches,
             "plot": str(plotted) if plotted else None,
+            "normalized_one_text": normalized_curve(args),
         },
         args,
     )
+
+
+# ------------------------------------------------- one text, normalization on
+SAMPLE = C.REPO_ROOT / "tests" / "data" / "multilingual-sample.jsonl"
+LINEAR_PATHS = ("encode", "encode_batch", "tf_text encode", "chinese cut")
+#: bytes/char is reported from this length on: below, a call's peak is a
+#: few pages and mostly scratch segkit keeps per thread from call to call.
+MEMORY_FROM = 10**5
+
+_CURVE_CHILD = r"""
+import ctypes, gc, json, random, sys, time
+sys.path.insert(0, {root!r})
+import segkit
+
+def status(key):
+    with open("/proc/self/status") as fh:
+        for line in fh:
+            if line.startswith(key):
+                return int(line.split()[1]) * 1024
+
+path, n = {path!r}, {n}
+with open({corpus!r}, encoding="utf-8") as fh:
+    lines = [json.loads(line)["text"] for line in fh if line.strip()]
+random.Random(0).shuffle(lines)  # every length sees the same mix of languages
+unit = " ".join(lines)
+lines = None
+# Timed: distinct texts of n characters covering at least 10^6 characters,
+# so that a short text is not the same few sentences over and over (the
+# branch predictor would learn them); memory: the first of them.
+count = max(1, 10**6 // n)
+texts = [(unit * ((count * n) // len(unit) + 1))[i * n : (i + 1) * n] for i in range(count)]
+unit = None
+if path == "chinese cut":
+    fn = segkit.ChineseMaxMatch().cut
+elif path == "tf_text encode":
+    fn = segkit.WordPiece.bert({root!r} + "/vocabularies/bert-base-uncased.txt", flavour="tf_text").encode
+else:
+    wp = segkit.WordPiece.from_pretrained("bert-base-uncased")
+    fn = wp.encode if path == "encode" else (lambda t: wp.encode_batch([t]))
+fn(texts[0][:1000])
+fn(texts[0][:70000])  # every kernel loaded, the long-text paths included
+gc.collect()
+try:
+    ctypes.CDLL("libc.so.6").malloc_trim(0)  # baseline: memory in use, not kept by the allocator
+except (OSError, AttributeError):
+    pass
+base = status("VmRSS")
+try:
+    with open("/proc/self/clear_refs", "w") as fh:
+        fh.write("5")  # peak := now (else it includes the warm-up's: lenient)
+except OSError:
+    pass
+result = fn(texts[0])
+peak = status("VmHWM") - base
+result = None
+best = float("inf")
+for _ in range(5):
+    t0 = time.perf_counter()
+    for t in texts:
+        result = fn(t)
+    best = min(best, (time.perf_counter() - t0) / count)
+    result = None
+print(json.dumps({{"peak_bytes": peak, "seconds": best, "texts": count}}))
+"""
+
+
+def normalized_curve(args) -> dict | None:
+    """ns/char and bytes/char of one text of 10^2 .. 10^7 characters with
+    BERT normalization, each (path, length) in its own subprocess."""
+    if not Path("/proc/self/status").is_file():
+        print("SKIP one-text curve: peak memory is read from /proc/self/status (Linux only)")
+        return None
+    corpus = C.CORPUS if C.CORPUS.is_file() else SAMPLE
+    lengths = [10**k for k in range(2, 7 if args.quick else 8)]
+    print(f"\none text of L characters, normalization on (bert-base-uncased; text: {corpus.name} shuffled, joined); "
+          "a subprocess per path and length ...", flush=True)
+    figures: dict[str, dict[int, dict]] = {p: {} for p in LINEAR_PATHS}
+    for L in lengths:
+        for path in LINEAR_PATHS:
+            code = _CURVE_CHILD.format(root=str(C.REPO_ROOT), path=path, n=L, corpus=str(corpus))
+            r = C.run_child(code)
+            figures[path][L] = {"ns_per_char": r["seconds"] / L * 1e9, "bytes_per_char": r["peak_bytes"] / L,
+                                "peak_mb": r["peak_bytes"] / 1e6, "seconds": r["seconds"]}
+        print(f"  L={L:,}: " + "; ".join(
+            f"{p} {figures[p][L]['seconds'] * 1e3:.3g} ms, {figures[p][L]['peak_mb']:.1f} MB" for p in LINEAR_PATHS),
+            flush=True)
+    rows = []
+    for L in lengths:
+        row: list = [L]
+        for p in LINEAR_PATHS:
+            f = figures[p][L]
+            row += [f["ns_per_char"], f["bytes_per_char"] if L >= MEMORY_FROM else None]
+        rows.append(row)
+    headers = ["L (chars)"] + [f"{p} {u}" for p in LINEAR_PATHS for u in ("ns/char", "B/char")]
+    C.print_table(headers, rows, title="one text, normalization on: time and peak memory per character "
+                  f"(B/char from L={MEMORY_FROM:,}; '-' = below)")
+    flat = {}
+    for p in LINEAR_PATHS:
+        ns = [figures[p][L]["ns_per_char"] for L in lengths if L >= 10**3]
+        mem = [figures[p][L]["bytes_per_char"] for L in lengths if L >= MEMORY_FROM]
+        flat[p] = {"ns_per_char_max_over_min_L_ge_1000": max(ns) / min(ns),
+                   "bytes_per_char_max_over_min": max(mem) / max(min(mem), 1e-9)}
+        print(f"{p}: ns/char max/min (L >= 1,000) {flat[p]['ns_per_char_max_over_min_L_ge_1000']:.2f}x; "
+              f"bytes/char max/min (L >= {MEMORY_FROM:,}) {flat[p]['bytes_per_char_max_over_min']:.2f}x "
+              f"(target flat within {TARGET_FLAT:.0f}x: "
+              f"{C.verdict(max(flat[p].values()), TARGET_FLAT, at_least=False)})")
+    return {
+        "lengths": lengths,
+        "text": corpus.name,
+        "paths": {p: {str(L): f for L, f in d.items()} for p, d in figures.items()},
+        "flatness": flat,
+        "memory_from": MEMORY_FROM,
+    }
 
 
 def plot(lengths, ns_char, t_call):

@@ -126,3 +126,63 @@ def test_chunked_batch_equals_text_by_text(flavour, monkeypatch):
     assert padded.ids == [e.ids for e in padded] and len({len(ids) for ids in padded.ids}) == 1
     tok, rows = wp._segment(texts)
     assert rows.size == len(texts) + 1 and rows[-1] == tok.shape[1]
+
+
+# Texts that make the batch kernel grow its scratch mid-batch: longer than
+# its first buffers (1,024 characters), and growing under normalization
+# (a Hangul syllable decomposes into two or three jamo), so that the
+# rewritten text outgrows buffers sized for the original.
+GROWING = [
+    "법을 " * 700,
+    "x",
+    "a" * 5000,
+    "ÉTÉ [CLS] \x01" * 600 + "법" * 3000 + " 北京 ab",
+    "",
+    "\x01" * 3000,
+    "ÀB 법률" * 2000,
+]
+
+# Texts longer than the batch kernel's window (WINDOW characters of
+# rewritten text): cut at word boundaries, a window at a time, with words
+# longer than half a window (the buffers grow, keeping the unfinished word),
+# a word right after the first boundary, nothing but boundaries, nothing
+# but deleted characters.
+LONG = [
+    "ÀB 법률, " * 16000,
+    "x " + "a" * 150_000 + " [CLS] b",
+    "법" * 70_000 + " b",
+    ("É" * 40_000 + " ") * 3,
+    ", " * 50_000,
+    "\x01" * 100_000 + "ab",
+    "[CLS]" * 30_000,
+    "ab " * 40_000 + "c",
+]
+
+
+@pytest.mark.parametrize("texts", [GROWING, LONG, GROWING + LONG[:3]], ids=["growing", "long", "both"])
+def test_growing_texts_batch_equals_single_kernel(texts):
+    """The batch kernel, growing its buffers text after text and mid-text,
+    and cutting long texts into windows, gives each text exactly what the
+    single-text kernel gives with a scratch large enough from the start."""
+    wp = segkit.WordPiece.bert(ROOT / "vocabularies" / "bert-base-uncased.txt")
+    cps, bounds = join_code_points(texts)
+    out, rows = _run(cps, bounds, wp._packed, wp._rewrite)
+    for t, text in enumerate(texts):
+        scratch = np.zeros((SCRATCH_ROWS, 3 * len(text) + 16), np.int32)
+        k = segment_rewritten_into(to_code_points(text), wp._packed, wp._rewrite, 3, scratch)
+        assert k >= 0
+        assert np.array_equal(out[:, rows[t] : rows[t + 1]], scratch[:4, :k]), f"text {t}"
+
+
+def test_long_growing_text_matches_hf(shared_data):
+    """One text past the single-call limit (the batch path), growing under
+    normalization, against HuggingFace's BERT pipeline: same ids, same
+    offsets in the original text."""
+    tokenizers = pytest.importorskip("tokenizers", reason="HuggingFace tokenizers is not installed")
+    hf = tokenizers.Tokenizer.from_file(str(shared_data / "vocab" / "bert-base-uncased.tokenizer.json"))
+    wp = segkit.WordPiece.from_pretrained("bert-base-uncased")
+    text = "".join(GROWING) * 3 + "".join(t[:20_000] for t in LONG)
+    assert len(text) > 65536
+    ours, theirs = wp.encode(text), hf.encode(text)
+    assert ours.ids == theirs.ids
+    assert ours.offsets == theirs.offsets

@@ -16,8 +16,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from .arrays import grow
-from .charmap import _N_PAGES, two_level
+from .charmap import _N_PAGES, MAX_CODE_POINT, two_level
 from .kernels import SENTINEL, _ix, _segment_range, grown_rows
 
 KEEP = 0
@@ -257,22 +256,112 @@ def _map_back(st, en, k0, k1, s0, s1, m, n):
             en[q] = p
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _shifted(arr, size, p, m):
+    """A new 1-d array of ``size`` items starting with ``arr[p:m]``."""
+    out = np.empty(size, arr.dtype)
+    for q in range(m - p):
+        out[q] = arr[p + q]
+    return out
+
+
+#: Characters of rewritten text a batch keeps at a time (the scratch buffers,
+#: 12 bytes a character: at most 768 KiB, which stay in cache).  A longer
+#: text is rewritten and matched a window at a time, cut at word boundaries;
+#: only a word longer than half the window makes the buffers grow.
+WINDOW = 1 << 16
+
+
+@njit(cache=True, nogil=True)
+def _last_boundary(tmp, m, auto, clsmask):
+    """The largest ``p`` in ``1..m-1`` such that ``tmp[p]`` cannot continue
+    the word before it (a separator, a character that is a word of its own,
+    or a pre-matched token), or 0: matching ``tmp[:p]`` then gives the
+    tokens that matching ``tmp[:m]`` would give before ``p``."""
+    cm0 = auto[0]
+    mask = clsmask & 3
+    p = m - 1
+    while p > 0:
+        c = tmp[_ix(p)]
+        if c > MAX_CODE_POINT:
+            return p
+        if auto[_ix(cm0 + auto[_ix(cm0 + (c >> 8))] + (c & 255))] & mask != 0:
+            return p
+        p -= 1
+    return p
+
+
+@njit(cache=True, nogil=True)
+def _rewrite_long(cps, i, a, b, m, auto, rw, clsmask, out, k, tmp, s0, s1):
+    """The rest of text ``cps[a:b]`` once the buffers are full: ``tmp[:m]``
+    (spans in ``s0``/``s1``) holds the rewrite of ``cps[a:i]``.  Matches a
+    window at a time, each up to its last word boundary, the unfinished
+    word kept for the next.  Returns ``(out, k, tmp, s0, s1)``, the buffers
+    larger when a word outgrew them.  Kept out of
+    :func:`segment_batch_rewritten`, whose loop stays as lean as it was for
+    the usual text, which fits the buffers."""
+    zero = np.int64(0)
+    word = zero
+    ids, st, en, wd = out[0], out[1], out[2], out[3]
+    done = False
+    while True:
+        # Match up to the end of the text, or else up to the last word
+        # boundary in the buffers.
+        p = m if done else _last_boundary(tmp, m, auto, clsmask)
+        kq = k
+        if p > 0:
+            src = cps  # unified with the buffer's type, as in the batch loop:
+            if p > 0:  # one specialization of the matching loop, not two
+                src = tmp
+            q = zero
+            while True:
+                q, k, word, ok = _segment_range(src, q, p, auto, clsmask, ids, st, en, wd, k, word, True)
+                if ok:
+                    break
+                out = grown_rows(out, k, p - q)
+                ids, st, en, wd = out[0], out[1], out[2], out[3]
+            _map_back(st, en, kq, k, s0, s1, m, b - a)
+        if done:
+            break
+        r = m - p
+        if 2 * r > tmp.size:
+            # More than half the buffers hold one unfinished word: they grow
+            # together, doubling, so that each window adds at least half a
+            # buffer of new text and a text costs O(length) however long its
+            # words.  (Growing each buffer to twice its own size, as an
+            # earlier version did, doubled the text buffer on every refill
+            # of the span buffers: quadratic.)
+            size = 2 * tmp.size
+            tmp = _shifted(tmp, size, p, m)
+            s0 = _shifted(s0, size, p, m)
+            s1 = _shifted(s1, size, p, m)
+        elif p > 0:
+            for x in range(r):
+                tmp[x] = tmp[p + x]
+                s0[x] = s0[p + x]
+                s1[x] = s1[p + x]
+        i, m, done = _rewrite_fill(cps, i, b, a, rw, tmp, s0, s1, r)
+    return out, k, tmp, s0, s1
+
+
 @njit(cache=True, nogil=True)
 def segment_batch_rewritten(cps, bounds, auto, rw, clsmask, out, k, rows):
     """Rewrite, match and map offsets back, text by text, in one call.
 
     Text ``t`` is ``cps[bounds[t]:bounds[t+1]]``.  A text the rewrite
     leaves as it is (no normalization, no special token in it) is matched
-    where it is; any other is rewritten into a scratch buffer that stays in
-    cache and matched from there, so the rewritten batch is never stored
-    whole.  Tokens are appended to the (4, n) rows of ``out`` (ids, starts,
-    ends in the original texts, word indices) from slot ``k`` on, so that a batch can be fed in chunks
+    where it is; any other is rewritten into scratch buffers that stay in
+    cache (at most :data:`WINDOW` characters at a time, cut at word
+    boundaries, for a long text) and matched from there, so the rewritten
+    batch, or a long text, is never stored whole.  Tokens are appended to
+    the (4, n) rows of ``out`` (ids, starts, ends in the original texts,
+    word indices) from slot ``k`` on, so that a batch can be fed in chunks
     (first rows: :func:`segkit.engine.kernels.token_rows`); ``rows[t + 1]``
     receives the slot after text ``t``.  Returns ``(out, k)``: ``out`` is a
     larger copy when it had to grow.
     """
     nt = bounds.size - 1
-    tmp = np.empty(1024, np.uint32)  # one text, rewritten, and its source spans
+    tmp = np.empty(1024, np.uint32)  # rewritten text, and the source span of each character
     s0 = np.empty(1024, np.int32)
     s1 = np.empty(1024, np.int32)
     zero = np.int64(0)  # not a literal: the callees keep one specialization
@@ -288,17 +377,20 @@ def segment_batch_rewritten(cps, bounds, auto, rw, clsmask, out, k, rows):
             i = a
             m = b
         else:
-            if b - a > tmp.size:
-                tmp = grow(tmp, b - a)
-            i = a
-            m = zero
-            while True:
-                i, m, done = _rewrite_fill(cps, i, b, a, rw, tmp, s0, s1, m)
-                if done:
-                    break
-                tmp = grow(tmp, m)
-                s0 = grow(s0, m)
-                s1 = grow(s1, m)
+            if b - a > tmp.size and tmp.size < WINDOW:
+                # Room for the text as it is (what the rewrite usually
+                # yields), up to a window; earlier texts' contents need no
+                # copy.
+                size = min(max(2 * tmp.size, b - a + 16), WINDOW)
+                tmp = np.empty(size, np.uint32)
+                s0 = np.empty(size, np.int32)
+                s1 = np.empty(size, np.int32)
+            i, m, done = _rewrite_fill(cps, a, b, a, rw, tmp, s0, s1, zero)
+            if not done:  # longer than the buffers: a window at a time
+                out, k, tmp, s0, s1 = _rewrite_long(cps, i, a, b, m, auto, rw, clsmask, out, k, tmp, s0, s1)
+                ids, st, en, wd = out[0], out[1], out[2], out[3]
+                rows[t + 1] = k
+                continue
             src = tmp
             i = zero
         word = zero
