@@ -260,7 +260,9 @@ def test_whitespace_tokens_match_jieba_on_sighan(name):
     path = SIGHAN / name
     if not path.is_file():
         pytest.skip(f"SIGHAN 2005 data not found at {path} (../shared is not part of segkit)")
-    lines = path.read_text(encoding="utf-8").splitlines(keepends=True)
+    with open(path, encoding="utf-8", newline="") as fh:  # keep its "\r\n" endings
+        lines = fh.read().splitlines(keepends=True)
+    assert any(line.endswith("\r\n") for line in lines)
     seg = _default_keep()
     got = seg.cut_batch(lines)
     n_spaces = 0
