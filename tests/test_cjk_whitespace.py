@@ -272,3 +272,14 @@ def test_whitespace_tokens_match_jieba_on_sighan(name):
         assert whitespace_tokens(words) == expected, line
         n_spaces += len(expected)
     assert n_spaces >= len(lines)  # every line ends with a newline token at least
+
+
+def test_a_bad_keep_whitespace_in_a_model_file_is_the_loaders_error(tmp_path):
+    from segkit.storage import ModelFileError
+
+    seg = segkit.ChineseMaxMatch(["北京"])
+    config, arrays, blobs = seg._model_state()
+    seg._model_state = lambda: ({**config, "keep_whitespace": "yes"}, arrays, blobs)
+    seg.save(tmp_path / "bad.segkit")
+    with pytest.raises(ModelFileError, match="keep_whitespace must be True or False, found 'yes'"):
+        segkit.load(tmp_path / "bad.segkit")
