@@ -6,7 +6,8 @@ out.  Everything runs on one thread; segkit uses its default dictionary
 (jieba's 349,045 words), forward mode, ``alnum_runs=True`` (the defaults).
 
 (a) throughput, characters per second, best of N interleaved rounds:
-    segkit ``cut_batch(lines)`` vs jieba ``lcut(line, HMM=False)`` per line
+    segkit ``cut_batch(lines)`` (and, for information, with
+    ``keep_whitespace=True``) vs jieba ``lcut(line, HMM=False)`` per line
     (after ``jieba.initialize()``), target ratio >= 50; and vs a naive
     Python forward MaxMatch over the same word set (for each position, try
     the longest window first, a set lookup per candidate), target >= 30.
@@ -189,6 +190,7 @@ def main() -> None:
     seg = segkit.ChineseMaxMatch()
     print(f"segkit default segmenter built in {time.perf_counter() - t0:.2f}s (first use, empty cache)")
     textbook = segkit.ChineseMaxMatch(alnum_runs=False)
+    keep = segkit.ChineseMaxMatch(keep_whitespace=True)
     words = set(seg.words)
     max_len = max(map(len, words))
     naive = naive_fmm(words, max_len)
@@ -205,10 +207,12 @@ def main() -> None:
     systems = {
         "segkit cut_batch": lambda: seg.cut_batch(lines),
         "segkit cut per line": lambda: [seg.cut(line) for line in lines],
+        "segkit cut_batch keep_whitespace": lambda: keep.cut_batch(lines),
         "jieba lcut(HMM=False) per line": lambda: [jieba.lcut(line, HMM=False) for line in lines],
         "naive Python FMM per line": lambda: [naive(line) for line in lines],
     }
-    calls = {"segkit cut_batch": SEGKIT_BATCH_CALLS, "segkit cut per line": SEGKIT_LINE_CALLS}
+    calls = {"segkit cut_batch": SEGKIT_BATCH_CALLS, "segkit cut per line": SEGKIT_LINE_CALLS,
+             "segkit cut_batch keep_whitespace": SEGKIT_BATCH_CALLS}
     times = C.time_rounds(systems, repeat=args.repeat, number={n: calls.get(n, 1) for n in systems})
     best = {n: min(ts) for n, ts in times.items()}
     C.print_table(
@@ -224,12 +228,15 @@ def main() -> None:
               f"{C.verdict(r, target, at_least=True)})")
     r_line = best["jieba lcut(HMM=False) per line"] / best["segkit cut per line"]
     print(f"  (per-line segkit cut vs jieba, for information: {r_line:.1f}x)")
+    r_keep = best["segkit cut_batch keep_whitespace"] / best["segkit cut_batch"]
+    print(f"  (cut_batch with keep_whitespace=True / without, for information: {r_keep:.2f})")
     results["throughput"] = {
         "seconds": best,
         "chars_per_second": {n: nchars / s for n, s in best.items()},
         "all_rounds": times,
         "ratios": ratios,
         "per_line_cut_vs_jieba": r_line,
+        "keep_whitespace_over_default": r_keep,
         "naive_max_window": max_len,
     }
 

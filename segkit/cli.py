@@ -5,7 +5,8 @@ Examples
 ``segkit tokenize "Hello, world!"`` prints the WordPiece tokens of the text
 with the bundled default model (bert-base-uncased); ``segkit encode --format
 json --max-length 128 --input corpus.txt`` encodes a file, one text per line,
-with special tokens, truncation and offsets.
+with special tokens, truncation and offsets.  ``segkit cut corpus.txt``
+segments Chinese text like ``python -m jieba`` (see :mod:`segkit.cli_cut`).
 """
 
 from __future__ import annotations
@@ -46,6 +47,9 @@ def _build_parser() -> argparse.ArgumentParser:
     enc.add_argument("--pair-input", metavar="FILE", help="second texts of pairs, one per line (parallel to the texts)")
     enc.add_argument("--max-length", type=int, help="truncate (longest first) and/or pad to this length")
     enc.add_argument("--padding", choices=("longest", "max_length"), help="pad within each batch")
+    from . import cli_cut
+
+    cli_cut.add_parser(sub)
     return parser
 
 
@@ -244,6 +248,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         handler = signal.signal(signal.SIGINT, out.on_sigint)
     try:
         try:
+            if args.command == "cut":
+                from . import cli_cut
+
+                return cli_cut.run(args, out, sys.modules[__name__])
             return _tokenize_or_encode(args, out)
         except SystemError as e:  # Ctrl-C while a compiled call (e.g. a build) boxed its result
             if _interrupted(e):

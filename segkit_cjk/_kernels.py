@@ -127,6 +127,13 @@ def choose_bidirectional(fid, fst, fen, frows, bid, bst, ben, brows):
 #: (``vocab_size`` + code point); others are spelled out each time.
 CACHED_CHARS = 0x10000
 
+#: Cache key of the whitespace token ``"\r\n"`` (``vocab_size`` + this),
+#: which ``keep_whitespace`` makes one token, as jieba does.
+CRLF_KEY = CACHED_CHARS
+
+#: Cache keys beyond the dictionary's: unseen characters, then ``"\r\n"``.
+EXTRA_KEYS = CACHED_CHARS + 1
+
 #: Tokens ahead whose dictionary word's slot :func:`word_keys` prefetches
 #: (``slot_of`` is 1.6 MB for the default dictionary, read at random: the
 #: pass ran 1.06x faster warm and 1.14x after other work emptied the cache).
@@ -199,7 +206,7 @@ def word_keys(cps, bounds, ids, st, en, rows, alnum, vocab_size, slot_of, seen, 
     wrows = np.empty(nt + 1, np.int64)
     wrows[0] = 0
     mask = seen.size // 2 - 1
-    n_keys = vocab_size + CACHED_CHARS
+    n_keys = vocab_size + EXTRA_KEYS
     k = 0
     r = 0
     w = 0
@@ -242,6 +249,8 @@ def word_keys(cps, bounds, ids, st, en, rows, alnum, vocab_size, slot_of, seen, 
                     c = cps[base + st[q0]]
                     if c < CACHED_CHARS:
                         key = vocab_size + np.int64(c)
+                elif en[q0] - st[q0] == 2 and cps[base + st[q0]] == 13 and cps[base + st[q0] + 1] == 10:
+                    key = vocab_size + np.int64(CRLF_KEY)  # only keep_whitespace makes such a token
             spell = True
             if key >= 0:
                 slot = slot_of[key]
@@ -277,16 +286,66 @@ def word_keys(cps, bounds, ids, st, en, rows, alnum, vocab_size, slot_of, seen, 
     return w, wrows, r, k, u, seen
 
 
+@njit(cache=True, nogil=True)
+def _fill_gaps_into(cps, bounds, ids, st, en, rows, oid, ost, oen, orows):
+    """The tokens with the characters between them (the whitespace the
+    engine drops) made tokens too, into ``oid``/``ost``/``oen`` (room for
+    one token per character) and the row splits ``orows``; returns the
+    token count.
+
+    As jieba makes them: each character of a gap is a token of its own
+    (id -1), except that ``"\\r"`` followed by ``"\\n"`` is one token.  Every
+    character of every text is then in exactly one token.
+    """
+    k = 0
+    orows[0] = 0
+    for t in range(rows.size - 1):
+        base = bounds[t]
+        n = bounds[t + 1] - base
+        e = rows[t + 1]
+        pos = 0
+        for q in range(rows[t], e + 1):
+            nxt = st[q] if q < e else n
+            while pos < nxt:
+                step = 2 if cps[base + pos] == 13 and pos + 1 < nxt and cps[base + pos + 1] == 10 else 1
+                oid[k] = -1
+                ost[k] = pos
+                oen[k] = pos + step
+                k += 1
+                pos += step
+            if q < e:
+                oid[k] = ids[q]
+                ost[k] = st[q]
+                oen[k] = en[q]
+                k += 1
+                pos = en[q]
+        orows[t + 1] = k
+    return k
+
+
+@njit(cache=True, nogil=True)
+def fill_gaps(cps, bounds, ids, st, en, rows):
+    """A batch's tokens with its whitespace made tokens (see
+    :func:`_fill_gaps_into`): ``(ids, starts, ends, rows)``, new arrays."""
+    cap = cps.size + 1
+    oid, ost, oen = np.empty(cap, np.int32), np.empty(cap, np.int32), np.empty(cap, np.int32)
+    orows = np.empty(rows.size, np.int64)
+    k = _fill_gaps_into(cps, bounds, ids, st, en, rows, oid, ost, oen, orows)
+    return oid[:k], ost[:k], oen[:k], orows
+
+
 #: ``mode`` codes of :func:`segment_one`.
 FORWARD, BACKWARD, BIDIRECTIONAL = 0, 1, 2
 
 
 @njit(cache=True, nogil=True)
-def segment_one(cps, fauto, bauto, mode, flags, alnum, vocab_size, slot_of, seen, stamp, scratch):
+def segment_one(cps, fauto, bauto, mode, flags, alnum, vocab_size, keep_ws, slot_of, seen, stamp, scratch):
     """One text from code points to words, in one compiled call.
 
     Segments ``cps`` forward with ``fauto``, backward with ``bauto`` or both
     (``mode``: :data:`FORWARD`, :data:`BACKWARD`, :data:`BIDIRECTIONAL`),
+    with ``keep_ws`` makes the whitespace between them tokens too
+    (:func:`_fill_gaps_into`, into the direction's rows that are free),
     then runs :func:`word_keys`.  ``scratch`` is the calling thread's int32
     array of 13 rows of at least ``2 * cps.size + 16``: rows 0-3 and 4-7
     the forward and backward tokens, then the words' keys, the keys of the
@@ -316,6 +375,11 @@ def segment_one(cps, fauto, bauto, mode, flags, alnum, vocab_size, slot_of, seen
         brows[1] = kb
         ids, st, en, rows = choose_bidirectional(fout[0, :kf], fout[1, :kf], fout[2, :kf], rows,
                                                  bout[0, :kb], bout[1, :kb], bout[2, :kb], brows)
+    if keep_ws:
+        o = 4 if mode == FORWARD else 0  # rows no longer needed (at least cps.size + 16 wide)
+        orows = np.empty(2, np.int64)
+        kw = _fill_gaps_into(cps, bounds, ids, st, en, rows, scratch[o], scratch[o + 1], scratch[o + 2], orows)
+        ids, st, en, rows = scratch[o, :kw], scratch[o + 1, :kw], scratch[o + 2, :kw], orows
     w, wrows, r, k, u, seen = word_keys(cps, bounds, ids, st, en, rows, alnum, vocab_size, slot_of, seen, stamp,
                                         scratch[8], scratch[10], scratch[9], scratch[11], scratch[12])
     return w, r, k, u

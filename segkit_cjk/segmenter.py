@@ -58,12 +58,20 @@ class ChineseMaxMatch:
         decimal point between digits and a trailing percent sign) become one
         token, as jieba users expect.  False: the textbook algorithm, where
         every character that starts no dictionary word is a token of its own.
+    keep_whitespace
+        False: whitespace separates words and is dropped.  True: whitespace
+        is kept as tokens where jieba makes them (each whitespace character
+        is a token, ``"\\r\\n"`` one token), so every character of the text
+        is in exactly one token and ``"".join(cut(text)) == text``.
 
     Notes
     -----
-    Whitespace (Unicode ``White_Space``) separates words and is not part of
-    any token: ``"".join(cut(text))`` is ``text`` without its whitespace,
-    and :meth:`tokenize` gives each token's character offsets in ``text``.
+    Whitespace (Unicode ``White_Space``) separates words and, by default,
+    is not part of any token: ``"".join(cut(text))`` is ``text`` without
+    its whitespace, and :meth:`tokenize` gives each token's character
+    offsets in ``text``.  With ``keep_whitespace=True`` the whitespace
+    characters are tokens too (see :doc:`/chinese` for what then matches
+    jieba exactly).
     Punctuation is matched like any other character (a dictionary entry can
     contain it); an unmatched punctuation mark is a one-character token.
     Characters of other scripts pass through the same way: a run of letters
@@ -84,12 +92,14 @@ class ChineseMaxMatch:
         *,
         mode: str = "forward",
         alnum_runs: bool = True,
+        keep_whitespace: bool = False,
     ) -> None:
+        ws = _check_flag("keep_whitespace", keep_whitespace)
         if dictionary is None:
             from .default import default_segmenter
 
             loaded = default_segmenter(_check_mode(mode))
-            self._assemble(loaded._vocab, mode, alnum_runs, loaded._automata)
+            self._assemble(loaded._vocab, mode, alnum_runs, loaded._automata, ws)
             return
         source = cacheable_file(dictionary)
         if source is not None:
@@ -98,19 +108,20 @@ class ChineseMaxMatch:
             mode = _check_mode(mode)
             loaded = cached_segmenter("chinese-file", source, mode, lambda: Vocabulary(read_dictionary(dictionary)))
             if isinstance(loaded, ChineseMaxMatch) and loaded.mode == mode:
-                self._assemble(loaded._vocab, mode, alnum_runs, loaded._automata)
+                self._assemble(loaded._vocab, mode, alnum_runs, loaded._automata, ws)
                 return
         if isinstance(dictionary, (str, os.PathLike)):
             words = read_dictionary(dictionary)
         else:
             words = clean_words(dictionary)
-        self._assemble(Vocabulary(words), _check_mode(mode), alnum_runs, {})
+        self._assemble(Vocabulary(words), _check_mode(mode), alnum_runs, {}, ws)
 
-    def _assemble(self, vocab: Vocabulary, mode: str, alnum_runs: bool, automata: dict) -> None:
-        if not isinstance(alnum_runs, (bool, np.bool_)):
-            raise TypeError(f"alnum_runs must be True or False, found {alnum_runs!r}")
+    def _assemble(
+        self, vocab: Vocabulary, mode: str, alnum_runs: bool, automata: dict, keep_whitespace: bool = False
+    ) -> None:
         self.mode = mode
-        self.alnum_runs = bool(alnum_runs)
+        self.alnum_runs = _check_flag("alnum_runs", alnum_runs)
+        self.keep_whitespace = _check_flag("keep_whitespace", keep_whitespace)
         self._vocab = vocab
         self._lock = threading.Lock()
         self._automata: dict[str, Automaton] = dict(automata)
@@ -145,6 +156,29 @@ class ChineseMaxMatch:
             fresh = [w for w in new if w not in vocab]
             if fresh:
                 self._vocab = Vocabulary(vocab.tokens + fresh)
+                self._automata = {}
+                self._strings = _WordCache(self._vocab.size)
+
+    def del_word(self, word: str) -> None:
+        """Remove a word; it takes effect from the next call on (like
+        :meth:`add_word`, and as safe to call while other threads segment).
+
+        A word not in the dictionary is ignored, as jieba's ``del_word``
+        ignores it (no error).  Its characters are then matched as any
+        others: removing ``"北京大学"`` leaves ``"北京"`` and ``"大学"``.
+
+        >>> seg = ChineseMaxMatch(["北京", "大学", "北京大学"])
+        >>> seg.del_word("北京大学")
+        >>> seg.cut("北京大学")
+        ['北京', '大学']
+        >>> seg.del_word("不在词典里")  # not a word of the dictionary: nothing happens
+        """
+        if not isinstance(word, str):
+            raise TypeError(f"del_word: expected a word as str, found {type(word).__name__} {word!r:.60}")
+        with self._lock:
+            vocab = self._vocab
+            if word in vocab:
+                self._vocab = Vocabulary([w for w in vocab.tokens if w != word])
                 self._automata = {}
                 self._strings = _WordCache(self._vocab.size)
 
@@ -198,7 +232,10 @@ class ChineseMaxMatch:
             conf, arr = automaton_arrays(automaton, d)
             configs[d] = conf
             arrays.update(arr)
-        return {"mode": self.mode, "alnum_runs": self.alnum_runs, "automata": configs}, arrays, blobs
+        config = {"mode": self.mode, "alnum_runs": self.alnum_runs, "automata": configs}
+        if self.keep_whitespace:  # (absent: False, as in files written before it existed)
+            config["keep_whitespace"] = True
+        return config, arrays, blobs
 
     @classmethod
     def _from_model(cls, config, arrays, blobs, source):
@@ -233,11 +270,11 @@ class ChineseMaxMatch:
                 automata = dict(zip(directions, pool.map(checked, directions)))
         else:
             automata = {directions[0]: checked(directions[0])}
-        obj._assemble(vocab, mode, config["alnum_runs"], automata)
+        obj._assemble(vocab, mode, config["alnum_runs"], automata, config.get("keep_whitespace", False))
         return obj
 
     def __reduce__(self):
-        return (_from_parts, (self._vocab, self.mode, self.alnum_runs, dict(self._automata)))
+        return (_from_parts, (self._vocab, self.mode, self.alnum_runs, dict(self._automata), self.keep_whitespace))
 
     # ---------------------------------------------------------- segmentation
     def _segment_cps(self, cps, bounds, automata):
@@ -267,7 +304,10 @@ class ChineseMaxMatch:
         per call, so that the threads of one call never mix two states when
         add_word runs meanwhile."""
         automata = self._snapshot(self._directions())
-        return automata, self._word_cache()
+        cache = self._word_cache()
+        if self.keep_whitespace:
+            cache.hold_newlines()
+        return automata, cache
 
     def _by_runs(self, offsets: bool, texts: Sequence[str], num_threads: int | None) -> list:
         """The words of the joined ``texts`` (with ``offsets``: ``(word,
@@ -281,6 +321,8 @@ class ChineseMaxMatch:
 
         def run(cps, bounds):
             segmented = self._segment_cps(cps, bounds, automata)
+            if self.keep_whitespace:
+                segmented = _kernels.fill_gaps(cps, bounds, *segmented)
             return _word_results(cps, bounds, *segmented, self.alnum_runs, cache, offsets)
 
         with paused_gc():
@@ -318,15 +360,17 @@ class ChineseMaxMatch:
     def _make_one_state(self) -> tuple:
         """What :meth:`_one` passes on, worked out once per dictionary state:
         ``(automata dict, (forward, backward, mode, flags, alnum_runs,
-        vocab_size), cache, resolved entry points)``.  The dict is read
+        vocab_size, keep_whitespace), cache, resolved entry points)``.  The dict is read
         first: when the dictionary changes, a new one replaces it and the
         state is made again."""
         current = self._automata
         automata = self._snapshot(self._directions())
         cache = self._word_cache()
+        if self.keep_whitespace:
+            cache.hold_newlines()
         flags = 3 | (LOOKAHEAD if automata[0].lookahead else 0)
         settings = (automata[0].packed, automata[-1].packed, _MODE_CODES[self.mode], flags, self.alnum_runs,
-                    cache.vocab_size)
+                    cache.vocab_size, self.keep_whitespace)
         return current if current is self._automata else None, settings, cache, {}
 
     def tokenize_batch(self, texts: Sequence[str], *, num_threads: int | None = None) -> list[list[tuple[str, int, int]]]:
@@ -351,6 +395,16 @@ class ChineseMaxMatch:
         words = self._one(text, False)
         return self.cut_batch([text])[0] if words is None else words
 
+    def lcut(self, text: str) -> list[str]:
+        """The same as :meth:`cut` (which already returns a list), so that
+        code written for ``jieba.lcut`` runs unchanged.
+
+        >>> seg = ChineseMaxMatch(["你好", "世界"], keep_whitespace=True)
+        >>> seg.lcut("你好  世界\\r\\n")
+        ['你好', ' ', ' ', '世界', '\\r\\n']
+        """
+        return self.cut(text)
+
     def tokenize(self, text: str) -> list[tuple[str, int, int]]:
         """The words of ``text`` with their character offsets ``(word, start, end)``.
 
@@ -361,7 +415,8 @@ class ChineseMaxMatch:
         return self.tokenize_batch([text])[0] if words is None else words
 
     def __repr__(self) -> str:
-        return f"ChineseMaxMatch(words={len(self._vocab)}, mode={self.mode!r}, alnum_runs={self.alnum_runs})"
+        ws = ", keep_whitespace=True" if self.keep_whitespace else ""
+        return f"ChineseMaxMatch(words={len(self._vocab)}, mode={self.mode!r}, alnum_runs={self.alnum_runs}{ws})"
 
 
 class _Scratch(threading.local):
@@ -463,7 +518,9 @@ class _WordCache:
     """A dictionary's Python strings, made once and shared by every call.
 
     Key ``i < vocab_size`` is dictionary word ``i``; ``vocab_size + c`` the
-    unseen character ``chr(c)`` for ``c`` < :data:`_kernels.CACHED_CHARS`.
+    unseen character ``chr(c)`` for ``c`` < :data:`_kernels.CACHED_CHARS`;
+    ``vocab_size`` + :data:`_kernels.CRLF_KEY` the whitespace token
+    ``"\\r\\n"``.
     A string is made the first time a call produces its word and is kept:
     ``strings[slot_of[key]]``, slots in the order words were first seen, so
     that frequent words share a small, cache-friendly part of ``strings``.
@@ -496,9 +553,19 @@ class _WordCache:
         if slot_of is None:
             with self.lock:
                 if self._slot_of is None:
-                    self._slot_of = np.full(self.vocab_size + _kernels.CACHED_CHARS, -1, np.int32)
+                    self._slot_of = np.full(self.vocab_size + _kernels.EXTRA_KEYS, -1, np.int32)
                 slot_of = self._slot_of
         return slot_of
+
+    def hold_newlines(self) -> None:
+        """Cache the whitespace tokens ``"\\n"`` and ``"\\r\\n"`` (which only
+        ``keep_whitespace`` makes), so that no call ever has to spell them
+        out: words are spelled ``"\\n"``-separated (see :func:`_results`)."""
+        slot_of = self.slot_of()
+        keys = np.array([self.vocab_size + 10, self.vocab_size + _kernels.CRLF_KEY], np.int64)
+        if (slot_of[keys] < 0).any():
+            with self.lock:
+                self.add(keys, np.array(["\n", "\r\n"], dtype=object))
 
     def add(self, keys: np.ndarray, strings: np.ndarray) -> None:
         """Cache ``strings`` under distinct ``keys`` (holding :attr:`lock`);
@@ -580,10 +647,16 @@ def _check_mode(mode: object) -> str:
     return mode  # type: ignore[return-value]
 
 
-def _from_parts(vocab, mode, alnum_runs, automata) -> "ChineseMaxMatch":
+def _from_parts(vocab, mode, alnum_runs, automata, keep_whitespace=False) -> "ChineseMaxMatch":
     obj = ChineseMaxMatch.__new__(ChineseMaxMatch)
-    obj._assemble(vocab, mode, alnum_runs, automata)
+    obj._assemble(vocab, mode, alnum_runs, automata, keep_whitespace)
     return obj
+
+
+def _check_flag(name: str, value: object) -> bool:
+    if not isinstance(value, (bool, np.bool_)):
+        raise TypeError(f"{name} must be True or False, found {value!r}")
+    return bool(value)
 
 
 def _check_text(text: object) -> str:
