@@ -18,8 +18,10 @@ Merging
     is out of date is re-pushed with the current count. Ties in count go to
     the pair whose byte strings are greater as a tuple, then (only possible
     when different merges made equal byte strings) to smaller token ids.
-    Each merge visits only the words that hold the pair: it subtracts their
-    pairs, merges left to right, and adds the new pairs back.
+    Each merge visits only the words that hold the pair and, within them,
+    changes only the counts of the pairs beside each occurrence: (x, a) and
+    (b, y) lose, (x, Z) and (Z, y) gain, where x is the symbol before *as
+    already merged* (so "a b a b" correctly nets (Z, Z)).
 """
 
 from __future__ import annotations
@@ -243,7 +245,10 @@ def _heap_pop(h_cnt, h_pid, n, p_a, p_b, tb, tb_off, tb_len):
 @njit(cache=True, nogil=True, inline="always")
 def _slot(ph_key, key):
     cap = len(ph_key)
-    j = np.int64((np.uint64(key) * np.uint64(0x9E3779B97F4A7C15)) >> np.uint64(20)) & (cap - 1)
+    h = np.uint64(key)
+    h = (h ^ (h >> np.uint64(31))) * np.uint64(0xBF58476D1CE4E5B9)
+    h = h ^ (h >> np.uint64(29))
+    j = np.int64(h & np.uint64(cap - 1))
     while ph_key[j] != key and ph_key[j] != -1:
         j = (j + 1) & (cap - 1)
     return j
@@ -278,28 +283,48 @@ def _grow(a, need):
     return b
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _new_pair(key, ph_key, ph_val, k, n_pairs, p_a, p_b, p_cnt, p_head, p_vis):
+    ph_key[k] = key
+    ph_val[k] = n_pairs
+    p_a[n_pairs] = np.int32(key >> 32)
+    p_b[n_pairs] = np.int32(key & 0xFFFFFFFF)
+    p_cnt[n_pairs] = 0
+    p_head[n_pairs] = -1
+    p_vis[n_pairs] = 0
+    return n_pairs + 1
+
+
 @njit(cache=True, nogil=True)
 def bpe_merge(arena, w_off, w_len, w_cnt, n_base, n_merges, progress):
     """Run up to ``n_merges`` merges over the words ``arena[w_off[i]:][:w_len[i]]``
     with counts ``w_cnt``; new tokens get ids ``n_base, n_base + 1, ...``.
     Returns (first ids, second ids) of the merges done; ``progress[0]`` is
-    kept at the number done so far (read by another thread)."""
+    kept at the number done so far (read by another thread).
+
+    Memory layout, for cache locality (a merge visits many words): every
+    word is one run of int32 in ``wd``: ``[length, stamp, count low, count
+    high, token...]``, and words are referred to by the index of their run.
+    Callers pass the most frequent words first, so the hot ones share cache.
+    The inverted index is a linked list per pair in one array of
+    (word, next) links.
+    """
     nw = len(w_off)
     total = 0
     for w in range(nw):
-        total += w_len[w]
-    toks = np.empty(total, np.int32)
-    ws = np.empty(nw, np.int64)
-    wl = np.empty(nw, np.int64)
+        total += w_len[w] + 4
+    wd = np.empty(total, np.int32)
     pos = 0
     for w in range(nw):
-        ws[w] = pos
-        wl[w] = w_len[w]
+        n = w_len[w]
+        wd[pos] = n
+        wd[pos + 1] = 0
+        wd[pos + 2] = np.int32(w_cnt[w] & 0xFFFFFFFF)
+        wd[pos + 3] = np.int32(w_cnt[w] >> 32)
         o = w_off[w]
-        for j in range(w_len[w]):
-            toks[pos + j] = arena[o + j]
-        pos += w_len[w]
-    w_stamp = np.zeros(nw, np.int64)
+        for j in range(n):
+            wd[pos + 4 + j] = arena[o + j]
+        pos += n + 4
 
     # bytes of every token, for the tie rule
     V = n_base + n_merges
@@ -312,70 +337,53 @@ def bpe_merge(arena, w_off, w_len, w_cnt, n_base, n_merges, progress):
         tb_len[i] = 1
     tb_used = 256
 
-    # pairs: hash (a << 32 | b) -> id; per id: a, b, count, list head, stamps
-    cap = 1 << 10
-    ph_key = np.full(cap, -1, np.int64)
-    ph_val = np.empty(cap, np.int64)
-    np_cap = 1 << 10
+    # pairs: hash (a << 32 | b) -> id; per id: a, b, count, list head, visit stamp
+    ph_key = np.full(1 << 16, -1, np.int64)
+    ph_val = np.empty(1 << 16, np.int64)
+    np_cap = 1 << 15
     p_a = np.empty(np_cap, np.int32)
     p_b = np.empty(np_cap, np.int32)
     p_cnt = np.zeros(np_cap, np.int64)
     p_head = np.empty(np_cap, np.int64)
-    p_orig = np.zeros(np_cap, np.int64)
-    p_stamp = np.zeros(np_cap, np.int64)
     p_vis = np.zeros(np_cap, np.int64)
     n_pairs = 0
-    n_next = np.empty(1 << 10, np.int64)
-    n_word = np.empty(1 << 10, np.int32)
-    n_nodes = 0
+    links = np.empty(1 << 16, np.int64)  # (word, next) at 2i, 2i + 1
+    n_links = 0
     vis = 0
 
-    # initial pairs
-    for w in range(nw):
+    pos = 0
+    while pos < total:
+        L = np.int64(wd[pos])
+        c = (np.int64(wd[pos + 3]) << 32) | (np.int64(wd[pos + 2]) & 0xFFFFFFFF)
         vis += 1
-        s = ws[w]
-        c = w_cnt[w]
-        L = wl[w]
-        if n_pairs + L > np_cap or n_nodes + L > len(n_next) or (n_pairs + L) * 2 > len(ph_key):
-            need = n_pairs + L
+        need = n_pairs + L
+        if need > np_cap or need * 2 > len(ph_key):
             ph_key, ph_val = _grow_pairs(ph_key, ph_val, need)
             if need > np_cap:
                 p_a = _grow(p_a, need)
                 p_b = _grow(p_b, need)
                 p_cnt = _grow(p_cnt, need)
                 p_head = _grow(p_head, need)
-                p_orig = _grow(p_orig, need)
-                p_stamp = _grow(p_stamp, need)
                 p_vis = _grow(p_vis, need)
                 np_cap = len(p_a)
-            n_next = _grow(n_next, n_nodes + L)
-            n_word = _grow(n_word, n_nodes + L)
+        links = _grow(links, 2 * (n_links + L))
+        t = pos + 4
         for j in range(L - 1):
-            x = toks[s + j]
-            y = toks[s + j + 1]
-            key = (np.int64(x) << 32) | np.int64(y)
+            key = (np.int64(wd[t + j]) << 32) | np.int64(wd[t + j + 1])
             k = _slot(ph_key, key)
             if ph_key[k] == -1:
-                ph_key[k] = key
-                ph_val[k] = n_pairs
-                q = n_pairs
-                p_a[q] = x
-                p_b[q] = y
-                p_cnt[q] = 0
-                p_head[q] = -1
-                p_orig[q] = 0
-                p_stamp[q] = 0
-                p_vis[q] = 0
-                n_pairs += 1
+                n_pairs = _new_pair(key, ph_key, ph_val, k, n_pairs, p_a, p_b, p_cnt, p_head, p_vis)
+                q = n_pairs - 1
             else:
                 q = ph_val[k]
             p_cnt[q] += c
             if p_vis[q] != vis:
                 p_vis[q] = vis
-                n_word[n_nodes] = w
-                n_next[n_nodes] = p_head[q]
-                p_head[q] = n_nodes
-                n_nodes += 1
+                links[2 * n_links] = pos
+                links[2 * n_links + 1] = p_head[q]
+                p_head[q] = n_links
+                n_links += 1
+        pos += L + 4
 
     h_cnt = np.empty(max(n_pairs, 16), np.int64)
     h_pid = np.empty(max(n_pairs, 16), np.int64)
@@ -387,7 +395,6 @@ def bpe_merge(arena, w_off, w_len, w_cnt, n_base, n_merges, progress):
     m_b = np.empty(n_merges, np.int32)
     touched = np.empty(1 << 10, np.int64)
     done = 0
-    step = 0
     while done < n_merges:
         # the best live pair
         pid = -1
@@ -418,106 +425,90 @@ def bpe_merge(arena, w_off, w_len, w_cnt, n_base, n_merges, progress):
         tb_len[Z] = la + lb
         tb_used += la + lb
         done += 1
-        step += 1
+        stamp = np.int32(done)
 
-        # room for everything this step can add (at most the affected words' lengths)
+        # room for everything this step can add: at most two new pairs and
+        # two links per occurrence, and a word of length L has at most L // 2
         bound = 0
         node = p_head[pid]
         while node != -1:
-            bound += wl[n_word[node]]
-            node = n_next[node]
+            bound += wd[links[2 * node]]
+            node = links[2 * node + 1]
         need = n_pairs + bound
-        ph_key, ph_val = _grow_pairs(ph_key, ph_val, need)
-        if need > np_cap:
-            p_a = _grow(p_a, need)
-            p_b = _grow(p_b, need)
-            p_cnt = _grow(p_cnt, need)
-            p_head = _grow(p_head, need)
-            p_orig = _grow(p_orig, need)
-            p_stamp = _grow(p_stamp, need)
-            p_vis = _grow(p_vis, need)
-            np_cap = len(p_a)
-        n_next = _grow(n_next, n_nodes + bound)
-        n_word = _grow(n_word, n_nodes + bound)
-        touched = _grow(touched, 2 * bound)
+        if need > np_cap or need * 2 > len(ph_key):
+            ph_key, ph_val = _grow_pairs(ph_key, ph_val, need)
+            if need > np_cap:
+                p_a = _grow(p_a, need)
+                p_b = _grow(p_b, need)
+                p_cnt = _grow(p_cnt, need)
+                p_head = _grow(p_head, need)
+                p_vis = _grow(p_vis, need)
+                np_cap = len(p_a)
+        links = _grow(links, 2 * (n_links + bound))
+        touched = _grow(touched, bound + 2)
         nt = 0
 
         node = p_head[pid]
         p_head[pid] = -1
         while node != -1:
-            w = n_word[node]
-            node = n_next[node]
-            if w_stamp[w] == step:
+            r0 = links[2 * node]
+            node = links[2 * node + 1]
+            if wd[r0 + 1] == stamp:
                 continue
-            w_stamp[w] = step
-            s = ws[w]
-            L = wl[w]
-            found = False
-            for j in range(L - 1):
-                if toks[s + j] == a and toks[s + j + 1] == b:
-                    found = True
-                    break
-            if not found:
-                continue
-            c = w_cnt[w]
-            for j in range(L - 1):
-                key = (np.int64(toks[s + j]) << 32) | np.int64(toks[s + j + 1])
-                q = ph_val[_slot(ph_key, key)]
-                if p_stamp[q] != step:
-                    p_stamp[q] = step
-                    p_orig[q] = p_cnt[q]
-                    touched[nt] = q
-                    nt += 1
-                p_cnt[q] -= c
+            wd[r0 + 1] = stamp
+            L = np.int64(wd[r0])
+            c = (np.int64(wd[r0 + 3]) << 32) | (np.int64(wd[r0 + 2]) & 0xFFFFFFFF)
+            t = r0 + 4
+            vis += 1
+            # merge left to right in place, updating only the pairs around each occurrence
             r = 0
             j = 0
             while j < L:
-                if j < L - 1 and toks[s + j] == a and toks[s + j + 1] == b:
-                    toks[s + r] = Z
+                if j < L - 1 and wd[t + j] == a and wd[t + j + 1] == b:
+                    p_cnt[pid] -= c
+                    for side in range(2):
+                        if side == 0:
+                            if r == 0:
+                                continue
+                            x = np.int64(wd[t + r - 1])  # the symbol before, as already merged
+                            old_key = (x << 32) | np.int64(a)
+                            key = (x << 32) | np.int64(Z)
+                        else:
+                            if j + 2 >= L:
+                                continue
+                            y = np.int64(wd[t + j + 2])
+                            old_key = (np.int64(b) << 32) | y
+                            key = (np.int64(Z) << 32) | y
+                        p_cnt[ph_val[_slot(ph_key, old_key)]] -= c
+                        k = _slot(ph_key, key)
+                        if ph_key[k] == -1:
+                            n_pairs = _new_pair(key, ph_key, ph_val, k, n_pairs, p_a, p_b, p_cnt, p_head, p_vis)
+                            q = n_pairs - 1
+                            touched[nt] = q
+                            nt += 1
+                        else:
+                            q = ph_val[k]
+                        p_cnt[q] += c
+                        if p_vis[q] != vis:
+                            p_vis[q] = vis
+                            links[2 * n_links] = r0
+                            links[2 * n_links + 1] = p_head[q]
+                            p_head[q] = n_links
+                            n_links += 1
+                    wd[t + r] = Z
                     j += 2
                 else:
-                    toks[s + r] = toks[s + j]
+                    if r != j:
+                        wd[t + r] = wd[t + j]
                     j += 1
                 r += 1
-            wl[w] = r
-            vis += 1
-            for j in range(r - 1):
-                x = toks[s + j]
-                y = toks[s + j + 1]
-                key = (np.int64(x) << 32) | np.int64(y)
-                k = _slot(ph_key, key)
-                if ph_key[k] == -1:
-                    ph_key[k] = key
-                    ph_val[k] = n_pairs
-                    q = n_pairs
-                    p_a[q] = x
-                    p_b[q] = y
-                    p_cnt[q] = 0
-                    p_head[q] = -1
-                    p_orig[q] = 0
-                    p_stamp[q] = 0
-                    p_vis[q] = 0
-                    n_pairs += 1
-                else:
-                    q = ph_val[k]
-                if p_stamp[q] != step:
-                    p_stamp[q] = step
-                    p_orig[q] = p_cnt[q]
-                    touched[nt] = q
-                    nt += 1
-                p_cnt[q] += c
-                if (x == Z or y == Z) and p_vis[q] != vis:
-                    p_vis[q] = vis
-                    n_word[n_nodes] = w
-                    n_next[n_nodes] = p_head[q]
-                    p_head[q] = n_nodes
-                    n_nodes += 1
+            wd[r0] = r
         if hn + nt > len(h_cnt):
             h_cnt = _grow(h_cnt, hn + nt)
             h_pid = _grow(h_pid, hn + nt)
-        for i in range(nt):
+        for i in range(nt):  # every pair made this step holds the new token: all are new
             q = touched[i]
-            if p_cnt[q] > p_orig[q]:
+            if p_cnt[q] > 0:
                 hn = _heap_push(h_cnt, h_pid, hn, p_cnt[q], q, p_a, p_b, tb, tb_off, tb_len)
         progress[0] = done
     return m_a[:done], m_b[:done]

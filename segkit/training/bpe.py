@@ -169,9 +169,11 @@ class _Table:
         self.arrays = K.merge_tables(*self.arrays, self.st, h, o, l, c, arena)
 
     def words(self):
+        """(arena, offsets, lengths, counts) of the pre-tokens, most frequent first."""
         h, o, l, c, arena = self.arrays
-        keep = c != 0
-        return arena, o[keep], l[keep], c[keep]
+        keep = np.flatnonzero(c != 0)
+        order = keep[np.lexsort((o[keep], -c[keep]))]
+        return arena, o[order], l[order], c[order]
 
 
 def _regex_cut(pattern):
