@@ -359,7 +359,7 @@ def train_bpe(
     t1 = time.perf_counter()
 
     n_merges = int(vocab_size) - n_base
-    counter = np.zeros(1, np.int64)
+    counter = np.zeros(7, np.int64)
     if progress and n_merges > 0:
         from tqdm import tqdm
 
@@ -394,6 +394,10 @@ def train_bpe(
         "merge_seconds": t2 - t1,
         "unique_pretokens": int(len(w_off)),
         "pretokens": int(w_cnt.sum()),
+        "heap_pops": int(counter[1]),
+        "stale_pops": int(counter[2]),
+        "word_visits": int(counter[3]),
+        "occurrences_merged": int(counter[5]),
     }
     return TrainedBPE(vocab=vocab, merges=merges, special_tokens=specials, pattern=pattern, stats=stats)
 

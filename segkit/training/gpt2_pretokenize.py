@@ -86,7 +86,7 @@ def _run(buf, q, end, cls, k):
     return q
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def match_end(buf, p, end, cls):
     """End (exclusive byte index) of the GPT-2 match that starts at byte ``p``
     of ``buf[:end]``; the alternatives are tried in the pattern's order."""
