@@ -201,11 +201,12 @@ def _bytes_cmp(tb, tb_off, tb_len, x, y):
     return 1 if lx > ly else -1
 
 
-@njit(cache=True, nogil=True, inline="always")
-def _better(c1, q1, c2, q2, p_a, p_b, tb, tb_off, tb_len):
-    """Does heap entry (c1, q1) come before (c2, q2)?"""
-    if c1 != c2:
-        return c1 > c2
+@njit(cache=True, nogil=True)
+def _tie(q1, q2, p_a, p_b, tb, tb_off, tb_len):
+    """Between pairs of equal count: does q1 come first? Greater (bytes, bytes)
+    wins; equal byte strings (two merges made the same bytes): smaller ids.
+    Not inlined on purpose: called only on ties, it keeps the array
+    reference-count traffic out of the heap's common path."""
     if q1 == q2:
         return False
     a1 = p_a[q1]
@@ -228,7 +229,8 @@ def _heap_push(h_cnt, h_pid, n, c, q, p_a, p_b, tb, tb_off, tb_len):
     i = n
     while i > 0:
         parent = (i - 1) >> 1
-        if _better(c, q, h_cnt[parent], h_pid[parent], p_a, p_b, tb, tb_off, tb_len):
+        cp = h_cnt[parent]
+        if c > cp or (c == cp and _tie(q, h_pid[parent], p_a, p_b, tb, tb_off, tb_len)):
             h_cnt[i] = h_cnt[parent]
             h_pid[i] = h_pid[parent]
             i = parent
@@ -252,9 +254,13 @@ def _heap_pop(h_cnt, h_pid, n, p_a, p_b, tb, tb_off, tb_len):
             break
         r = l + 1
         best = l
-        if r < n and _better(h_cnt[r], h_pid[r], h_cnt[l], h_pid[l], p_a, p_b, tb, tb_off, tb_len):
-            best = r
-        if _better(h_cnt[best], h_pid[best], c, q, p_a, p_b, tb, tb_off, tb_len):
+        if r < n:
+            cr = h_cnt[r]
+            cl = h_cnt[l]
+            if cr > cl or (cr == cl and _tie(h_pid[r], h_pid[l], p_a, p_b, tb, tb_off, tb_len)):
+                best = r
+        cb = h_cnt[best]
+        if cb > c or (cb == c and _tie(h_pid[best], q, p_a, p_b, tb, tb_off, tb_len)):
             h_cnt[i] = h_cnt[best]
             h_pid[i] = h_pid[best]
             i = best
