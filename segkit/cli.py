@@ -45,6 +45,9 @@ def _build_parser() -> argparse.ArgumentParser:
     enc.add_argument("--pair-input", metavar="FILE", help="second texts of pairs, one per line (parallel to the texts)")
     enc.add_argument("--max-length", type=int, help="truncate (longest first) and/or pad to this length")
     enc.add_argument("--padding", choices=("longest", "max_length"), help="pad within each batch")
+    from .training.cli import add_train_commands
+
+    add_train_commands(sub)  # segkit train bpe|...
     return parser
 
 
@@ -108,6 +111,10 @@ def _batches(items: Iterable[str], size: int) -> Iterator[list[str]]:
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``segkit`` command."""
     args = _build_parser().parse_args(argv)
+    if args.command == "train":
+        from .training.cli import run
+
+        return run(args)
     from .storage import ModelFileError
     from .vocab import VocabularyError
 

@@ -234,3 +234,37 @@ def test_invalid_utf8_names_file_and_offset(tmp_path):
 def test_documents_must_be_str():
     with pytest.raises(CorpusError, match="document 1 must be a str"):
         train_bpe(["a", b"b"], 300, show_progress=False)
+
+
+# ------------------------------------------------------------- command line
+def test_cli_train_bpe(tmp_path, capsys):
+    from segkit.cli import main
+
+    a = tmp_path / "a.txt"
+    b = tmp_path / "b.txt"
+    a.write_text("low lower widest newest<|endoftext|>newest", encoding="utf-8")
+    b.write_text("héllo wörld, héllo!", encoding="utf-8")
+    out = tmp_path / "out"
+    assert main(["train", "bpe", "--vocab-size", "280", "--special", "<|endoftext|>", str(a), str(b),
+                 "-o", str(out), "--no-progress"]) == 0
+    direct = train_bpe([a, b], 280, ["<|endoftext|>"], show_progress=False)
+    merges = (out / "merges.txt").read_text(encoding="utf-8").splitlines()[1:]
+    assert len(merges) == len(direct.merges) == 280 - 257
+    vocab = json.loads((out / "vocab.json").read_text(encoding="utf-8"))
+    assert vocab["<|endoftext|>"] == 256 and len(vocab) == 280
+    assert json.loads((out / "tokenizer.json").read_text(encoding="utf-8"))["model"]["type"] == "BPE"
+
+
+@pytest.mark.parametrize("argv,msg", [
+    (["--vocab-size", "100"], "at least 256"),
+    (["--vocab-size", "300", "--special", "x", "--special", "x"], "twice"),
+])
+def test_cli_train_bpe_errors(tmp_path, capsys, argv, msg):
+    from segkit.cli import main
+
+    f = tmp_path / "a.txt"
+    f.write_text("abc", encoding="utf-8")
+    assert main(["train", "bpe", *argv, str(f), "-o", str(tmp_path / "o")]) == 2
+    assert msg in capsys.readouterr().err
+    assert main(["train", "bpe", "--vocab-size", "300", str(tmp_path / "missing.txt"), "-o", str(tmp_path)]) == 2
+    assert "missing.txt" in capsys.readouterr().err
