@@ -369,7 +369,10 @@ def bpe_merge(arena, w_off, w_len, w_cnt, n_base, n_merges, progress):
     p_head = np.empty(np_cap, np.int64)
     p_len = np.zeros(np_cap, np.int64)  # entries in the pair's position list (a bound on its occurrences)
     n_pairs = 0
-    occ = np.empty(2 * max(total, 16), np.int64)  # (position, next) per entry
+    # (position, next) per entry; entries of a merged pair's list are recycled
+    occ = np.empty(2 * max(total, 16), np.int32)
+    free = -1  # head of the list of recycled entries
+    n_free = 0
     n_occ = 0
 
     for i in range(total):
@@ -475,7 +478,9 @@ def bpe_merge(arena, w_off, w_len, w_cnt, n_base, n_merges, progress):
             np_cap = len(p_a)
         if k2 > len(touched):
             touched = _grow(touched, k2)
-        if 2 * (n_occ + k2) > len(occ):
+        if n_free < k2 and 2 * (n_occ + k2) > len(occ):
+            if n_occ + k2 >= 2**31 - 1:
+                raise ValueError("more than 2**31 pair occurrences")
             occ = _grow(occ, 2 * (n_occ + k2))
         if hn + k2 > len(h_cnt):
             h_cnt = _grow(h_cnt, hn + k2)
@@ -485,8 +490,12 @@ def bpe_merge(arena, w_off, w_len, w_cnt, n_base, n_merges, progress):
         node = p_head[pid]
         p_head[pid] = -1
         while node != -1:
-            p = occ[2 * node]
-            node = occ[2 * node + 1]
+            p = np.int64(occ[2 * node])
+            here = node
+            node = np.int64(occ[2 * node + 1])
+            occ[2 * here + 1] = free  # recycle the entry
+            free = here
+            n_free += 1
             progress[3] += 1
             if rec[4 * (p)] != a or rec[4 * (p) + 2] == -1 or rec[4 * (rec[4 * (p) + 2])] != b:
                 continue  # stale: this occurrence was merged or changed
@@ -555,11 +564,17 @@ def bpe_merge(arena, w_off, w_len, w_cnt, n_base, n_merges, progress):
                         n_pairs += 1
                     p_cnt[old] -= c
                     p_cnt[q] += c
-                    occ[2 * n_occ] = at
-                    occ[2 * n_occ + 1] = p_head[q]
-                    p_head[q] = n_occ
+                    if free != -1:
+                        e = free
+                        free = np.int64(occ[2 * e + 1])
+                        n_free -= 1
+                    else:
+                        e = n_occ
+                        n_occ += 1
+                    occ[2 * e] = at
+                    occ[2 * e + 1] = p_head[q]
+                    p_head[q] = e
                     p_len[q] += 1
-                    n_occ += 1
                 # the merge itself
                 rec[4 * (p)] = Z
                 rec[4 * (qn)] = -1

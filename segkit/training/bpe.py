@@ -356,6 +356,8 @@ def train_bpe(
         if bar is not None:
             bar.close()
     arena, w_off, w_len, w_cnt = table.words()
+    del table  # the hash table is not needed while merging: free it before the peak
+    arena = arena[: int((w_off + w_len).max()) if len(w_off) else 0].copy()
     t1 = time.perf_counter()
 
     n_merges = int(vocab_size) - n_base

@@ -33,9 +33,10 @@ import numpy as np
 Corpus = Union[str, "os.PathLike[str]", Sequence["os.PathLike[str]"], Iterable[str]]
 
 #: bytes read per chunk from a file
-CHUNK_BYTES = 1 << 20
-#: documents are grouped into batches of about this many bytes
-BATCH_BYTES = 1 << 20
+CHUNK_BYTES = 1 << 18
+#: documents are grouped into batches of about this many bytes (the counting
+#: table reserves one entry per byte of a batch, so this also bounds its slack)
+BATCH_BYTES = 1 << 18
 
 
 class CorpusError(ValueError):
