@@ -388,6 +388,14 @@ def main() -> None:
     if args.big:
         run_big(args, results)
     results["load_average_end"] = os.getloadavg()
+    if args.only or args.big and not args.only:
+        # a partial run updates the sections it ran in the saved results
+        from _common import RESULTS_DIR
+
+        saved = RESULTS_DIR / f"bench_train{'.quick' if args.quick else ''}.json"
+        if saved.is_file():
+            old = json.loads(saved.read_text(encoding="utf-8")).get("results", {})
+            results = {**old, **results}
     plot(results)
     save_results("bench_train", results, args)
 
