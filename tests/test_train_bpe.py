@@ -268,3 +268,13 @@ def test_cli_train_bpe_errors(tmp_path, capsys, argv, msg):
     assert msg in capsys.readouterr().err
     assert main(["train", "bpe", "--vocab-size", "300", str(tmp_path / "missing.txt"), "-o", str(tmp_path)]) == 2
     assert "missing.txt" in capsys.readouterr().err
+
+
+def test_progress_bars_over_bytes_and_merges(tmp_path, capsys):
+    path = tmp_path / "c.txt"
+    path.write_text("the cat sat on the mat " * 50, encoding="utf-8")
+    r = train_bpe(path, 270, show_progress=True)
+    err = capsys.readouterr().err
+    assert "counting" in err and "merging" in err and f"{len(r.merges)}/14" in err
+    train_bpe(path, 270, show_progress=False)
+    assert capsys.readouterr().err == ""
