@@ -12,6 +12,8 @@ Public API
     Token <-> id tables and the error raised for unreadable vocabularies.
 :class:`Automaton`, :class:`EngineConfig`
     The preset-agnostic LinMaxMatch engine, for writing new segmenters.
+* :func:`train_bpe`, :class:`TrainedBPE`
+    Train byte-level BPE (GPT-2 semantics) from files or texts.
 ``ChineseMaxMatch`` and other plugins
     Resolved lazily from the entry-point group ``segkit.plugins``
     (see :mod:`segkit.plugins`).
@@ -31,6 +33,10 @@ def __getattr__(name: str):
     # Plugins (e.g. ChineseMaxMatch from segkit_cjk) resolve on first access.
     if name.startswith("__"):
         raise AttributeError(name)
+    if name in ("train_bpe", "TrainedBPE"):  # imported on first use: keeps ``import segkit`` fast
+        from . import training
+
+        return getattr(training, name)
     import importlib
     import importlib.util
 
@@ -48,5 +54,7 @@ __all__ = [
     "EngineConfig",
     "load",
     "ModelFileError",
+    "train_bpe",
+    "TrainedBPE",
     "__version__",
 ]

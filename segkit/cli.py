@@ -48,8 +48,10 @@ def _build_parser() -> argparse.ArgumentParser:
     enc.add_argument("--max-length", type=int, help="truncate (longest first) and/or pad to this length")
     enc.add_argument("--padding", choices=("longest", "max_length"), help="pad within each batch")
     from . import cli_cut
+    from .training.cli import add_train_commands
 
     cli_cut.add_parser(sub)
+    add_train_commands(sub)  # segkit train bpe|...
     return parser
 
 
@@ -252,6 +254,10 @@ def main(argv: Sequence[str] | None = None) -> int:
                 from . import cli_cut
 
                 return cli_cut.run(args, out, sys.modules[__name__])
+            if args.command == "train":
+                from .training.cli import run
+
+                return run(args)
             return _tokenize_or_encode(args, out)
         except SystemError as e:  # Ctrl-C while a compiled call (e.g. a build) boxed its result
             if _interrupted(e):

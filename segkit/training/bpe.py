@@ -1,0 +1,414 @@
+"""Byte-level BPE training (GPT-2 semantics), compiled.
+
+:func:`train_bpe` counts pre-tokens once (compiled GPT-2 pre-tokenizer and
+hash table, optionally on several threads), then runs the incremental merge
+loop of :mod:`segkit.training._bpe_kernels`. See ``docs/training.rst``.
+
+>>> result = train_bpe(["low low low low low lower lower widest widest widest",
+...                     "newest newest newest newest newest newest"], 260)
+>>> result.merges[:3]
+[(b's', b't'), (b'e', b'st'), (b'o', b'w')]
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import queue
+import sys
+import threading
+import time
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
+from typing import Iterable, Sequence
+
+import numpy as np
+
+from . import _bpe_kernels as K
+from .corpus import Corpus, check_special_tokens, corpus_paths, segment_batches
+from .gpt2_pretokenize import GPT2_PATTERN, _safe_cut, char_classes
+
+__all__ = ["train_bpe", "TrainedBPE", "bytes_to_unicode"]
+
+
+@lru_cache(maxsize=None)
+def bytes_to_unicode() -> dict[int, str]:
+    """GPT-2's printable stand-in for every byte (used in vocab.json / merges.txt)."""
+    keep = list(range(ord("!"), ord("~") + 1)) + list(range(ord("¡"), ord("¬") + 1)) + list(range(ord("®"), ord("ÿ") + 1))
+    table = {b: chr(b) for b in keep}
+    n = 0
+    for b in range(256):
+        if b not in table:
+            table[b] = chr(256 + n)
+            n += 1
+    return table
+
+
+def _byte_level(token: bytes) -> str:
+    t = bytes_to_unicode()
+    return "".join(t[b] for b in token)
+
+
+@dataclass
+class TrainedBPE:
+    """The result of :func:`train_bpe`.
+
+    Attributes
+    ----------
+    vocab : dict[int, bytes]
+        id -> token bytes: the 256 single bytes (ids 0-255), then the special
+        tokens (UTF-8), then one token per merge, in order.
+    merges : list[tuple[bytes, bytes]]
+        The merges in the order they were made.
+    special_tokens : list[str]
+    pattern : str
+        The pre-tokenization pattern used.
+    stats : dict
+        Timings (seconds) of counting and merging, and sizes.
+    """
+
+    vocab: dict[int, bytes]
+    merges: list[tuple[bytes, bytes]]
+    special_tokens: list[str] = field(default_factory=list)
+    pattern: str = GPT2_PATTERN
+    stats: dict = field(default_factory=dict, repr=False, compare=False)
+
+    def _strings(self) -> dict[int, str]:
+        n_special = len(self.special_tokens)
+        out = {}
+        for i, tok in self.vocab.items():
+            out[i] = self.special_tokens[i - 256] if 256 <= i < 256 + n_special else _byte_level(tok)
+        return out
+
+    def _vocab_json(self) -> dict[str, int]:
+        vocab: dict[str, int] = {}
+        for i, s in self._strings().items():
+            if s in vocab:
+                raise ValueError(
+                    f"token {s!r} has two ids ({vocab[s]} and {i}): two merges made the same bytes, or a special "
+                    f"token is spelled like a byte-level token; vocab.json cannot hold both"
+                )
+            vocab[s] = i
+        return vocab
+
+    def save(self, directory: str | os.PathLike) -> None:
+        """Write ``vocab.json`` and ``merges.txt`` (GPT-2's text format:
+        bytes shown through GPT-2's byte-to-unicode table) to ``directory``."""
+        d = Path(directory)
+        d.mkdir(parents=True, exist_ok=True)
+        vocab = self._vocab_json()
+        with open(d / "vocab.json", "w", encoding="utf-8") as f:
+            json.dump(vocab, f, ensure_ascii=False)
+        with open(d / "merges.txt", "w", encoding="utf-8", newline="\n") as f:
+            f.write("#version: 0.2\n")
+            for a, b in self.merges:
+                f.write(f"{_byte_level(a)} {_byte_level(b)}\n")
+
+    def to_tokenizer_json(self, path: str | os.PathLike) -> None:
+        """Write a HuggingFace ``tokenizer.json`` (byte-level BPE) that
+        ``tokenizers.Tokenizer.from_file`` loads."""
+        vocab = self._vocab_json()
+        byte_level = {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": True, "use_regex": True}
+        if self.pattern == GPT2_PATTERN:
+            pre = byte_level
+        else:
+            pre = {
+                "type": "Sequence",
+                "pretokenizers": [
+                    {"type": "Split", "pattern": {"Regex": self.pattern}, "behavior": "Isolated", "invert": False},
+                    dict(byte_level, use_regex=False),
+                ],
+            }
+        n_special = len(self.special_tokens)
+        data = {
+            "version": "1.0",
+            "truncation": None,
+            "padding": None,
+            "added_tokens": [
+                {"id": 256 + i, "content": tok, "single_word": False, "lstrip": False, "rstrip": False,
+                 "normalized": False, "special": True}
+                for i, tok in enumerate(self.special_tokens)
+            ],
+            "normalizer": None,
+            "pre_tokenizer": pre,
+            "post_processor": dict(byte_level, trim_offsets=False),
+            "decoder": byte_level,
+            "model": {
+                "type": "BPE",
+                "dropout": None,
+                "unk_token": None,
+                "continuing_subword_prefix": None,
+                "end_of_word_suffix": None,
+                "fuse_unk": False,
+                "byte_fallback": False,
+                "ignore_merges": False,
+                "vocab": vocab,
+                "merges": [f"{_byte_level(a)} {_byte_level(b)}" for a, b in self.merges],
+            },
+        }
+        assert n_special == len(data["added_tokens"])
+        with open(path, "w", encoding="utf-8") as f:
+            json.dump(data, f, ensure_ascii=False)
+
+
+# ------------------------------------------------------------------ counting
+class _Table:
+    def __init__(self):
+        *arrays, self.st = K.new_table()
+        self.arrays = tuple(arrays)
+
+    def count(self, buf, starts, ends, cls):
+        self.arrays = K.count_segments(buf, starts, ends, cls, *self.arrays, self.st)
+
+    def add_pieces(self, buf, starts, ends, counts):
+        self.arrays = K.count_pieces(buf, starts, ends, counts, *self.arrays, self.st)
+
+    def absorb(self, other: "_Table"):
+        h, o, l, c, arena = other.arrays
+        self.arrays = K.merge_tables(*self.arrays, self.st, h, o, l, c, arena)
+
+    def words(self):
+        """(arena, offsets, lengths, counts) of the pre-tokens, most frequent first."""
+        h, o, l, c, arena = self.arrays
+        keep = np.flatnonzero(c != 0)
+        order = keep[np.lexsort((o[keep], -c[keep]))]
+        return arena, o[order], l[order], c[order]
+
+
+def _regex_cut(pattern):
+    """Cut rule for a custom pattern: before the second-to-last match (a
+    match is assumed not to depend on text two matches further on)."""
+
+    def cut(buf, lo, hi):
+        text = bytes(buf[lo:hi]).decode("utf-8", "ignore")
+        starts = [m.start() for m in pattern.finditer(text)]
+        if len(starts) < 3:
+            return -1
+        return lo + len(text[: starts[-2]].encode("utf-8"))
+
+    return cut
+
+
+def _count_custom(table: _Table, pattern, buf, starts, ends):
+    from collections import Counter
+
+    counter: Counter = Counter()
+    data = bytes(buf)
+    for s, e in zip(starts.tolist(), ends.tolist()):
+        counter.update(m.group().encode("utf-8") for m in pattern.finditer(data[s:e].decode("utf-8")))
+    if counter:
+        pieces = list(counter)
+        lens = np.fromiter(map(len, pieces), np.int64, len(pieces))
+        pe = np.cumsum(lens)
+        table.add_pieces(np.frombuffer(b"".join(pieces), np.uint8), pe - lens, pe,
+                         np.fromiter(counter.values(), np.int64, len(pieces)))
+
+
+def _count(corpus, special_tokens, pattern, num_threads, errors, bar):
+    compiled = pattern == GPT2_PATTERN
+    cls = char_classes()
+    if compiled:
+        cut = lambda buf, lo, hi: int(_safe_cut(buf, lo, hi, cls))  # noqa: E731
+        rx = None
+    else:
+        import regex
+
+        rx = regex.compile(pattern)
+        cut = _regex_cut(rx)
+    on_bytes = bar.update if bar is not None else None
+    batches = segment_batches(corpus, special_tokens, cut=cut, errors=errors, on_bytes=on_bytes)
+
+    def work(table, buf, starts, ends):
+        if compiled:
+            table.count(buf, starts, ends, cls)
+        else:
+            _count_custom(table, rx, buf, starts, ends)
+
+    tables = [_Table() for _ in range(num_threads)]
+    if num_threads == 1 or not compiled:
+        for buf, starts, ends in batches:
+            work(tables[0], buf, starts, ends)
+    else:
+        queues = [queue.Queue(maxsize=2) for _ in range(num_threads)]
+        failures: list[BaseException] = []
+
+        def worker(i):
+            while True:
+                item = queues[i].get()
+                if item is None:
+                    return
+                try:
+                    work(tables[i], *item)
+                except BaseException as e:  # pragma: no cover - kernels do not raise
+                    failures.append(e)
+
+        threads = [threading.Thread(target=worker, args=(i,), daemon=True) for i in range(num_threads)]
+        for t in threads:
+            t.start()
+        try:
+            for j, item in enumerate(batches):
+                queues[j % num_threads].put(item)
+        finally:
+            for q in queues:
+                q.put(None)
+            for t in threads:
+                t.join()
+        if failures:  # pragma: no cover
+            raise failures[0]
+    for other in tables[1:]:
+        tables[0].absorb(other)
+    return tables[0]
+
+
+def _show_progress(show_progress):
+    if show_progress is None:
+        return sys.stderr.isatty()
+    return bool(show_progress)
+
+
+def train_bpe(
+    corpus: Corpus,
+    vocab_size: int,
+    special_tokens: Sequence[str] = (),
+    *,
+    pattern: str | None = None,
+    num_threads: int | None = None,
+    show_progress: bool | None = None,
+    errors: str = "strict",
+) -> TrainedBPE:
+    """Train a byte-level BPE vocabulary (GPT-2 semantics).
+
+    Parameters
+    ----------
+    corpus
+        A path, a list of :class:`os.PathLike` paths (each file is one
+        document, read in chunks), or an iterable of ``str`` documents.
+    vocab_size
+        Total size of the vocabulary: 256 bytes + special tokens + merges.
+    special_tokens
+        Strings that split the text and are removed before counting (no merge
+        spans or includes one); they get ids 256, 257, ...
+    pattern
+        Pre-tokenization regular expression (:mod:`regex` syntax); default
+        GPT-2's, which runs compiled. Merges never cross pre-token boundaries.
+    num_threads
+        Threads for counting (default: 1).
+    show_progress
+        tqdm bars over bytes read and merges done; default: when stderr is a
+        terminal.
+    errors
+        ``"strict"`` (invalid UTF-8 in a file raises
+        :class:`~segkit.training.corpus.CorpusError` naming file and byte
+        offset) or ``"replace"`` (U+FFFD).
+
+    Returns
+    -------
+    TrainedBPE
+        Each merge joins the most frequent adjacent pair (counted over all
+        pre-tokens, weighted by their counts); a tie goes to the pair whose
+        byte strings are greater as a tuple. Training stops at ``vocab_size``
+        or when no pair is left; an empty corpus gives the base vocabulary
+        and no merges.
+
+    Examples
+    --------
+    >>> r = train_bpe(["aaa bbb aaa"], 258, ["<|endoftext|>"])
+    >>> r.merges, r.vocab[256], r.vocab[257]
+    ([(b'a', b'a')], b'<|endoftext|>', b'aa')
+    """
+    specials = check_special_tokens(special_tokens)
+    if isinstance(vocab_size, bool) or not isinstance(vocab_size, (int, np.integer)):
+        raise TypeError(f"vocab_size must be an int, found {type(vocab_size).__name__}")
+    n_base = 256 + len(specials)
+    if vocab_size < n_base:
+        raise ValueError(
+            f"vocab_size must be at least 256 + {len(specials)} special tokens = {n_base}, found {vocab_size}"
+        )
+    if pattern is None:
+        pattern = GPT2_PATTERN
+    if not isinstance(pattern, str):
+        raise TypeError(f"pattern must be a str, found {type(pattern).__name__}")
+    if pattern != GPT2_PATTERN:
+        import regex
+
+        try:
+            regex.compile(pattern)
+        except regex.error as e:
+            raise ValueError(f"pattern is not a valid regular expression: {e}") from None
+    if num_threads is None:
+        num_threads = 1
+    if isinstance(num_threads, bool) or not isinstance(num_threads, int) or num_threads < 1:
+        raise ValueError(f"num_threads must be a positive int, found {num_threads!r}")
+    progress = _show_progress(show_progress)
+
+    paths = corpus_paths(corpus)
+    bar = None
+    if progress:
+        from tqdm import tqdm
+
+        total = sum(p.stat().st_size for p in paths) if paths is not None else None
+        bar = tqdm(total=total, unit="B", unit_scale=True, desc="counting", file=sys.stderr)
+    t0 = time.perf_counter()
+    try:
+        table = _count(paths if paths is not None else corpus, specials, pattern, num_threads, errors, bar)
+    finally:
+        if bar is not None:
+            bar.close()
+    arena, w_off, w_len, w_cnt = table.words()
+    del table  # the hash table is not needed while merging: free it before the peak
+    arena = arena[: int((w_off + w_len).max()) if len(w_off) else 0].copy()
+    t1 = time.perf_counter()
+
+    n_merges = int(vocab_size) - n_base
+    counter = np.zeros(7, np.int64)
+    if progress and n_merges > 0:
+        from tqdm import tqdm
+
+        result: list = []
+        thread = threading.Thread(
+            target=lambda: result.append(K.bpe_merge(arena, w_off, w_len, w_cnt, n_base, n_merges, counter)),
+            daemon=True,
+        )
+        with tqdm(total=n_merges, unit=" merges", desc="merging", file=sys.stderr) as mbar:
+            thread.start()
+            while thread.is_alive():
+                thread.join(0.1)
+                mbar.update(int(counter[0]) - mbar.n)
+            mbar.update(int(counter[0]) - mbar.n)
+        if not result:  # pragma: no cover - the kernel raised in its thread
+            raise RuntimeError("BPE merge loop failed")
+        m_a, m_b = result[0]
+    else:
+        m_a, m_b = K.bpe_merge(arena, w_off, w_len, w_cnt, n_base, n_merges, counter)
+    t2 = time.perf_counter()
+
+    vocab: dict[int, bytes] = {i: bytes([i]) for i in range(256)}
+    for i, tok in enumerate(specials):
+        vocab[256 + i] = tok.encode("utf-8")
+    merges: list[tuple[bytes, bytes]] = []
+    for k, (a, b) in enumerate(zip(m_a.tolist(), m_b.tolist())):
+        pair = (vocab[a], vocab[b])
+        merges.append(pair)
+        vocab[n_base + k] = pair[0] + pair[1]
+    stats = {
+        "count_seconds": t1 - t0,
+        "merge_seconds": t2 - t1,
+        "unique_pretokens": int(len(w_off)),
+        "pretokens": int(w_cnt.sum()),
+        "heap_pops": int(counter[1]),
+        "stale_pops": int(counter[2]),
+        "word_visits": int(counter[3]),
+        "occurrences_merged": int(counter[5]),
+    }
+    return TrainedBPE(vocab=vocab, merges=merges, special_tokens=specials, pattern=pattern, stats=stats)
+
+
+def _pretoken_counts(corpus: Corpus, special_tokens: Sequence[str] = (), *, pattern: str | None = None,
+                     num_threads: int = 1, errors: str = "strict") -> dict[bytes, int]:
+    """Pre-token -> count, as :func:`train_bpe` counts them (for tests and tools)."""
+    specials = check_special_tokens(special_tokens)
+    paths = corpus_paths(corpus)
+    table = _count(paths if paths is not None else corpus, specials, pattern or GPT2_PATTERN, num_threads, errors, None)
+    arena, off, ln, cnt = table.words()
+    return {bytes(arena[o : o + n]): int(c) for o, n, c in zip(off.tolist(), ln.tolist(), cnt.tolist())}
