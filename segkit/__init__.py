@@ -10,6 +10,8 @@ Public API
     Load any preset saved with ``.save(path)`` (memory-mapped, no rebuild).
 :class:`Vocabulary`, :class:`VocabularyError`
     Token <-> id tables and the error raised for unreadable vocabularies.
+:func:`train_wordpiece`
+    Learn a WordPiece vocabulary from a corpus (HuggingFace's trainer's rules).
 :class:`Automaton`, :class:`EngineConfig`
     The preset-agnostic LinMaxMatch engine, for writing new segmenters.
 ``ChineseMaxMatch`` and other plugins
@@ -21,6 +23,7 @@ from .encoding import BatchEncoding, Encoding
 from .engine import Automaton, EngineConfig
 from .models import load
 from .storage import ModelFileError
+from .training import train_wordpiece
 from .vocab import Vocabulary, VocabularyError
 from .wordpiece import WordPiece
 
@@ -48,5 +51,6 @@ __all__ = [
     "EngineConfig",
     "load",
     "ModelFileError",
+    "train_wordpiece",
     "__version__",
 ]

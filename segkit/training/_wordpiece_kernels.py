@@ -53,11 +53,17 @@ def _grow1(arr, need):
 def _span_find(slots, store, starts, buf, a, n):
     """Id of ``buf[a:a+n]`` or ``-(slot + 1)`` of the empty slot to fill."""
     mask = slots.size - 1
-    j = np.int64(_hash_span(buf, a, n) & np.uint64(mask))
+    h = _hash_span(buf, a, n)
+    j = np.int64(h & np.uint64(mask))
+    tag = np.int64(h >> np.uint64(33))
     while True:
-        k = slots[j]
-        if k < 0:
+        e = slots[j]
+        if e < 0:
             return -(j + 1)
+        if (e >> 32) != tag:
+            j = (j + 1) & mask
+            continue
+        k = e & 0xFFFFFFFF
         s = starts[k]
         if starts[k + 1] - s == n:
             same = True
@@ -76,10 +82,11 @@ def _span_rehash(slots, store, starts, nkeys):
     mask = new.size - 1
     for k in range(nkeys):
         s = starts[k]
-        j = np.int64(_hash_span(store, s, starts[k + 1] - s) & np.uint64(mask))
+        h = _hash_span(store, s, starts[k + 1] - s)
+        j = np.int64(h & np.uint64(mask))
         while new[j] >= 0:
             j = (j + 1) & mask
-        new[j] = k
+        new[j] = (np.int64(h >> np.uint64(33)) << 32) | k
     return new
 
 
@@ -96,7 +103,8 @@ def _span_insert(slots, store, starts, nkeys, buf, a, n):
         store[s + q] = buf[a + q]
     starts = _grow1(starts, nkeys + 2)
     starts[nkeys + 1] = s + n
-    slots[j] = nkeys
+    h = _hash_span(buf, a, n)
+    slots[j] = (np.int64(h >> np.uint64(33)) << 32) | nkeys
     nkeys += 1
     if 2 * nkeys > slots.size:
         slots = _span_rehash(slots, store, starts, nkeys)
@@ -104,19 +112,6 @@ def _span_insert(slots, store, starts, nkeys, buf, a, n):
 
 
 # --------------------------------------------------------------- word counts
-
-
-@njit(cache=True, nogil=True)
-def _bump(counts, k):
-    if k >= counts.size:
-        n = counts.size * 2
-        while n <= k:
-            n *= 2
-        out = np.zeros(n, dtype=counts.dtype)
-        out[: counts.size] = counts
-        counts = out
-    counts[k] += 1
-    return counts
 
 
 @njit(cache=True, nogil=True)
@@ -130,35 +125,74 @@ def count_words(cps, table, pool, classes, slots, store, starts, counts, nkeys):
     """
     buf = np.empty(256, dtype=np.int32)
     w = 0  # characters of the current word in buf
-    for i in range(cps.size):
-        c = np.int64(cps[i])
-        if c > 0x10FFFF:
-            c = 0xFFFD
-        v = table[table[c >> 8] + (c & 255)]
-        if v == -1:
-            continue
-        nrep = 1 if v == 0 else pool[v]
-        for r in range(nrep):
-            d = c if v == 0 else np.int64(pool[v + 1 + r])
-            cl = classes[d]
-            if cl == 0:
-                if w >= buf.size:
-                    buf = _grow1(buf, w + 1)
-                buf[w] = d
-                w += 1
+    n = cps.size
+    i = 0
+    nrep = 0
+    r = 0
+    v = 0
+    c = 0
+    while True:
+        # next normalized code point d (or flush at the end)
+        if r < nrep:
+            d = np.int64(pool[v + 1 + r])
+            r += 1
+        else:
+            if i >= n:
+                break
+            c = np.int64(cps[i])
+            i += 1
+            if c > 0x10FFFF:
+                c = 0xFFFD
+            v = table[table[c >> 8] + (c & 255)]
+            if v == 0:
+                d = c
+                nrep = 0
+                r = 0
+            elif v == -1:
                 continue
-            if w > 0:
+            else:
+                nrep = pool[v]
+                r = 1
+                d = np.int64(pool[v + 1])
+        cl = classes[d]
+        if cl == 0:
+            if w >= buf.size:
+                buf = _grow1(buf, w + 1)
+            buf[w] = d
+            w += 1
+            continue
+        if w > 0:
+            k = _span_find(slots, store, starts, buf, 0, w)
+            if k < 0:
                 k, slots, store, starts, nkeys = _span_insert(slots, store, starts, nkeys, buf, 0, w)
-                counts = _bump(counts, k)
-                w = 0
-            if cl == 2:
-                buf[0] = d
+                if k >= counts.size:
+                    counts = _grow_zero(counts, k + 1)
+            counts[k] += 1
+            w = 0
+        if cl == 2:
+            buf[0] = d
+            k = _span_find(slots, store, starts, buf, 0, 1)
+            if k < 0:
                 k, slots, store, starts, nkeys = _span_insert(slots, store, starts, nkeys, buf, 0, 1)
-                counts = _bump(counts, k)
+                if k >= counts.size:
+                    counts = _grow_zero(counts, k + 1)
+            counts[k] += 1
     if w > 0:
         k, slots, store, starts, nkeys = _span_insert(slots, store, starts, nkeys, buf, 0, w)
-        counts = _bump(counts, k)
+        if k >= counts.size:
+            counts = _grow_zero(counts, k + 1)
+        counts[k] += 1
     return slots, store, starts, counts, nkeys
+
+
+@njit(cache=True, nogil=True)
+def _grow_zero(arr, need):
+    n = arr.size * 2
+    while n < need:
+        n *= 2
+    out = np.zeros(n, dtype=arr.dtype)
+    out[: arr.size] = arr
+    return out
 
 
 # ------------------------------------------------------------------- merges
@@ -166,31 +200,38 @@ def count_words(cps, table, pool, classes, slots, store, starts, counts, nkeys):
 
 @njit(cache=True, nogil=True, inline="always")
 def _pair_hash(key, mask):
-    h = np.uint64(key) * np.uint64(0x9E3779B97F4A7C15)
+    # splitmix64's finalizer
+    h = np.uint64(key)
+    h = (h ^ (h >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+    h = (h ^ (h >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
     return np.int64((h ^ (h >> np.uint64(31))) & np.uint64(mask))
 
 
 @njit(cache=True, nogil=True)
 def _pair_rehash(pslots, pa, pb, npairs):
     new = np.full(pslots.size * 2, -1, dtype=np.int64)
-    mask = new.size - 1
+    mask = new.size // 2 - 1
     for p in range(npairs):
-        j = _pair_hash((np.int64(pa[p]) << 32) | pb[p], mask)
-        while new[j] >= 0:
+        key = (np.int64(pa[p]) << 32) | pb[p]
+        j = _pair_hash(key, mask)
+        while new[2 * j] >= 0:
             j = (j + 1) & mask
-        new[j] = p
+        new[2 * j] = key
+        new[2 * j + 1] = p
     return new
 
 
 @njit(cache=True, nogil=True)
 def _pair_find(pslots, pa, pb, x, y):
     key = (np.int64(x) << 32) | y
-    mask = pslots.size - 1
+    mask = pslots.size // 2 - 1
     j = _pair_hash(key, mask)
     while True:
-        q = pslots[j]
-        if q < 0 or (np.int64(pa[q]) << 32 | pb[q]) == key:
-            return q
+        k = pslots[2 * j]
+        if k == key:
+            return pslots[2 * j + 1]
+        if k < 0:
+            return -1
         j = (j + 1) & mask
 
 
@@ -223,12 +264,12 @@ def merge_loop(ws, wstart, wlen, wcount, tslots, tstore, tstarts, ntok, prefix, 
     first id, then smallest second id); the new token is the first part's
     string followed by the second's without a leading ``prefix``; a string
     already known keeps its id.  Returns ``(tslots, tstore, tstarts, ntok,
-    merges)`` with ``merges`` rows (first, second, result).
+    merges)`` with ``merges`` rows (first, second, result, count).
     """
     nwords = wlen.size
     # pairs: hash (a, b) -> p; count, first, second; inverted index lists
     cap = 1 << 16
-    pslots = np.full(cap, -1, dtype=np.int64)
+    pslots = np.full(2 * cap, -1, dtype=np.int64)  # (key, pair) per slot
     pa = np.empty(cap // 2, dtype=np.int32)
     pb = np.empty(cap // 2, dtype=np.int32)
     pc = np.zeros(cap // 2, dtype=np.int64)
@@ -242,7 +283,7 @@ def merge_loop(ws, wstart, wlen, wcount, tslots, tstore, tstarts, ntok, prefix, 
     nn = 0
     touched = np.empty(1024, dtype=np.int64)
     wstamp = np.zeros(nwords, dtype=np.int64)
-    merges = np.empty((16, 3), dtype=np.int32)
+    merges = np.empty((16, 4), dtype=np.int64)
     nmerges = 0
     pmask = cap - 1
     step = 1
@@ -263,7 +304,7 @@ def merge_loop(ws, wstart, wlen, wcount, tslots, tstore, tstarts, ntok, prefix, 
             key = (np.int64(ws[i]) << 32) | ws[i + 1]
             j = _pair_hash(key, pmask)
             while True:
-                p = pslots[j]
+                p = pslots[2 * j + 1]
                 if p < 0:
                     p = npairs
                     if p >= pa.size:
@@ -281,15 +322,16 @@ def merge_loop(ws, wstart, wlen, wcount, tslots, tstore, tstarts, ntok, prefix, 
                     ptail[p] = -1
                     plast[p] = -1
                     ptouch[p] = 0
-                    pslots[j] = p
+                    pslots[2 * j] = key
+                    pslots[2 * j + 1] = p
                     npairs += 1
                     break
-                if (np.int64(pa[p]) << 32 | pb[p]) == key:
+                if pslots[2 * j] == key:
                     break
                 j = (j + 1) & pmask
-            if 2 * npairs > pslots.size:
+            if 4 * npairs > pslots.size:
                 pslots = _pair_rehash(pslots, pa, pb, npairs)
-                pmask = pslots.size - 1
+                pmask = pslots.size // 2 - 1
             pc[p] += wcount[w]
             if plast[p] != w:
                 plast[p] = w
@@ -385,12 +427,13 @@ def merge_loop(ws, wstart, wlen, wcount, tslots, tstore, tstarts, ntok, prefix, 
             tok[la + q] = tstore[sb + skip + q]
         t, tslots, tstore, tstarts, ntok = _span_insert(tslots, tstore, tstarts, ntok, tok, 0, ln)
         if nmerges >= merges.shape[0]:
-            big = np.empty((2 * merges.shape[0], 3), dtype=np.int32)
+            big = np.empty((2 * merges.shape[0], 4), dtype=np.int64)
             big[:nmerges] = merges[:nmerges]
             merges = big
         merges[nmerges, 0] = a
         merges[nmerges, 1] = b
         merges[nmerges, 2] = t
+        merges[nmerges, 3] = c
         nmerges += 1
         step += 1
         nt = 0
@@ -440,7 +483,7 @@ def merge_loop(ws, wstart, wlen, wcount, tslots, tstore, tstarts, ntok, prefix, 
                         key = (np.int64(x1) << 32) | y1
                         j = _pair_hash(key, pmask)
                         while True:
-                            q = pslots[j]
+                            q = pslots[2 * j + 1]
                             if q < 0:
                                 q = npairs
                                 if q >= pa.size:
@@ -458,13 +501,14 @@ def merge_loop(ws, wstart, wlen, wcount, tslots, tstore, tstarts, ntok, prefix, 
                                 ptail[q] = -1
                                 plast[q] = -1
                                 ptouch[q] = 0
-                                pslots[j] = q
+                                pslots[2 * j] = key
+                                pslots[2 * j + 1] = q
                                 npairs += 1
-                                if 2 * npairs > pslots.size:
+                                if 4 * npairs > pslots.size:
                                     pslots = _pair_rehash(pslots, pa, pb, npairs)
-                                    pmask = pslots.size - 1
+                                    pmask = pslots.size // 2 - 1
                                 break
-                            if (np.int64(pa[q]) << 32 | pb[q]) == key:
+                            if pslots[2 * j] == key:
                                 break
                             j = (j + 1) & pmask
                         pc[q] += cw

@@ -206,20 +206,20 @@ def _iter_chunks(corpus: Corpus):
 
 
 def _file_chunks(path: str):
-    """Decoded chunks of a UTF-8 file; ValueError with file and byte offset
-    on bytes that are not UTF-8."""
+    """Decoded chunks of a UTF-8 file, cut after whitespace so that no word
+    spans two chunks; ValueError with file and byte offset on bytes that are
+    not UTF-8."""
     if not os.path.exists(path):
         raise FileNotFoundError(f"corpus file not found: {path}")
     if os.path.isdir(path):
         raise IsADirectoryError(f"corpus path is a directory, not a file: {path}")
     offset = 0  # file offset of carry[0]
     carry = b""
+    tail = ""  # decoded text after the last whitespace, for the next chunk
     with open(path, "rb") as f:
         while True:
             block = f.read(_CHUNK_BYTES)
             data = carry + block
-            if not data:
-                return
             cut = len(data)
             if block:
                 # keep an incomplete final sequence for the next block
@@ -239,15 +239,21 @@ def _file_chunks(path: str):
                     f"{path}: not valid UTF-8 at byte offset {offset + e.start} "
                     f"(byte {data[e.start]:#04x}: {e.reason})"
                 ) from None
-            if not block and cut < len(data):  # pragma: no cover - cut only when more follows
-                pass
-            yield text, len(data[:cut])
             offset += cut
             carry = data[cut:]
             if not block:
                 if carry:
                     raise ValueError(f"{path}: not valid UTF-8 at byte offset {offset} (truncated sequence at the end)")
+                if tail or text:
+                    yield tail + text, cut
                 return
+            text = tail + text
+            k = max(text.rfind("\n"), text.rfind(" "))
+            if k < 0:  # no break yet: keep collecting
+                tail = text
+                continue
+            tail = text[k + 1 :]
+            yield text[: k + 1], cut
 
 
 def count_corpus_words(corpus: Corpus, lowercase: bool, show_progress: bool = False):
@@ -281,10 +287,13 @@ def count_corpus_words(corpus: Corpus, lowercase: bool, show_progress: bool = Fa
 # ----------------------------------------------------------------- training
 
 
-def initial_vocabulary(cps, starts, counts, specials, limit_alphabet, suffix_indicator):
-    """``(tokens, first_id, cont_id)``: the initial token list and, per code
-    point, the id of the character as a word's first symbol and as a later
-    symbol (-1: not in the alphabet)."""
+def initial_vocabulary(cps, starts, counts, specials, limit_alphabet, suffix_indicator, later_order=None):
+    """``(tokens, first_id, cont_id, nonfirst)``: the initial token list and,
+    per code point, the id of the character as a word's first symbol and as
+    a later symbol (-1: not in the alphabet); ``nonfirst`` marks the word
+    characters after a word's first.  ``later_order`` (for tests): a
+    ranking function of the continuation characters instead of their code
+    points, to replay another numbering (e.g. HuggingFace's)."""
     tokens = list(specials)
     index = {t: i for i, t in enumerate(tokens)}
     lengths = np.diff(starts)
@@ -308,7 +317,10 @@ def initial_vocabulary(cps, starts, counts, specials, limit_alphabet, suffix_ind
     nonfirst = np.ones(cps.size, dtype=bool)
     nonfirst[starts[:-1][lengths > 0]] = False
     later = np.unique(cps[nonfirst])
-    for c in later[first_id[later] >= 0].tolist():
+    later = later[first_id[later] >= 0].tolist()
+    if later_order is not None:
+        later.sort(key=later_order)
+    for c in later:
         s = suffix_indicator + chr(c)
         if s not in index:
             index[s] = len(tokens)
@@ -325,10 +337,15 @@ def _to_code_points(strings: list[str]):
     return cps, st
 
 
-def train_from_word_counts(cps, starts, counts, vocab_size, specials, min_frequency, limit_alphabet, suffix_indicator):
-    """The trained token list (id order) from unique words and counts."""
+def train_from_word_counts(
+    cps, starts, counts, vocab_size, specials, min_frequency, limit_alphabet, suffix_indicator, with_merges=False,
+    later_order=None,
+):
+    """The trained token list (id order) from unique words and counts
+    (with ``with_merges``: and the merges, rows of first id, second id,
+    result id and the pair's count when merged)."""
     tokens, first_id, cont_id, nonfirst = initial_vocabulary(
-        cps, starts, counts, specials, limit_alphabet, suffix_indicator
+        cps, starts, counts, specials, limit_alphabet, suffix_indicator, later_order
     )
     if len(tokens) > vocab_size:
         raise ValueError(
@@ -337,7 +354,7 @@ def train_from_word_counts(cps, starts, counts, vocab_size, specials, min_freque
             f"continuation characters); raise vocab_size or set limit_alphabet"
         )
     if cps.size == 0:
-        return tokens
+        return (tokens, np.zeros((0, 4), dtype=np.int64)) if with_merges else tokens
     sym = np.where(nonfirst, cont_id[cps], first_id[cps])
     keep = sym >= 0
     word_of = np.repeat(np.arange(counts.size), np.diff(starts))
@@ -357,11 +374,11 @@ def train_from_word_counts(cps, starts, counts, vocab_size, specials, min_freque
     prefix = np.frombuffer(suffix_indicator.encode("utf-32-le", "surrogatepass"), dtype=np.uint32).astype(np.int32)
     tcps = np.concatenate([tcps, np.zeros(max(1024, tcps.size), dtype=np.int32)])
     tstarts = np.concatenate([tstarts, np.zeros(vocab_size + 16, dtype=np.int64)])
-    _, tstore, tstarts, ntok, _merges = K.merge_loop(
+    _, tstore, tstarts, ntok, merges = K.merge_loop(
         ws, wstart, wlen, wcount, tslots, tcps, tstarts, len(tokens), prefix, vocab_size, max(1, int(min_frequency))
     )
     new = tstore[tstarts[len(tokens)] : tstarts[ntok]]
     text = new.astype(np.uint32).tobytes().decode("utf-32-le", "surrogatepass")
     bounds = (tstarts[len(tokens) : ntok + 1] - tstarts[len(tokens)]).tolist()
     tokens.extend(text[bounds[i] : bounds[i + 1]] for i in range(ntok - len(tokens)))
-    return tokens
+    return (tokens, merges) if with_merges else tokens
