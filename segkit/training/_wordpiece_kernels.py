@@ -115,26 +115,52 @@ def _span_insert(slots, store, starts, nkeys, buf, a, n):
 
 
 @njit(cache=True, nogil=True)
-def count_words(cps, table, pool, classes, slots, store, starts, counts, nkeys):
+def _span_find_h(slots, store, starts, buf, n, h):
+    """:func:`_span_find` of ``buf[:n]`` whose hash ``h`` is known."""
+    mask = slots.size - 1
+    j = np.int64(h & np.uint64(mask))
+    tag = np.int64(h >> np.uint64(33))
+    while True:
+        e = slots[j]
+        if e < 0:
+            return -1
+        if (e >> 32) == tag:
+            k = e & 0xFFFFFFFF
+            s = starts[k]
+            if starts[k + 1] - s == n:
+                same = True
+                for q in range(n):
+                    if store[s + q] != buf[q]:
+                        same = False
+                        break
+                if same:
+                    return k
+        j = (j + 1) & mask
+
+
+@njit(cache=True, nogil=True)
+def count_words(cps, ctab, pool, classes, slots, store, starts, counts, nkeys):
     """Add the words of ``cps`` (code points, normalized here) to the table.
 
-    ``table``/``pool``: a rewrite table (0 keep, -1 delete, else an offset
-    into ``pool``: length then code points); ``classes``: boundary class of
-    every code point (0 word, 1 space, 2 isolated).  Returns the grown state
-    ``(slots, store, starts, counts, nkeys)``.
+    ``ctab``: two-level table (see :func:`segkit.engine.charmap.two_level`)
+    of a code point's fate: 0, 1, 2 kept with boundary class word, space or
+    isolated; -1 deleted; ``v >= 3``: replaced by ``pool[v - 2]`` code points
+    ``pool[v - 1:]``, whose classes are in ``classes``.  Returns the grown
+    state ``(slots, store, starts, counts, nkeys)``.
     """
     buf = np.empty(256, dtype=np.int32)
     w = 0  # characters of the current word in buf
+    h = np.uint64(1469598103934665603)
     n = cps.size
     i = 0
     nrep = 0
     r = 0
     v = 0
-    c = 0
     while True:
-        # next normalized code point d (or flush at the end)
+        # next normalized code point d and its class cl
         if r < nrep:
-            d = np.int64(pool[v + 1 + r])
+            d = np.int64(pool[v - 1 + r])
+            cl = classes[d]
             r += 1
         else:
             if i >= n:
@@ -143,32 +169,34 @@ def count_words(cps, table, pool, classes, slots, store, starts, counts, nkeys):
             i += 1
             if c > 0x10FFFF:
                 c = 0xFFFD
-            v = table[table[c >> 8] + (c & 255)]
-            if v == 0:
+            v = ctab[ctab[c >> 8] + (c & 255)]
+            if v < 3:
+                if v < 0:
+                    continue
                 d = c
-                nrep = 0
-                r = 0
-            elif v == -1:
-                continue
+                cl = v
             else:
-                nrep = pool[v]
+                nrep = pool[v - 2]
                 r = 1
-                d = np.int64(pool[v + 1])
-        cl = classes[d]
+                d = np.int64(pool[v - 1])
+                cl = classes[d]
         if cl == 0:
             if w >= buf.size:
                 buf = _grow1(buf, w + 1)
             buf[w] = d
+            h = (h ^ np.uint64(d)) * np.uint64(1099511628211)
             w += 1
             continue
         if w > 0:
-            k = _span_find(slots, store, starts, buf, 0, w)
+            hh = h ^ (h >> np.uint64(29))
+            k = _span_find_h(slots, store, starts, buf, w, hh)
             if k < 0:
                 k, slots, store, starts, nkeys = _span_insert(slots, store, starts, nkeys, buf, 0, w)
                 if k >= counts.size:
                     counts = _grow_zero(counts, k + 1)
             counts[k] += 1
             w = 0
+            h = np.uint64(1469598103934665603)
         if cl == 2:
             buf[0] = d
             k = _span_find(slots, store, starts, buf, 0, 1)
@@ -207,12 +235,20 @@ def _pair_hash(key, mask):
     return np.int64((h ^ (h >> np.uint64(31))) & np.uint64(mask))
 
 
+# Pair records, 8 int64 each (one cache line): first, second, count, head
+# and tail of its word list, last word appended, step of last touch.
+_PA, _PB, _PC, _PH, _PT, _PL, _PS = 0, 1, 2, 3, 4, 5, 6
+_PW = 8
+#: Words whose symbols are loaded ahead, as a block.
+_AHEAD = 64
+
+
 @njit(cache=True, nogil=True)
-def _pair_rehash(pslots, pa, pb, npairs):
+def _pair_rehash(pslots, P, npairs):
     new = np.full(pslots.size * 2, -1, dtype=np.int64)
     mask = new.size // 2 - 1
     for p in range(npairs):
-        key = (np.int64(pa[p]) << 32) | pb[p]
+        key = (P[_PW * p + _PA] << 32) | P[_PW * p + _PB]
         j = _pair_hash(key, mask)
         while new[2 * j] >= 0:
             j = (j + 1) & mask
@@ -221,36 +257,119 @@ def _pair_rehash(pslots, pa, pb, npairs):
     return new
 
 
-@njit(cache=True, nogil=True)
-def _pair_find(pslots, pa, pb, x, y):
-    key = (np.int64(x) << 32) | y
+@njit(cache=True, nogil=True, inline="always")
+def _pair_slot(pslots, key):
+    """Slot of ``key`` in the pair table, or of the empty slot where it goes."""
     mask = pslots.size // 2 - 1
     j = _pair_hash(key, mask)
     while True:
         k = pslots[2 * j]
-        if k == key:
-            return pslots[2 * j + 1]
-        if k < 0:
-            return -1
+        if k == key or k < 0:
+            return j
         j = (j + 1) & mask
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _heap_less(hc, ha, hb, i, j):
-    """Whether heap entry i ranks below entry j (count, then smaller pair first)."""
-    if hc[i] != hc[j]:
-        return hc[i] < hc[j]
-    if ha[i] != ha[j]:
-        return ha[i] > ha[j]
-    return hb[i] > hb[j]
+def _heap_less(H, i, j):
+    """Whether heap entry i ranks below entry j (count, then smaller pair first).
+    Entries are 4 int64: count, first, second, pair."""
+    if H[4 * i] != H[4 * j]:
+        return H[4 * i] < H[4 * j]
+    if H[4 * i + 1] != H[4 * j + 1]:
+        return H[4 * i + 1] > H[4 * j + 1]
+    return H[4 * i + 2] > H[4 * j + 2]
 
 
-@njit(cache=True, nogil=True)
-def _heap_swap(hc, ha, hb, hp, i, j):
-    hc[i], hc[j] = hc[j], hc[i]
-    ha[i], ha[j] = ha[j], ha[i]
-    hb[i], hb[j] = hb[j], hb[i]
-    hp[i], hp[j] = hp[j], hp[i]
+@njit(cache=True, nogil=True, inline="always")
+def _heap_swap(H, i, j):
+    for f in range(4):
+        H[4 * i + f], H[4 * j + f] = H[4 * j + f], H[4 * i + f]
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _sift_down(H, k, hn):
+    while True:
+        l = 2 * k + 1
+        if l >= hn:
+            break
+        m = l
+        if l + 1 < hn and _heap_less(H, l, l + 1):
+            m = l + 1
+        if _heap_less(H, k, m):
+            _heap_swap(H, k, m)
+            k = m
+        else:
+            break
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _heap_push(H, hn, c, a, b, p):
+    """Push (``H`` has room); returns the new size."""
+    H[4 * hn] = c
+    H[4 * hn + 1] = a
+    H[4 * hn + 2] = b
+    H[4 * hn + 3] = p
+    k = hn
+    while k > 0:
+        par = (k - 1) // 2
+        if _heap_less(H, par, k):
+            _heap_swap(H, par, k)
+            k = par
+        else:
+            break
+    return hn + 1
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _new_pair(P, pc, npairs, x, y):
+    """Record pair (x, y) as pair ``npairs``; returns the grown (P, pc)."""
+    if npairs >= pc.size:
+        pc = _grow1(pc, npairs + 1)
+        P = _grow1(P, _PW * (npairs + 1))
+    b = _PW * npairs
+    P[b + _PA] = x
+    P[b + _PB] = y
+    P[b + _PH] = -1
+    P[b + _PT] = -1
+    P[b + _PL] = -1
+    P[b + _PS] = 0
+    pc[npairs] = 0
+    return P, pc
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _append_word(B, nb, P, q, w):
+    """Append word ``w`` to pair ``q``'s list of blocks (``B[o]`` next block,
+    ``B[o + 1]`` used, ``B[o + 2]`` capacity, words from ``B[o + 3]``);
+    ``nb``: used size of ``B``.  Returns (B, nb)."""
+    bq = _PW * q
+    tail = P[bq + _PT]
+    if tail < 0 or B[tail + 1] == B[tail + 2]:
+        size = 4 if tail < 0 else min(2 * B[tail + 2], 4096)
+        if nb + 3 + size > B.size:
+            B = _grow1(B, nb + 3 + size)
+        B[nb] = -1
+        B[nb + 1] = 0
+        B[nb + 2] = size
+        if tail < 0:
+            P[bq + _PH] = nb
+        else:
+            B[tail] = nb
+        P[bq + _PT] = nb
+        tail = nb
+        nb += 3 + size
+    B[tail + 3 + B[tail + 1]] = w
+    B[tail + 1] += 1
+    return B, nb
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _pair_insert(pslots, key, p, npairs):
+    """Put pair ``p`` under ``key`` (absent) in the table; returns the table."""
+    j = _pair_slot(pslots, key)
+    pslots[2 * j] = key
+    pslots[2 * j + 1] = p
+    return pslots
 
 
 @njit(cache=True, nogil=True)
@@ -265,147 +384,125 @@ def merge_loop(ws, wstart, wlen, wcount, tslots, tstore, tstarts, ntok, prefix, 
     string followed by the second's without a leading ``prefix``; a string
     already known keeps its id.  Returns ``(tslots, tstore, tstarts, ntok,
     merges)`` with ``merges`` rows (first, second, result, count).
+
+    Every symbol of a word is stored with the id of the pair it starts
+    (``S[2 i]`` symbol, ``S[2 i + 1]`` pair), so the pairs a merge destroys
+    are found without a hash lookup; the pairs it creates, (x, new) and
+    (new, y), are found through per-step maps indexed by x and y.
     """
     nwords = wlen.size
-    # pairs: hash (a, b) -> p; count, first, second; inverted index lists
+    # words: start, length, count, step stamp
+    WM = np.empty(4 * nwords, dtype=np.int64)
+    for w in range(nwords):
+        WM[4 * w] = wstart[w]
+        WM[4 * w + 1] = wlen[w]
+        WM[4 * w + 2] = wcount[w]
+        WM[4 * w + 3] = 0
+    S = np.empty(2 * ws.size, dtype=np.int32)
+    for i in range(ws.size):
+        S[2 * i] = ws[i]
+        S[2 * i + 1] = -1
     cap = 1 << 16
     pslots = np.full(2 * cap, -1, dtype=np.int64)  # (key, pair) per slot
-    pa = np.empty(cap // 2, dtype=np.int32)
-    pb = np.empty(cap // 2, dtype=np.int32)
-    pc = np.zeros(cap // 2, dtype=np.int64)
-    phead = np.full(cap // 2, -1, dtype=np.int64)
-    ptail = np.full(cap // 2, -1, dtype=np.int64)
-    plast = np.full(cap // 2, -1, dtype=np.int64)  # last word appended
-    ptouch = np.zeros(cap // 2, dtype=np.int64)  # step of last touch
+    P = np.empty(_PW * cap, dtype=np.int64)
+    pc = np.zeros(cap, dtype=np.int64)
     npairs = 0
-    nword = np.empty(ws.size // 2 + 16, dtype=np.int64)
-    nnext = np.empty(ws.size // 2 + 16, dtype=np.int64)
-    nn = 0
+    wl = np.empty(1024, dtype=np.int64)  # words of the pair being merged
+    ahead = np.empty(_AHEAD, dtype=np.int64)
+    sink = np.int32(0)
     touched = np.empty(1024, dtype=np.int64)
-    wstamp = np.zeros(nwords, dtype=np.int64)
     merges = np.empty((16, 4), dtype=np.int64)
     nmerges = 0
-    pmask = cap - 1
     step = 1
-    # heap
-    hcap = 1024
-    hc = np.empty(hcap, dtype=np.int64)
-    ha = np.empty(hcap, dtype=np.int32)
-    hb = np.empty(hcap, dtype=np.int32)
-    hp = np.empty(hcap, dtype=np.int64)
-    hn = 0
     tok = np.empty(64, dtype=np.int32)
     lp = prefix.size
+    # per-step maps: pair (x, new) and (new, y) by x and y
+    mcap = max(vocab_size, ntok) + 1
+    lmap = np.empty(mcap, dtype=np.int64)
+    lstamp = np.zeros(mcap, dtype=np.int64)
+    rmap = np.empty(mcap, dtype=np.int64)
+    rstamp = np.zeros(mcap, dtype=np.int64)
 
-    # ---- initial pair counts
+    # ---- initial pair counts; number of words of each pair
+    for w in range(nwords):
+        s = wstart[w]
+        cw = wcount[w]
+        for i in range(s, s + wlen[w] - 1):
+            key = (np.int64(S[2 * i]) << 32) | S[2 * i + 2]
+            j = _pair_slot(pslots, key)
+            if pslots[2 * j] < 0:
+                p = npairs
+                P, pc = _new_pair(P, pc, npairs, S[2 * i], S[2 * i + 2])
+                pslots[2 * j] = key
+                pslots[2 * j + 1] = p
+                npairs += 1
+                if 4 * npairs > pslots.size:
+                    pslots = _pair_rehash(pslots, P, npairs)
+            else:
+                p = pslots[2 * j + 1]
+            S[2 * i + 1] = p
+            pc[p] += cw
+            b = _PW * p
+            if P[b + _PL] != w:
+                P[b + _PL] = w
+                P[b + _PS] += 1
+    # one block per pair, filled in word order
+    total = 0
+    for p in range(npairs):
+        total += 3 + P[_PW * p + _PS]
+    B = np.empty(total + 1024, dtype=np.int64)
+    nb = 0
+    for p in range(npairs):
+        b = _PW * p
+        B[nb] = -1
+        B[nb + 1] = 0
+        B[nb + 2] = P[b + _PS]
+        P[b + _PH] = nb
+        P[b + _PT] = nb
+        P[b + _PS] = 0
+        P[b + _PL] = -1
+        nb += 3 + B[nb + 2]
     for w in range(nwords):
         s = wstart[w]
         for i in range(s, s + wlen[w] - 1):
-            key = (np.int64(ws[i]) << 32) | ws[i + 1]
-            j = _pair_hash(key, pmask)
-            while True:
-                p = pslots[2 * j + 1]
-                if p < 0:
-                    p = npairs
-                    if p >= pa.size:
-                        pa = _grow1(pa, p + 1)
-                        pb = _grow1(pb, p + 1)
-                        pc = _grow1(pc, p + 1)
-                        phead = _grow1(phead, p + 1)
-                        ptail = _grow1(ptail, p + 1)
-                        plast = _grow1(plast, p + 1)
-                        ptouch = _grow1(ptouch, p + 1)
-                    pa[p] = ws[i]
-                    pb[p] = ws[i + 1]
-                    pc[p] = 0
-                    phead[p] = -1
-                    ptail[p] = -1
-                    plast[p] = -1
-                    ptouch[p] = 0
-                    pslots[2 * j] = key
-                    pslots[2 * j + 1] = p
-                    npairs += 1
-                    break
-                if pslots[2 * j] == key:
-                    break
-                j = (j + 1) & pmask
-            if 4 * npairs > pslots.size:
-                pslots = _pair_rehash(pslots, pa, pb, npairs)
-                pmask = pslots.size // 2 - 1
-            pc[p] += wcount[w]
-            if plast[p] != w:
-                plast[p] = w
-                if nn >= nword.size:
-                    nword = _grow1(nword, nn + 1)
-                    nnext = _grow1(nnext, nn + 1)
-                nword[nn] = w
-                nnext[nn] = -1
-                if ptail[p] >= 0:
-                    nnext[ptail[p]] = nn
-                else:
-                    phead[p] = nn
-                ptail[p] = nn
-                nn += 1
+            p = S[2 * i + 1]
+            b = _PW * p
+            if P[b + _PL] != w:
+                P[b + _PL] = w
+                o = P[b + _PT]
+                B[o + 3 + B[o + 1]] = w
+                B[o + 1] += 1
+    H = np.empty(4 * (npairs + 1024), dtype=np.int64)
+    hn = 0
     for p in range(npairs):
         if pc[p] > 0:
-            if hn >= hc.size:
-                hc = _grow1(hc, hn + 1)
-                ha = _grow1(ha, hn + 1)
-                hb = _grow1(hb, hn + 1)
-                hp = _grow1(hp, hn + 1)
-            hc[hn] = pc[p]
-            ha[hn] = pa[p]
-            hb[hn] = pb[p]
-            hp[hn] = p
+            H[4 * hn] = pc[p]
+            H[4 * hn + 1] = P[_PW * p + _PA]
+            H[4 * hn + 2] = P[_PW * p + _PB]
+            H[4 * hn + 3] = p
             hn += 1
-    # heapify
     for i in range(hn // 2 - 1, -1, -1):
-        k = i
-        while True:
-            l = 2 * k + 1
-            if l >= hn:
-                break
-            m = l
-            if l + 1 < hn and _heap_less(hc, ha, hb, l, l + 1):
-                m = l + 1
-            if _heap_less(hc, ha, hb, k, m):
-                _heap_swap(hc, ha, hb, hp, k, m)
-                k = m
-            else:
-                break
+        _sift_down(H, i, hn)
 
     # ---- merges
     while ntok < vocab_size and hn > 0:
-        c = hc[0]
-        p = hp[0]
-        # pop
+        c = H[0]
+        p = H[3]
         hn -= 1
         if hn > 0:
-            _heap_swap(hc, ha, hb, hp, 0, hn)
-            k = 0
-            while True:
-                l = 2 * k + 1
-                if l >= hn:
-                    break
-                m = l
-                if l + 1 < hn and _heap_less(hc, ha, hb, l, l + 1):
-                    m = l + 1
-                if _heap_less(hc, ha, hb, k, m):
-                    _heap_swap(hc, ha, hb, hp, k, m)
-                    k = m
-                else:
-                    break
-        if c != pc[p]:
-            if pc[p] > 0:
-                hn = _heap_push(hc, ha, hb, hp, hn, pc[p], pa[p], pb[p], p)
-                if hn < 0:
-                    hc, ha, hb, hp = _heap_grown(hc, ha, hb, hp)
-                    hn = _heap_push(hc, ha, hb, hp, -hn - 1, pc[p], pa[p], pb[p], p)
+            _heap_swap(H, 0, hn)
+            _sift_down(H, 0, hn)
+        cur = pc[p]
+        if c != cur:
+            if cur > 0:
+                if 4 * (hn + 1) > H.size:
+                    H = _grow1(H, 4 * (hn + 1))
+                hn = _heap_push(H, hn, cur, P[_PW * p + _PA], P[_PW * p + _PB], p)
             continue
         if c < 1 or c < min_frequency:
             break
-        a = pa[p]
-        b = pb[p]
+        a = np.int32(P[_PW * p + _PA])
+        b = np.int32(P[_PW * p + _PB])
         # the new token's string
         sa = tstarts[a]
         la = tstarts[a + 1] - sa
@@ -425,7 +522,15 @@ def merge_loop(ws, wstart, wlen, wcount, tslots, tstore, tstarts, ntok, prefix, 
             tok[q] = tstore[sa + q]
         for q in range(lb - skip):
             tok[la + q] = tstore[sb + skip + q]
+        known = ntok
         t, tslots, tstore, tstarts, ntok = _span_insert(tslots, tstore, tstarts, ntok, tok, 0, ln)
+        existed = t < known  # pairs with t may exist already: look them up
+        t = np.int32(t)
+        if t >= lmap.size:
+            lmap = _grow1(lmap, t + 1)
+            rmap = _grow1(rmap, t + 1)
+            lstamp = _grow_zero(lstamp, t + 1)
+            rstamp = _grow_zero(rstamp, t + 1)
         if nmerges >= merges.shape[0]:
             big = np.empty((2 * merges.shape[0], 4), dtype=np.int64)
             big[:nmerges] = merges[:nmerges]
@@ -437,138 +542,120 @@ def merge_loop(ws, wstart, wlen, wcount, tslots, tstore, tstarts, ntok, prefix, 
         nmerges += 1
         step += 1
         nt = 0
-        node = phead[p]
-        while node >= 0:
-            w = nword[node]
-            node = nnext[node]
-            if wstamp[w] == step:
-                continue
-            wstamp[w] = step
-            s = wstart[w]
-            L = wlen[w]
-            found = False
-            for i in range(s, s + L - 1):
-                if ws[i] == a and ws[i + 1] == b:
-                    found = True
-                    break
-            if not found:
-                continue
-            cw = wcount[w]
-            # one pass: merge in place, count changes around each occurrence
-            # (the symbol before is the output's, possibly a merged token)
+        # the pair's words, gathered first (independent loads overlap)
+        nw = 0
+        blk = P[_PW * p + _PH]
+        while blk >= 0:
+            used = B[blk + 1]
+            if nw + used > wl.size:
+                wl = _grow1(wl, nw + used)
+            for k in range(used):
+                w = B[blk + 3 + k]
+                if WM[4 * w + 3] != step:
+                    WM[4 * w + 3] = step
+                    wl[nw] = w
+                    nw += 1
+            blk = B[blk]
+        for k in range(nw):
+            if k % _AHEAD == 0:
+                # the next block of words: their symbols are loaded into
+                # cache together (independent loads overlap; one at a time,
+                # each word would wait for memory)
+                k1 = min(k + _AHEAD, nw)
+                for kk in range(k, k1):
+                    ahead[kk - k] = WM[4 * wl[kk]]
+                acc = np.int32(0)
+                for kk in range(k, k1):
+                    acc ^= S[2 * ahead[kk - k]]
+                sink ^= acc
+            w = wl[k]
+            s = WM[4 * w]
+            e = s + WM[4 * w + 1]
+            cw = WM[4 * w + 2]
+            # one pass: merge in place; the pairs around each occurrence
+            # change (the symbol before is the output's, maybe a new token)
             o = s
             i = s
-            e = s + L
             while i < e:
-                if i + 1 < e and ws[i] == a and ws[i + 1] == b:
+                if i + 1 < e and S[2 * i] == a and S[2 * i + 2] == b:
                     pc[p] -= cw
                     for side in range(2):
                         if side == 0:
                             if o == s:
                                 continue
-                            x0 = ws[o - 1]
-                            y0 = a
-                            x1 = ws[o - 1]
-                            y1 = t
+                            pc[S[2 * o - 1]] -= cw  # (x, a) before the occurrence
+                            x = S[2 * o - 2]
+                            if lstamp[x] == step:
+                                q = lmap[x]
+                            else:
+                                q = -1
+                                key = (np.int64(x) << 32) | t
+                                if existed:
+                                    j = _pair_slot(pslots, key)
+                                    q = pslots[2 * j + 1]
+                                if q < 0:
+                                    q = npairs
+                                    P, pc = _new_pair(P, pc, npairs, x, t)
+                                    npairs += 1
+                                    if 4 * npairs > pslots.size:
+                                        pslots = _pair_rehash(pslots, P, npairs - 1)
+                                    pslots = _pair_insert(pslots, key, q, npairs)
+                                lstamp[x] = step
+                                lmap[x] = q
+                            S[2 * o - 1] = q
                         else:
                             if i + 2 >= e:
                                 continue
-                            x0 = b
-                            y0 = ws[i + 2]
-                            x1 = t
-                            y1 = ws[i + 2]
-                        q = _pair_find(pslots, pa, pb, x0, y0)
-                        pc[q] -= cw
-                        # the new pair
-                        key = (np.int64(x1) << 32) | y1
-                        j = _pair_hash(key, pmask)
-                        while True:
-                            q = pslots[2 * j + 1]
-                            if q < 0:
-                                q = npairs
-                                if q >= pa.size:
-                                    pa = _grow1(pa, q + 1)
-                                    pb = _grow1(pb, q + 1)
-                                    pc = _grow1(pc, q + 1)
-                                    phead = _grow1(phead, q + 1)
-                                    ptail = _grow1(ptail, q + 1)
-                                    plast = _grow1(plast, q + 1)
-                                    ptouch = _grow1(ptouch, q + 1)
-                                pa[q] = x1
-                                pb[q] = y1
-                                pc[q] = 0
-                                phead[q] = -1
-                                ptail[q] = -1
-                                plast[q] = -1
-                                ptouch[q] = 0
-                                pslots[2 * j] = key
-                                pslots[2 * j + 1] = q
-                                npairs += 1
-                                if 4 * npairs > pslots.size:
-                                    pslots = _pair_rehash(pslots, pa, pb, npairs)
-                                    pmask = pslots.size // 2 - 1
-                                break
-                            if pslots[2 * j] == key:
-                                break
-                            j = (j + 1) & pmask
+                            pc[S[2 * i + 3]] -= cw  # (b, y) after it
+                            y = S[2 * i + 4]
+                            if rstamp[y] == step:
+                                q = rmap[y]
+                            else:
+                                q = -1
+                                key = (np.int64(t) << 32) | y
+                                if existed:
+                                    j = _pair_slot(pslots, key)
+                                    q = pslots[2 * j + 1]
+                                if q < 0:
+                                    q = npairs
+                                    P, pc = _new_pair(P, pc, npairs, t, y)
+                                    npairs += 1
+                                    if 4 * npairs > pslots.size:
+                                        pslots = _pair_rehash(pslots, P, npairs - 1)
+                                    pslots = _pair_insert(pslots, key, q, npairs)
+                                rstamp[y] = step
+                                rmap[y] = q
                         pc[q] += cw
-                        if ptouch[q] != step:
-                            ptouch[q] = step
+                        bq = _PW * q
+                        if P[bq + _PS] != step:
+                            P[bq + _PS] = step
                             if nt >= touched.size:
                                 touched = _grow1(touched, nt + 1)
                             touched[nt] = q
                             nt += 1
-                        if plast[q] != w:
-                            plast[q] = w
-                            if nn >= nword.size:
-                                nword = _grow1(nword, nn + 1)
-                                nnext = _grow1(nnext, nn + 1)
-                            nword[nn] = w
-                            nnext[nn] = -1
-                            if ptail[q] >= 0:
-                                nnext[ptail[q]] = nn
-                            else:
-                                phead[q] = nn
-                            ptail[q] = nn
-                            nn += 1
-                    ws[o] = t
+                        if P[bq + _PL] != w:
+                            P[bq + _PL] = w
+                            B, nb = _append_word(B, nb, P, q, w)
+                    S[2 * o] = t
+                    S[2 * o + 1] = q if i + 2 < e else -1
                     i += 2
                 else:
-                    ws[o] = ws[i]
+                    S[2 * o] = S[2 * i]
+                    S[2 * o + 1] = S[2 * i + 1]
                     i += 1
                 o += 1
-            wlen[w] = o - s
+            WM[4 * w + 1] = o - s
+        if 4 * (hn + nt) > H.size:
+            H = _grow1(H, 4 * (hn + nt))
         for r in range(nt):
             q = touched[r]
             if pc[q] > 0:
-                hn = _heap_push(hc, ha, hb, hp, hn, pc[q], pa[q], pb[q], q)
-                if hn < 0:
-                    hc, ha, hb, hp = _heap_grown(hc, ha, hb, hp)
-                    hn = _heap_push(hc, ha, hb, hp, -hn - 1, pc[q], pa[q], pb[q], q)
+                hn = _heap_push(H, hn, pc[q], P[_PW * q + _PA], P[_PW * q + _PB], q)
+    for w in range(nwords):
+        s = WM[4 * w]
+        wlen[w] = WM[4 * w + 1]
+        for i in range(s, s + wlen[w]):
+            ws[i] = S[2 * i]
+    if sink == 0x7FFFFFFF:  # keeps the prefetching loads
+        ntok += 0
     return tslots, tstore, tstarts, ntok, merges[:nmerges].copy()
-
-
-@njit(cache=True, nogil=True)
-def _heap_grown(hc, ha, hb, hp):
-    n = hc.size * 2
-    return _grow1(hc, n), _grow1(ha, n), _grow1(hb, n), _grow1(hp, n)
-
-
-@njit(cache=True, nogil=True)
-def _heap_push(hc, ha, hb, hp, hn, c, a, b, p):
-    """Push; returns the new size, or ``-(hn + 1)`` when the heap is full."""
-    if hn >= hc.size:
-        return -(hn + 1)
-    hc[hn] = c
-    ha[hn] = a
-    hb[hn] = b
-    hp[hn] = p
-    k = hn
-    while k > 0:
-        par = (k - 1) // 2
-        if _heap_less(hc, ha, hb, par, k):
-            _heap_swap(hc, ha, hb, hp, par, k)
-            k = par
-        else:
-            break
-    return hn + 1

@@ -32,11 +32,13 @@ from __future__ import annotations
 
 import os
 import sys
+from functools import lru_cache
 from collections.abc import Iterable, Sequence
 from typing import Union
 
 import numpy as np
 
+from ..engine.charmap import two_level
 from ..wordpiece import WordPiece
 from ..wordpiece.normalization import bert_rewrite_table
 from ..wordpiece.pretokenize import bert_classes
@@ -256,12 +258,25 @@ def _file_chunks(path: str):
             yield text[: k + 1], cut
 
 
+@lru_cache(maxsize=None)
+def _char_table(lowercase: bool):
+    """BERT's normalization (as from_pretrained with this ``lowercase``)
+    and pre-tokenization classes in one table (see
+    :func:`segkit.training._wordpiece_kernels.count_words`)."""
+    table, pool = bert_rewrite_table(True, lowercase, lowercase, "hf")
+    classes = bert_classes("hf", "hf")
+    fate = table[table[np.arange(0x110000) >> 8] + (np.arange(0x110000) & 255)]
+    flat = classes.astype(np.int32)
+    flat[fate == -1] = -1
+    flat[fate > 0] = fate[fate > 0] + 2
+    return two_level(flat), pool, classes
+
+
 def count_corpus_words(corpus: Corpus, lowercase: bool, show_progress: bool = False):
     """Unique words of the corpus after BERT normalization and
     pre-tokenization: ``(code points, starts, counts)``; word ``k`` is
     ``cps[starts[k]:starts[k + 1]]``, seen ``counts[k]`` times."""
-    table, pool = bert_rewrite_table(True, bool(lowercase), bool(lowercase), "hf")
-    classes = bert_classes("hf", "hf")
+    ctab, pool, classes = _char_table(bool(lowercase))
     slots = np.full(1 << 16, -1, dtype=np.int64)
     store = np.empty(1 << 16, dtype=np.int32)
     starts = np.zeros(1 << 14, dtype=np.int64)
@@ -275,7 +290,7 @@ def count_corpus_words(corpus: Corpus, lowercase: bool, show_progress: bool = Fa
     try:
         for text, units in _iter_chunks(corpus):
             cps = np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
-            slots, store, starts, counts, n = K.count_words(cps, table, pool, classes, slots, store, starts, counts, n)
+            slots, store, starts, counts, n = K.count_words(cps, ctab, pool, classes, slots, store, starts, counts, n)
             if bar is not None:
                 bar.update(units)
     finally:
