@@ -45,6 +45,10 @@ def _build_parser() -> argparse.ArgumentParser:
     enc.add_argument("--pair-input", metavar="FILE", help="second texts of pairs, one per line (parallel to the texts)")
     enc.add_argument("--max-length", type=int, help="truncate (longest first) and/or pad to this length")
     enc.add_argument("--padding", choices=("longest", "max_length"), help="pad within each batch")
+    train = sub.add_parser("train", help="train a vocabulary from text files").add_subparsers(dest="kind", required=True)
+    from .training.cli_wordpiece import add_parser as _add_train_wordpiece
+
+    _add_train_wordpiece(train)
     return parser
 
 
@@ -108,6 +112,8 @@ def _batches(items: Iterable[str], size: int) -> Iterator[list[str]]:
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``segkit`` command."""
     args = _build_parser().parse_args(argv)
+    if args.command == "train":
+        return args.run(args)
     from .storage import ModelFileError
     from .vocab import VocabularyError
 

@@ -250,3 +250,28 @@ def test_hf_parity_cased_sample(shared_data):
     cps, starts, counts = W.count_corpus_words(texts, False)
     toks = W.train_from_word_counts(cps, starts, counts, 3000, SPECIALS, 0, None, "##", later_order=rank.__getitem__)
     assert {t: i for i, t in enumerate(toks)} == hf
+
+
+# ------------------------------------------------------------ command line
+
+
+def test_cli_train_wordpiece(tmp_path, capsys):
+    from segkit.cli import main
+
+    a = tmp_path / "a.txt"
+    a.write_text("Hello world, hello there.\nWORLD peace\n", encoding="utf-8")
+    out = tmp_path / "out"
+    assert main(["train", "wordpiece", "--vocab-size", "60", "-q", str(a), "-o", str(out)]) == 0
+    want = train_wordpiece([a], 60, show_progress=False).vocab.tokens
+    assert (out / "vocab.txt").read_text(encoding="utf-8").split("\n")[:-1] == want
+    assert segkit.load(out / "wordpiece.segkit").tokenize("Hello World") == ["hello", "world"]
+    assert main(["train", "wordpiece", "--vocab-size", "60", "--cased", "-q", str(a), "-o", str(out)]) == 0
+    assert "H" in (out / "vocab.txt").read_text(encoding="utf-8").split("\n")
+    capsys.readouterr()
+    assert main(["train", "wordpiece", "--vocab-size", "60", "-q", str(tmp_path / "nope.txt"), "-o", str(out)]) == 2
+    assert "nope.txt" in capsys.readouterr().err
+    bad = tmp_path / "bad.txt"
+    bad.write_bytes(b"ok \xc3(")
+    assert main(["train", "wordpiece", "--vocab-size", "60", "-q", str(bad), "-o", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert "bad.txt" in err and "byte offset 3" in err
