@@ -239,8 +239,10 @@ def _pair_hash(key, mask):
 # and tail of its word list, last word appended, step of last touch.
 _PA, _PB, _PC, _PH, _PT, _PL, _PS = 0, 1, 2, 3, 4, 5, 6
 _PW = 8
-#: Words whose symbols are loaded ahead, as a block.
+#: Words merged per batch (their symbols loaded ahead, room reserved).
 _AHEAD = 64
+#: Largest block of a pair's word list.
+_BLOCK_MAX = 64
 
 
 @njit(cache=True, nogil=True)
@@ -364,6 +366,128 @@ def _append_word(B, nb, P, q, w):
 
 
 @njit(cache=True, nogil=True, inline="always")
+def _put_pair(P, pc, q, x, y):
+    """Record pair (x, y) as pair ``q`` (room reserved)."""
+    b = _PW * q
+    P[b + _PA] = x
+    P[b + _PB] = y
+    P[b + _PH] = -1
+    P[b + _PT] = -1
+    P[b + _PL] = -1
+    P[b + _PS] = 0
+    pc[q] = 0
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _put_word(B, nb, P, q, w):
+    """Append word ``w`` to pair ``q``'s list (room reserved: at most
+    ``3 + _BLOCK_MAX`` slots of ``B`` per call); returns the new ``nb``."""
+    bq = _PW * q
+    tail = P[bq + _PT]
+    if tail < 0 or B[tail + 1] == B[tail + 2]:
+        size = 4 if tail < 0 else min(2 * B[tail + 2], _BLOCK_MAX)
+        B[nb] = -1
+        B[nb + 1] = 0
+        B[nb + 2] = size
+        if tail < 0:
+            P[bq + _PH] = nb
+        else:
+            B[tail] = nb
+        P[bq + _PT] = nb
+        tail = nb
+        nb += 3 + size
+    B[tail + 3 + B[tail + 1]] = w
+    B[tail + 1] += 1
+    return nb
+
+
+@njit(cache=True, nogil=True)
+def _merge_batch(wl, k0, k1, WM, S, a, b, t, p, existed, step, pslots, P, pc, B, nb, npairs, touched, nt,
+                 lmap, lstamp, rmap, rstamp):
+    """Merge (a, b) -> t in words ``wl[k0:k1]``, updating pair counts, pair
+    records and word lists.  Every array has room reserved by the caller
+    (nothing is reallocated here: reallocating would cost reference counting
+    on every iteration).  Returns ``(npairs, nb, nt)``."""
+    for k in range(k0, k1):
+        w = wl[k]
+        s = WM[4 * w]
+        e = s + WM[4 * w + 1]
+        cw = WM[4 * w + 2]
+        # one pass: merge in place; the pairs around each occurrence change
+        # (the symbol before is the output's, maybe a new token already)
+        o = s
+        i = s
+        while i < e:
+            if i + 1 < e and S[2 * i] == a and S[2 * i + 2] == b:
+                pc[p] -= cw
+                q = -1
+                for side in range(2):
+                    if side == 0:
+                        if o == s:
+                            continue
+                        pc[S[2 * o - 1]] -= cw  # (x, a) before the occurrence
+                        x = S[2 * o - 2]
+                        if lstamp[x] == step:
+                            q = lmap[x]
+                        else:
+                            key = (np.int64(x) << 32) | t
+                            q = -1
+                            if existed:
+                                q = pslots[2 * _pair_slot(pslots, key) + 1]
+                            if q < 0:
+                                q = npairs
+                                _put_pair(P, pc, q, x, t)
+                                npairs += 1
+                                j = _pair_slot(pslots, key)
+                                pslots[2 * j] = key
+                                pslots[2 * j + 1] = q
+                            lstamp[x] = step
+                            lmap[x] = q
+                        S[2 * o - 1] = q
+                    else:
+                        if i + 2 >= e:
+                            q = -1
+                            continue
+                        pc[S[2 * i + 3]] -= cw  # (b, y) after it
+                        y = S[2 * i + 4]
+                        if rstamp[y] == step:
+                            q = rmap[y]
+                        else:
+                            key = (np.int64(t) << 32) | y
+                            q = -1
+                            if existed:
+                                q = pslots[2 * _pair_slot(pslots, key) + 1]
+                            if q < 0:
+                                q = npairs
+                                _put_pair(P, pc, q, t, y)
+                                npairs += 1
+                                j = _pair_slot(pslots, key)
+                                pslots[2 * j] = key
+                                pslots[2 * j + 1] = q
+                            rstamp[y] = step
+                            rmap[y] = q
+                    pc[q] += cw
+                    bq = _PW * q
+                    if P[bq + _PS] != step:
+                        P[bq + _PS] = step
+                        touched[nt] = q
+                        nt += 1
+                    if P[bq + _PL] != w:
+                        P[bq + _PL] = w
+                        nb = _put_word(B, nb, P, q, w)
+                S[2 * o] = t
+                S[2 * o + 1] = q
+                i += 2
+            else:
+                S[2 * o] = S[2 * i]
+                S[2 * o + 1] = S[2 * i + 1]
+                i += 1
+            o += 1
+        WM[4 * w + 1] = o - s
+    return npairs, nb, nt
+
+
+@njit(cache=True, nogil=True, inline="always")
 def _pair_insert(pslots, key, p, npairs):
     """Put pair ``p`` under ``key`` (absent) in the table; returns the table."""
     j = _pair_slot(pslots, key)
@@ -408,7 +532,6 @@ def merge_loop(ws, wstart, wlen, wcount, tslots, tstore, tstarts, ntok, prefix, 
     pc = np.zeros(cap, dtype=np.int64)
     npairs = 0
     wl = np.empty(1024, dtype=np.int64)  # words of the pair being merged
-    ahead = np.empty(_AHEAD, dtype=np.int64)
     sink = np.int32(0)
     touched = np.empty(1024, dtype=np.int64)
     merges = np.empty((16, 4), dtype=np.int64)
@@ -556,95 +679,29 @@ def merge_loop(ws, wstart, wlen, wcount, tslots, tstore, tstarts, ntok, prefix, 
                     wl[nw] = w
                     nw += 1
             blk = B[blk]
-        for k in range(nw):
-            if k % _AHEAD == 0:
-                # the next block of words: their symbols are loaded into
-                # cache together (independent loads overlap; one at a time,
-                # each word would wait for memory)
-                k1 = min(k + _AHEAD, nw)
-                for kk in range(k, k1):
-                    ahead[kk - k] = WM[4 * wl[kk]]
-                acc = np.int32(0)
-                for kk in range(k, k1):
-                    acc ^= S[2 * ahead[kk - k]]
-                sink ^= acc
-            w = wl[k]
-            s = WM[4 * w]
-            e = s + WM[4 * w + 1]
-            cw = WM[4 * w + 2]
-            # one pass: merge in place; the pairs around each occurrence
-            # change (the symbol before is the output's, maybe a new token)
-            o = s
-            i = s
-            while i < e:
-                if i + 1 < e and S[2 * i] == a and S[2 * i + 2] == b:
-                    pc[p] -= cw
-                    for side in range(2):
-                        if side == 0:
-                            if o == s:
-                                continue
-                            pc[S[2 * o - 1]] -= cw  # (x, a) before the occurrence
-                            x = S[2 * o - 2]
-                            if lstamp[x] == step:
-                                q = lmap[x]
-                            else:
-                                q = -1
-                                key = (np.int64(x) << 32) | t
-                                if existed:
-                                    j = _pair_slot(pslots, key)
-                                    q = pslots[2 * j + 1]
-                                if q < 0:
-                                    q = npairs
-                                    P, pc = _new_pair(P, pc, npairs, x, t)
-                                    npairs += 1
-                                    if 4 * npairs > pslots.size:
-                                        pslots = _pair_rehash(pslots, P, npairs - 1)
-                                    pslots = _pair_insert(pslots, key, q, npairs)
-                                lstamp[x] = step
-                                lmap[x] = q
-                            S[2 * o - 1] = q
-                        else:
-                            if i + 2 >= e:
-                                continue
-                            pc[S[2 * i + 3]] -= cw  # (b, y) after it
-                            y = S[2 * i + 4]
-                            if rstamp[y] == step:
-                                q = rmap[y]
-                            else:
-                                q = -1
-                                key = (np.int64(t) << 32) | y
-                                if existed:
-                                    j = _pair_slot(pslots, key)
-                                    q = pslots[2 * j + 1]
-                                if q < 0:
-                                    q = npairs
-                                    P, pc = _new_pair(P, pc, npairs, t, y)
-                                    npairs += 1
-                                    if 4 * npairs > pslots.size:
-                                        pslots = _pair_rehash(pslots, P, npairs - 1)
-                                    pslots = _pair_insert(pslots, key, q, npairs)
-                                rstamp[y] = step
-                                rmap[y] = q
-                        pc[q] += cw
-                        bq = _PW * q
-                        if P[bq + _PS] != step:
-                            P[bq + _PS] = step
-                            if nt >= touched.size:
-                                touched = _grow1(touched, nt + 1)
-                            touched[nt] = q
-                            nt += 1
-                        if P[bq + _PL] != w:
-                            P[bq + _PL] = w
-                            B, nb = _append_word(B, nb, P, q, w)
-                    S[2 * o] = t
-                    S[2 * o + 1] = q if i + 2 < e else -1
-                    i += 2
-                else:
-                    S[2 * o] = S[2 * i]
-                    S[2 * o + 1] = S[2 * i + 1]
-                    i += 1
-                o += 1
-            WM[4 * w + 1] = o - s
+        for k0 in range(0, nw, _AHEAD):
+            k1 = min(k0 + _AHEAD, nw)
+            # the batch's words: their symbols are loaded together
+            # (independent loads overlap), and room is reserved for what
+            # they can add: per symbol at most one new pair, one list entry
+            tot = 0
+            acc = np.int32(0)
+            for kk in range(k0, k1):
+                w = wl[kk]
+                tot += WM[4 * w + 1]
+                acc ^= S[2 * WM[4 * w]]
+            sink ^= acc
+            if npairs + tot > pc.size:
+                pc = _grow1(pc, npairs + tot)
+                P = _grow1(P, _PW * (npairs + tot))
+            while 4 * (npairs + tot) > pslots.size:
+                pslots = _pair_rehash(pslots, P, npairs)
+            if nt + tot > touched.size:
+                touched = _grow1(touched, nt + tot)
+            if nb + tot * (3 + _BLOCK_MAX) > B.size:
+                B = _grow1(B, nb + tot * (3 + _BLOCK_MAX))
+            npairs, nb, nt = _merge_batch(wl, k0, k1, WM, S, a, b, t, p, existed, step, pslots, P, pc, B, nb,
+                                          npairs, touched, nt, lmap, lstamp, rmap, rstamp)
         if 4 * (hn + nt) > H.size:
             H = _grow1(H, 4 * (hn + nt))
         for r in range(nt):
