@@ -17,9 +17,6 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-_EMPTY = -1
-_FNV = np.uint64(1469598103934665603)
-_PRIME = np.uint64(1099511628211)
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -114,16 +111,17 @@ def _span_insert(slots, store, starts, nkeys, buf, a, n):
 # --------------------------------------------------------------- word counts
 
 
-@njit(cache=True, nogil=True)
-def _span_find_h(slots, store, starts, buf, n, h):
-    """:func:`_span_find` of ``buf[:n]`` whose hash ``h`` is known."""
+@njit(cache=True, nogil=True, inline="always")
+def _span_count(slots, store, starts, counts, nkeys, buf, n, h):
+    """Count ``buf[:n]`` (hash ``h``) once; room for a new key is reserved.
+    Returns the new number of keys."""
     mask = slots.size - 1
     j = np.int64(h & np.uint64(mask))
     tag = np.int64(h >> np.uint64(33))
     while True:
         e = slots[j]
         if e < 0:
-            return -1
+            break
         if (e >> 32) == tag:
             k = e & 0xFFFFFFFF
             s = starts[k]
@@ -134,83 +132,94 @@ def _span_find_h(slots, store, starts, buf, n, h):
                         same = False
                         break
                 if same:
-                    return k
+                    counts[k] += 1
+                    return nkeys
         j = (j + 1) & mask
+    s = starts[nkeys]
+    for q in range(n):
+        store[s + q] = buf[q]
+    starts[nkeys + 1] = s + n
+    counts[nkeys] = 1
+    slots[j] = (tag << 32) | nkeys
+    return nkeys + 1
+
+
+_FNV_OFFSET = np.uint64(1469598103934665603)
 
 
 @njit(cache=True, nogil=True)
-def count_words(cps, ctab, pool, classes, slots, store, starts, counts, nkeys):
+def count_words(cps, ctab, pool, classes, slots, store, starts, counts, nkeys, buf, state):
     """Add the words of ``cps`` (code points, normalized here) to the table.
 
     ``ctab``: two-level table (see :func:`segkit.engine.charmap.two_level`)
     of a code point's fate: 0, 1, 2 kept with boundary class word, space or
     isolated; -1 deleted; ``v >= 3``: replaced by ``pool[v - 2]`` code points
-    ``pool[v - 1:]``, whose classes are in ``classes``.  Returns the grown
-    state ``(slots, store, starts, counts, nkeys)``.
+    ``pool[v - 1:]``, whose classes are in ``classes``.  The word table is
+    ``(slots, store, starts, counts, nkeys)``; ``buf`` holds the current
+    word.  Nothing is reallocated here (that would cost reference counting
+    in the loop): when the table or ``buf`` is full the kernel stops, saves
+    its position in ``state`` (code point, character of its replacement,
+    word length) and returns ``(1, nkeys)`` (grow the table) or ``(2,
+    nkeys)`` (grow ``buf``); the caller grows and calls again.  ``(0,
+    nkeys)``: done.  A word still open at the end stays in ``buf``.
     """
-    buf = np.empty(256, dtype=np.int32)
-    w = 0  # characters of the current word in buf
-    h = np.uint64(1469598103934665603)
+    i = state[0]
+    r = state[1]
+    w = state[2]
+    h = _FNV_OFFSET
+    for q in range(w):
+        h = (h ^ np.uint64(buf[q])) * np.uint64(1099511628211)
     n = cps.size
-    i = 0
-    nrep = 0
-    r = 0
-    v = 0
-    while True:
-        # next normalized code point d and its class cl
-        if r < nrep:
+    cap = starts.size - 2
+    if counts.size - 1 < cap:
+        cap = counts.size - 1
+    status = 0
+    while i < n:
+        c = np.int64(cps[i])
+        if c > 0x10FFFF:
+            c = 0xFFFD
+        v = ctab[ctab[c >> 8] + (c & 255)]
+        if v < 0:
+            i += 1
+            r = 0
+            continue
+        if v < 3:
+            d = c
+            cl = v
+            last = True
+        else:
             d = np.int64(pool[v - 1 + r])
             cl = classes[d]
-            r += 1
-        else:
-            if i >= n:
-                break
-            c = np.int64(cps[i])
-            i += 1
-            if c > 0x10FFFF:
-                c = 0xFFFD
-            v = ctab[ctab[c >> 8] + (c & 255)]
-            if v < 3:
-                if v < 0:
-                    continue
-                d = c
-                cl = v
-            else:
-                nrep = pool[v - 2]
-                r = 1
-                d = np.int64(pool[v - 1])
-                cl = classes[d]
+            last = r + 1 == pool[v - 2]
         if cl == 0:
             if w >= buf.size:
-                buf = _grow1(buf, w + 1)
+                status = 2
+                break
             buf[w] = d
             h = (h ^ np.uint64(d)) * np.uint64(1099511628211)
             w += 1
-            continue
-        if w > 0:
-            hh = h ^ (h >> np.uint64(29))
-            k = _span_find_h(slots, store, starts, buf, w, hh)
-            if k < 0:
-                k, slots, store, starts, nkeys = _span_insert(slots, store, starts, nkeys, buf, 0, w)
-                if k >= counts.size:
-                    counts = _grow_zero(counts, k + 1)
-            counts[k] += 1
-            w = 0
-            h = np.uint64(1469598103934665603)
-        if cl == 2:
-            buf[0] = d
-            k = _span_find(slots, store, starts, buf, 0, 1)
-            if k < 0:
-                k, slots, store, starts, nkeys = _span_insert(slots, store, starts, nkeys, buf, 0, 1)
-                if k >= counts.size:
-                    counts = _grow_zero(counts, k + 1)
-            counts[k] += 1
-    if w > 0:
-        k, slots, store, starts, nkeys = _span_insert(slots, store, starts, nkeys, buf, 0, w)
-        if k >= counts.size:
-            counts = _grow_zero(counts, k + 1)
-        counts[k] += 1
-    return slots, store, starts, counts, nkeys
+        else:
+            # room for two new words (this one and an isolated character)
+            if nkeys + 2 > cap or starts[nkeys] + w + 1 > store.size or 2 * (nkeys + 2) > slots.size:
+                status = 1
+                break
+            if w > 0:
+                nkeys = _span_count(slots, store, starts, counts, nkeys, buf, w, h ^ (h >> np.uint64(29)))
+                w = 0
+                h = _FNV_OFFSET
+            if cl == 2:
+                buf[0] = d
+                h1 = (_FNV_OFFSET ^ np.uint64(d)) * np.uint64(1099511628211)
+                nkeys = _span_count(slots, store, starts, counts, nkeys, buf, 1, h1 ^ (h1 >> np.uint64(29)))
+        if last:
+            i += 1
+            r = 0
+        else:
+            r += 1
+    state[0] = i
+    state[1] = r
+    state[2] = w
+    return status, nkeys
 
 
 @njit(cache=True, nogil=True)
@@ -323,49 +332,6 @@ def _heap_push(H, hn, c, a, b, p):
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _new_pair(P, pc, npairs, x, y):
-    """Record pair (x, y) as pair ``npairs``; returns the grown (P, pc)."""
-    if npairs >= pc.size:
-        pc = _grow1(pc, npairs + 1)
-        P = _grow1(P, _PW * (npairs + 1))
-    b = _PW * npairs
-    P[b + _PA] = x
-    P[b + _PB] = y
-    P[b + _PH] = -1
-    P[b + _PT] = -1
-    P[b + _PL] = -1
-    P[b + _PS] = 0
-    pc[npairs] = 0
-    return P, pc
-
-
-@njit(cache=True, nogil=True, inline="always")
-def _append_word(B, nb, P, q, w):
-    """Append word ``w`` to pair ``q``'s list of blocks (``B[o]`` next block,
-    ``B[o + 1]`` used, ``B[o + 2]`` capacity, words from ``B[o + 3]``);
-    ``nb``: used size of ``B``.  Returns (B, nb)."""
-    bq = _PW * q
-    tail = P[bq + _PT]
-    if tail < 0 or B[tail + 1] == B[tail + 2]:
-        size = 4 if tail < 0 else min(2 * B[tail + 2], 4096)
-        if nb + 3 + size > B.size:
-            B = _grow1(B, nb + 3 + size)
-        B[nb] = -1
-        B[nb + 1] = 0
-        B[nb + 2] = size
-        if tail < 0:
-            P[bq + _PH] = nb
-        else:
-            B[tail] = nb
-        P[bq + _PT] = nb
-        tail = nb
-        nb += 3 + size
-    B[tail + 3 + B[tail + 1]] = w
-    B[tail + 1] += 1
-    return B, nb
-
-
-@njit(cache=True, nogil=True, inline="always")
 def _put_pair(P, pc, q, x, y):
     """Record pair (x, y) as pair ``q`` (room reserved)."""
     b = _PW * q
@@ -399,6 +365,33 @@ def _put_word(B, nb, P, q, w):
     B[tail + 3 + B[tail + 1]] = w
     B[tail + 1] += 1
     return nb
+
+
+@njit(cache=True, nogil=True)
+def _count_pairs(w0, w1, wstart, wlen, wcount, S, pslots, P, pc, npairs):
+    """Initial counts of the pairs of words ``w0:w1`` (room reserved);
+    ``P[.. + _PS]`` counts the words of each pair.  Returns ``npairs``."""
+    for w in range(w0, w1):
+        s = wstart[w]
+        cw = wcount[w]
+        for i in range(s, s + wlen[w] - 1):
+            key = (np.int64(S[2 * i]) << 32) | S[2 * i + 2]
+            j = _pair_slot(pslots, key)
+            if pslots[2 * j] < 0:
+                p = npairs
+                _put_pair(P, pc, p, S[2 * i], S[2 * i + 2])
+                pslots[2 * j] = key
+                pslots[2 * j + 1] = p
+                npairs += 1
+            else:
+                p = pslots[2 * j + 1]
+            S[2 * i + 1] = p
+            pc[p] += cw
+            b = _PW * p
+            if P[b + _PL] != w:
+                P[b + _PL] = w
+                P[b + _PS] += 1
+    return npairs
 
 
 @njit(cache=True, nogil=True)
@@ -487,15 +480,6 @@ def _merge_batch(wl, k0, k1, WM, S, a, b, t, p, existed, step, pslots, P, pc, B,
     return npairs, nb, nt
 
 
-@njit(cache=True, nogil=True, inline="always")
-def _pair_insert(pslots, key, p, npairs):
-    """Put pair ``p`` under ``key`` (absent) in the table; returns the table."""
-    j = _pair_slot(pslots, key)
-    pslots[2 * j] = key
-    pslots[2 * j + 1] = p
-    return pslots
-
-
 @njit(cache=True, nogil=True)
 def merge_loop(ws, wstart, wlen, wcount, tslots, tstore, tstarts, ntok, prefix, vocab_size, min_frequency):
     """Merge pairs until ``ntok`` distinct tokens or no pair is left.
@@ -547,28 +531,15 @@ def merge_loop(ws, wstart, wlen, wcount, tslots, tstore, tstarts, ntok, prefix, 
     rstamp = np.zeros(mcap, dtype=np.int64)
 
     # ---- initial pair counts; number of words of each pair
-    for w in range(nwords):
-        s = wstart[w]
-        cw = wcount[w]
-        for i in range(s, s + wlen[w] - 1):
-            key = (np.int64(S[2 * i]) << 32) | S[2 * i + 2]
-            j = _pair_slot(pslots, key)
-            if pslots[2 * j] < 0:
-                p = npairs
-                P, pc = _new_pair(P, pc, npairs, S[2 * i], S[2 * i + 2])
-                pslots[2 * j] = key
-                pslots[2 * j + 1] = p
-                npairs += 1
-                if 4 * npairs > pslots.size:
-                    pslots = _pair_rehash(pslots, P, npairs)
-            else:
-                p = pslots[2 * j + 1]
-            S[2 * i + 1] = p
-            pc[p] += cw
-            b = _PW * p
-            if P[b + _PL] != w:
-                P[b + _PL] = w
-                P[b + _PS] += 1
+    for w0 in range(0, nwords, 4096):
+        w1 = min(w0 + 4096, nwords)
+        tot = wstart[w1] - wstart[w0]  # at most one new pair per symbol
+        if npairs + tot > pc.size:
+            pc = _grow1(pc, npairs + tot)
+            P = _grow1(P, _PW * (npairs + tot))
+        while 4 * (npairs + tot) > pslots.size:
+            pslots = _pair_rehash(pslots, P, npairs)
+        npairs = _count_pairs(w0, w1, wstart, wlen, wcount, S, pslots, P, pc, npairs)
     # one block per pair, filled in word order
     total = 0
     for p in range(npairs):

@@ -281,6 +281,8 @@ def count_corpus_words(corpus: Corpus, lowercase: bool, show_progress: bool = Fa
     store = np.empty(1 << 16, dtype=np.int32)
     starts = np.zeros(1 << 14, dtype=np.int64)
     counts = np.zeros(1 << 14, dtype=np.int64)
+    buf = np.empty(1024, dtype=np.int32)
+    state = np.zeros(3, dtype=np.int64)
     n = 0
     bar = None
     if show_progress:
@@ -289,8 +291,23 @@ def count_corpus_words(corpus: Corpus, lowercase: bool, show_progress: bool = Fa
         bar = tqdm(desc="count words", unit=" units", file=sys.stderr)
     try:
         for text, units in _iter_chunks(corpus):
-            cps = np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
-            slots, store, starts, counts, n = K.count_words(cps, ctab, pool, classes, slots, store, starts, counts, n)
+            # the newline ends the chunk's last word (chunks end between words)
+            cps = np.frombuffer((text + "\n").encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
+            state[:] = 0
+            while True:
+                status, n = K.count_words(cps, ctab, pool, classes, slots, store, starts, counts, n, buf, state)
+                if status == 0:
+                    break
+                if status == 2:
+                    buf = np.concatenate([buf, np.empty_like(buf)])
+                    continue
+                if n + 2 > min(starts.size - 2, counts.size - 1):
+                    starts = np.concatenate([starts, np.zeros_like(starts)])
+                    counts = np.concatenate([counts, np.zeros_like(counts)])
+                if starts[n] + state[2] + 1 > store.size:
+                    store = np.concatenate([store, np.empty(max(store.size, int(state[2]) + 1), dtype=np.int32)])
+                if 2 * (n + 2) > slots.size:
+                    slots = K._span_rehash(slots, store, starts, n)
             if bar is not None:
                 bar.update(units)
     finally:
