@@ -199,7 +199,18 @@ def corpus_texts(shared_data: Path) -> list[str]:
         return [json.loads(line)["text"] for line in f]
 
 
+_HF_RUNS: dict = {}
+
+
 def _hf_vocab(texts, vocab_size, lowercase=True):
+    """HF's vocabulary (token -> id); one HF run per setting in this session."""
+    key = (id(texts), vocab_size, lowercase)
+    if key not in _HF_RUNS:
+        _HF_RUNS[key] = _train_hf(texts, vocab_size, lowercase)
+    return _HF_RUNS[key]
+
+
+def _train_hf(texts, vocab_size, lowercase):
     tokenizers = pytest.importorskip("tokenizers", reason="HuggingFace tokenizers not installed")
     from tokenizers import models, normalizers, pre_tokenizers, trainers
 
@@ -221,15 +232,20 @@ def test_hf_parity_8000(corpus_texts):
     assert ours.vocab.tokens[:5] == SPECIALS
 
 
+@pytest.fixture(scope="module")
+def corpus_words(corpus_texts):
+    return W.count_corpus_words(corpus_texts, True)
+
+
 @pytest.mark.parametrize("vocab_size", [8000, 30000])
-def test_hf_parity_replaying_hf_numbering(corpus_texts, vocab_size):
+def test_hf_parity_replaying_hf_numbering(corpus_texts, corpus_words, vocab_size):
     # HF numbers the continuation characters ("##x") in hash-table order,
     # different in every process, and breaks ties between equally frequent
     # pairs by those ids.  Given the numbering HF used in this run, segkit's
     # merge loop must reproduce HF's vocabulary exactly, ids included.
     hf = _hf_vocab(corpus_texts, vocab_size)
     rank = {ord(t[2:]): i for t, i in hf.items() if t.startswith("##") and len(t) == 3}
-    cps, starts, counts = W.count_corpus_words(corpus_texts, True)
+    cps, starts, counts = corpus_words
     toks = W.train_from_word_counts(cps, starts, counts, vocab_size, SPECIALS, 0, None, "##", later_order=rank.__getitem__)
     assert {t: i for i, t in enumerate(toks)} == hf
     if vocab_size == 30000:

@@ -481,7 +481,7 @@ def _merge_batch(wl, k0, k1, WM, S, a, b, t, p, existed, step, pslots, P, pc, B,
 
 
 @njit(cache=True, nogil=True)
-def merge_loop(ws, wstart, wlen, wcount, tslots, tstore, tstarts, ntok, prefix, vocab_size, min_frequency):
+def merge_loop(ws, wstart, wlen, wcount, tslots, tstore, tstarts, ntok, prefix, vocab_size, min_frequency, progress):
     """Merge pairs until ``ntok`` distinct tokens or no pair is left.
 
     ``ws[wstart[w]:wstart[w] + wlen[w]]``: symbol ids of word ``w`` (merged
@@ -492,6 +492,8 @@ def merge_loop(ws, wstart, wlen, wcount, tslots, tstore, tstarts, ntok, prefix, 
     string followed by the second's without a leading ``prefix``; a string
     already known keeps its id.  Returns ``(tslots, tstore, tstarts, ntok,
     merges)`` with ``merges`` rows (first, second, result, count).
+    ``progress[0]`` follows ``ntok`` (for a progress bar polled by another
+    thread: this kernel releases the GIL).
 
     Every symbol of a word is stored with the id of the pair it starts
     (``S[2 i]`` symbol, ``S[2 i + 1]`` pair), so the pairs a merge destroys
@@ -595,6 +597,7 @@ def merge_loop(ws, wstart, wlen, wcount, tslots, tstore, tstarts, ntok, prefix, 
             continue
         if c < 1 or c < min_frequency:
             break
+        progress[0] = ntok
         a = np.int32(P[_PW * p + _PA])
         b = np.int32(P[_PW * p + _PB])
         # the new token's string

@@ -127,7 +127,8 @@ def train_wordpiece(
         show_progress = sys.stderr.isatty()
     words, starts, counts = count_corpus_words(corpus, lowercase, show_progress)
     tokens = train_from_word_counts(
-        words, starts, counts, vocab_size, specials, min_frequency, limit_alphabet, suffix_indicator
+        words, starts, counts, vocab_size, specials, min_frequency, limit_alphabet, suffix_indicator,
+        show_progress=show_progress,
     )
     kwargs = {}
     if not ("[CLS]" in specials and "[SEP]" in specials):
@@ -361,6 +362,35 @@ def initial_vocabulary(cps, starts, counts, specials, limit_alphabet, suffix_ind
     return tokens, first_id, cont_id, nonfirst
 
 
+def _with_progress(kernel, args, progress, start: int, total: int):
+    """Run a GIL-releasing kernel in a thread while a tqdm bar follows
+    ``progress[0]``."""
+    import threading
+
+    from tqdm import tqdm
+
+    result: list = []
+    error: list = []
+
+    def work():
+        try:
+            result.append(kernel(*args))
+        except BaseException as e:  # pragma: no cover - re-raised below
+            error.append(e)
+
+    th = threading.Thread(target=work, daemon=True)
+    with tqdm(desc="merge pairs", total=total, initial=start, unit=" tokens", file=sys.stderr) as bar:
+        th.start()
+        while th.is_alive():
+            th.join(0.1)
+            bar.update(max(0, int(progress[0]) - bar.n))
+        if result:
+            bar.update(max(0, result[0][3] - bar.n))
+    if error:
+        raise error[0]
+    return result[0]
+
+
 def _to_code_points(strings: list[str]):
     lengths = np.fromiter(map(len, strings), dtype=np.int64, count=len(strings))
     st = np.zeros(len(strings) + 1, dtype=np.int64)
@@ -371,7 +401,7 @@ def _to_code_points(strings: list[str]):
 
 def train_from_word_counts(
     cps, starts, counts, vocab_size, specials, min_frequency, limit_alphabet, suffix_indicator, with_merges=False,
-    later_order=None,
+    later_order=None, show_progress=False,
 ):
     """The trained token list (id order) from unique words and counts
     (with ``with_merges``: and the merges, rows of first id, second id,
@@ -406,9 +436,12 @@ def train_from_word_counts(
     prefix = np.frombuffer(suffix_indicator.encode("utf-32-le", "surrogatepass"), dtype=np.uint32).astype(np.int32)
     tcps = np.concatenate([tcps, np.zeros(max(1024, tcps.size), dtype=np.int32)])
     tstarts = np.concatenate([tstarts, np.zeros(vocab_size + 16, dtype=np.int64)])
-    _, tstore, tstarts, ntok, merges = K.merge_loop(
-        ws, wstart, wlen, wcount, tslots, tcps, tstarts, len(tokens), prefix, vocab_size, max(1, int(min_frequency))
-    )
+    args = (ws, wstart, wlen, wcount, tslots, tcps, tstarts, len(tokens), prefix, vocab_size, max(1, int(min_frequency)))
+    progress = np.zeros(1, dtype=np.int64)
+    if show_progress:
+        _, tstore, tstarts, ntok, merges = _with_progress(K.merge_loop, args + (progress,), progress, len(tokens), vocab_size)
+    else:
+        _, tstore, tstarts, ntok, merges = K.merge_loop(*args, progress)
     new = tstore[tstarts[len(tokens)] : tstarts[ntok]]
     text = new.astype(np.uint32).tobytes().decode("utf-32-le", "surrogatepass")
     bounds = (tstarts[len(tokens) : ntok + 1] - tstarts[len(tokens)]).tolist()
