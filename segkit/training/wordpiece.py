@@ -191,7 +191,7 @@ def _iter_chunks(corpus: Corpus):
     batch: list[str] = []
     size = 0
     for i, item in enumerate(corpus):
-        if isinstance(item, os.PathLike):
+        if type(item) is not str and isinstance(item, os.PathLike):
             if batch:
                 yield "\n".join(batch), len(batch)
                 batch, size = [], 0
