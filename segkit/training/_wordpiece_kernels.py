@@ -111,39 +111,6 @@ def _span_insert(slots, store, starts, nkeys, buf, a, n):
 # --------------------------------------------------------------- word counts
 
 
-@njit(cache=True, nogil=True, inline="always")
-def _span_count(slots, store, starts, counts, nkeys, buf, n, h):
-    """Count ``buf[:n]`` (hash ``h``) once; room for a new key is reserved.
-    Returns the new number of keys."""
-    mask = slots.size - 1
-    j = np.int64(h & np.uint64(mask))
-    tag = np.int64(h >> np.uint64(33))
-    while True:
-        e = slots[j]
-        if e < 0:
-            break
-        if (e >> 32) == tag:
-            k = e & 0xFFFFFFFF
-            s = starts[k]
-            if starts[k + 1] - s == n:
-                same = True
-                for q in range(n):
-                    if store[s + q] != buf[q]:
-                        same = False
-                        break
-                if same:
-                    counts[k] += 1
-                    return nkeys
-        j = (j + 1) & mask
-    s = starts[nkeys]
-    for q in range(n):
-        store[s + q] = buf[q]
-    starts[nkeys + 1] = s + n
-    counts[nkeys] = 1
-    slots[j] = (tag << 32) | nkeys
-    return nkeys + 1
-
-
 _FNV_OFFSET = np.uint64(1469598103934665603)
 
 
@@ -203,14 +170,50 @@ def count_words(cps, ctab, pool, classes, slots, store, starts, counts, nkeys, b
             if nkeys + 2 > cap or starts[nkeys] + w + 1 > store.size or 2 * (nkeys + 2) > slots.size:
                 status = 1
                 break
-            if w > 0:
-                nkeys = _span_count(slots, store, starts, counts, nkeys, buf, w, h ^ (h >> np.uint64(29)))
+            # count the word in buf, then the isolated character (written
+            # out here: a helper with array arguments costs reference counts)
+            for rep in range(2):
+                if rep == 1:
+                    if cl != 2:
+                        break
+                    buf[0] = d
+                    w = 1
+                    h = (_FNV_OFFSET ^ np.uint64(d)) * np.uint64(1099511628211)
+                if w == 0:
+                    continue
+                hh = h ^ (h >> np.uint64(29))
+                mask = slots.size - 1
+                j = np.int64(hh & np.uint64(mask))
+                tag = np.int64(hh >> np.uint64(33))
+                found = False
+                while True:
+                    ent = slots[j]
+                    if ent < 0:
+                        break
+                    if (ent >> 32) == tag:
+                        k = ent & 0xFFFFFFFF
+                        s0 = starts[k]
+                        if starts[k + 1] - s0 == w:
+                            same = True
+                            for q in range(w):
+                                if store[s0 + q] != buf[q]:
+                                    same = False
+                                    break
+                            if same:
+                                counts[k] += 1
+                                found = True
+                                break
+                    j = (j + 1) & mask
+                if not found:
+                    s0 = starts[nkeys]
+                    for q in range(w):
+                        store[s0 + q] = buf[q]
+                    starts[nkeys + 1] = s0 + w
+                    counts[nkeys] = 1
+                    slots[j] = (tag << 32) | nkeys
+                    nkeys += 1
                 w = 0
                 h = _FNV_OFFSET
-            if cl == 2:
-                buf[0] = d
-                h1 = (_FNV_OFFSET ^ np.uint64(d)) * np.uint64(1099511628211)
-                nkeys = _span_count(slots, store, starts, counts, nkeys, buf, 1, h1 ^ (h1 >> np.uint64(29)))
         if last:
             i += 1
             r = 0
@@ -331,58 +334,39 @@ def _heap_push(H, hn, c, a, b, p):
     return hn + 1
 
 
-@njit(cache=True, nogil=True, inline="always")
-def _put_pair(P, pc, q, x, y):
-    """Record pair (x, y) as pair ``q`` (room reserved)."""
-    b = _PW * q
-    P[b + _PA] = x
-    P[b + _PB] = y
-    P[b + _PH] = -1
-    P[b + _PT] = -1
-    P[b + _PL] = -1
-    P[b + _PS] = 0
-    pc[q] = 0
-
-
-@njit(cache=True, nogil=True, inline="always")
-def _put_word(B, nb, P, q, w):
-    """Append word ``w`` to pair ``q``'s list (room reserved: at most
-    ``3 + _BLOCK_MAX`` slots of ``B`` per call); returns the new ``nb``."""
-    bq = _PW * q
-    tail = P[bq + _PT]
-    if tail < 0 or B[tail + 1] == B[tail + 2]:
-        size = 4 if tail < 0 else min(2 * B[tail + 2], _BLOCK_MAX)
-        B[nb] = -1
-        B[nb + 1] = 0
-        B[nb + 2] = size
-        if tail < 0:
-            P[bq + _PH] = nb
-        else:
-            B[tail] = nb
-        P[bq + _PT] = nb
-        tail = nb
-        nb += 3 + size
-    B[tail + 3 + B[tail + 1]] = w
-    B[tail + 1] += 1
-    return nb
-
-
 @njit(cache=True, nogil=True)
 def _count_pairs(w0, w1, wstart, wlen, wcount, S, pslots, P, pc, npairs):
-    """Initial counts of the pairs of words ``w0:w1`` (room reserved);
-    ``P[.. + _PS]`` counts the words of each pair.  Returns ``npairs``."""
+    """Initial counts of the pairs of words ``w0:w1`` (room reserved; no
+    helper with array arguments, see :func:`_merge_batch`); ``P[.. + _PS]``
+    counts the words of each pair.  Returns ``npairs``."""
+    mask = pslots.size // 2 - 1
     for w in range(w0, w1):
         s = wstart[w]
         cw = wcount[w]
         for i in range(s, s + wlen[w] - 1):
             key = (np.int64(S[2 * i]) << 32) | S[2 * i + 2]
-            j = _pair_slot(pslots, key)
+            h = np.uint64(key)
+            h = (h ^ (h >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+            h = (h ^ (h >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+            j = np.int64((h ^ (h >> np.uint64(31))) & np.uint64(mask))
+            while True:
+                kk = pslots[2 * j]
+                if kk == key or kk < 0:
+                    break
+                j = (j + 1) & mask
             if pslots[2 * j] < 0:
                 p = npairs
-                _put_pair(P, pc, p, S[2 * i], S[2 * i + 2])
+                npairs += 1
+                b = _PW * p
+                P[b + _PA] = S[2 * i]
+                P[b + _PB] = S[2 * i + 2]
+                P[b + _PH] = -1
+                P[b + _PT] = -1
+                P[b + _PL] = -1
+                P[b + _PS] = 0
+                pc[p] = 0
                 pslots[2 * j] = key
                 pslots[2 * j + 1] = p
-                npairs += 1
             else:
                 p = pslots[2 * j + 1]
             S[2 * i + 1] = p
@@ -398,9 +382,11 @@ def _count_pairs(w0, w1, wstart, wlen, wcount, S, pslots, P, pc, npairs):
 def _merge_batch(wl, k0, k1, WM, S, a, b, t, p, existed, step, pslots, P, pc, B, nb, npairs, touched, nt,
                  lmap, lstamp, rmap, rstamp):
     """Merge (a, b) -> t in words ``wl[k0:k1]``, updating pair counts, pair
-    records and word lists.  Every array has room reserved by the caller
-    (nothing is reallocated here: reallocating would cost reference counting
-    on every iteration).  Returns ``(npairs, nb, nt)``."""
+    records and word lists.  Every array has room reserved by the caller.
+    No helper with array arguments is called (nor inlined) and nothing is
+    reallocated here: either costs reference counting in the loop.
+    Returns ``(npairs, nb, nt)``."""
+    mask = pslots.size // 2 - 1
     for k in range(k0, k1):
         w = wl[k]
         s = WM[4 * w]
@@ -420,45 +406,60 @@ def _merge_batch(wl, k0, k1, WM, S, a, b, t, p, existed, step, pslots, P, pc, B,
                             continue
                         pc[S[2 * o - 1]] -= cw  # (x, a) before the occurrence
                         x = S[2 * o - 2]
+                        y = t
                         if lstamp[x] == step:
                             q = lmap[x]
+                            fresh = False
                         else:
-                            key = (np.int64(x) << 32) | t
-                            q = -1
-                            if existed:
-                                q = pslots[2 * _pair_slot(pslots, key) + 1]
-                            if q < 0:
-                                q = npairs
-                                _put_pair(P, pc, q, x, t)
-                                npairs += 1
-                                j = _pair_slot(pslots, key)
-                                pslots[2 * j] = key
-                                pslots[2 * j + 1] = q
-                            lstamp[x] = step
-                            lmap[x] = q
-                        S[2 * o - 1] = q
+                            fresh = True
                     else:
                         if i + 2 >= e:
                             q = -1
                             continue
                         pc[S[2 * i + 3]] -= cw  # (b, y) after it
+                        x = t
                         y = S[2 * i + 4]
                         if rstamp[y] == step:
                             q = rmap[y]
+                            fresh = False
                         else:
-                            key = (np.int64(t) << 32) | y
-                            q = -1
-                            if existed:
-                                q = pslots[2 * _pair_slot(pslots, key) + 1]
-                            if q < 0:
-                                q = npairs
-                                _put_pair(P, pc, q, t, y)
-                                npairs += 1
-                                j = _pair_slot(pslots, key)
-                                pslots[2 * j] = key
-                                pslots[2 * j + 1] = q
+                            fresh = True
+                    if fresh:  # first (x, t) or (t, y) of this step
+                        key = (np.int64(x) << 32) | y
+                        q = -1
+                        h = np.uint64(key)
+                        h = (h ^ (h >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+                        h = (h ^ (h >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+                        j = np.int64((h ^ (h >> np.uint64(31))) & np.uint64(mask))
+                        while True:
+                            kk = pslots[2 * j]
+                            if kk == key:
+                                q = pslots[2 * j + 1]
+                                break
+                            if kk < 0:
+                                break
+                            j = (j + 1) & mask
+                        if q < 0:  # a new pair (slot j is free)
+                            q = npairs
+                            npairs += 1
+                            bq = _PW * q
+                            P[bq + _PA] = x
+                            P[bq + _PB] = y
+                            P[bq + _PH] = -1
+                            P[bq + _PT] = -1
+                            P[bq + _PL] = -1
+                            P[bq + _PS] = 0
+                            pc[q] = 0
+                            pslots[2 * j] = key
+                            pslots[2 * j + 1] = q
+                        if side == 0:
+                            lstamp[x] = step
+                            lmap[x] = q
+                        else:
                             rstamp[y] = step
                             rmap[y] = q
+                    if side == 0:
+                        S[2 * o - 1] = q
                     pc[q] += cw
                     bq = _PW * q
                     if P[bq + _PS] != step:
@@ -467,7 +468,22 @@ def _merge_batch(wl, k0, k1, WM, S, a, b, t, p, existed, step, pslots, P, pc, B,
                         nt += 1
                     if P[bq + _PL] != w:
                         P[bq + _PL] = w
-                        nb = _put_word(B, nb, P, q, w)
+                        # append w to q's word list (a new block when full)
+                        tail = P[bq + _PT]
+                        if tail < 0 or B[tail + 1] == B[tail + 2]:
+                            size = 4 if tail < 0 else min(2 * B[tail + 2], _BLOCK_MAX)
+                            B[nb] = -1
+                            B[nb + 1] = 0
+                            B[nb + 2] = size
+                            if tail < 0:
+                                P[bq + _PH] = nb
+                            else:
+                                B[tail] = nb
+                            P[bq + _PT] = nb
+                            tail = nb
+                            nb += 3 + size
+                        B[tail + 3 + B[tail + 1]] = w
+                        B[tail + 1] += 1
                 S[2 * o] = t
                 S[2 * o + 1] = q
                 i += 2
