@@ -302,13 +302,17 @@ def _heap_swap(H, i, j):
 
 @njit(cache=True, nogil=True, inline="always")
 def _sift_down(H, k, hn):
+    """A 4-ary heap: half the levels of a binary one, so fewer cache misses
+    on a heap of a million pairs."""
     while True:
-        l = 2 * k + 1
-        if l >= hn:
+        c0 = 4 * k + 1
+        if c0 >= hn:
             break
-        m = l
-        if l + 1 < hn and _heap_less(H, l, l + 1):
-            m = l + 1
+        m = c0
+        c1 = min(c0 + 4, hn)
+        for c in range(c0 + 1, c1):
+            if _heap_less(H, m, c):
+                m = c
         if _heap_less(H, k, m):
             _heap_swap(H, k, m)
             k = m
@@ -325,7 +329,7 @@ def _heap_push(H, hn, c, a, b, p):
     H[4 * hn + 3] = p
     k = hn
     while k > 0:
-        par = (k - 1) // 2
+        par = (k - 1) // 4
         if _heap_less(H, par, k):
             _heap_swap(H, par, k)
             k = par
@@ -593,7 +597,7 @@ def merge_loop(ws, wstart, wlen, wcount, tslots, tstore, tstarts, ntok, prefix, 
             H[4 * hn + 2] = P[_PW * p + _PB]
             H[4 * hn + 3] = p
             hn += 1
-    for i in range(hn // 2 - 1, -1, -1):
+    for i in range((hn - 2) // 4, -1, -1):
         _sift_down(H, i, hn)
 
     # ---- merges
