@@ -291,3 +291,16 @@ def test_cli_train_wordpiece(tmp_path, capsys):
     assert main(["train", "wordpiece", "--vocab-size", "60", "-q", str(bad), "-o", str(out)]) == 2
     err = capsys.readouterr().err
     assert "bad.txt" in err and "byte offset 3" in err
+
+
+def test_word_table_and_buffer_grow():
+    # more unique words than the initial table holds, and a word longer than
+    # the initial word buffer: the kernel stops, the caller grows, it resumes
+    docs = [" ".join(f"w{i}ß" for i in range(k, k + 2000)) for k in range(0, 40000, 2000)]
+    docs.append("x" * 5000 + " Straße " + "ﬃ" * 3000)
+    cps, starts, counts = W.count_corpus_words(docs, True)
+    got = Counter()
+    for k in range(counts.size):
+        got["".join(map(chr, cps[starts[k] : starts[k + 1]]))] += int(counts[k])
+    assert got == reference_words(docs, True)
+    assert counts.size > 40000

@@ -48,6 +48,7 @@ Corpus = Union[str, "os.PathLike[str]", Iterable[Union[str, "os.PathLike[str]"]]
 
 #: Characters per compiled word-counting call.
 _CHUNK_CHARS = 1 << 22
+_NEWLINE = np.array([10], dtype=np.uint32)
 #: Bytes read from a file at a time.
 _CHUNK_BYTES = 1 << 22
 
@@ -292,23 +293,24 @@ def count_corpus_words(corpus: Corpus, lowercase: bool, show_progress: bool = Fa
         bar = tqdm(desc="count words", unit=" units", file=sys.stderr)
     try:
         for text, units in _iter_chunks(corpus):
-            # the newline ends the chunk's last word (chunks end between words)
-            cps = np.frombuffer((text + "\n").encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
             state[:] = 0
-            while True:
-                status, n = K.count_words(cps, ctab, pool, classes, slots, store, starts, counts, n, buf, state)
-                if status == 0:
-                    break
-                if status == 2:
-                    buf = np.concatenate([buf, np.empty_like(buf)])
-                    continue
-                if n + 2 > min(starts.size - 2, counts.size - 1):
-                    starts = np.concatenate([starts, np.zeros_like(starts)])
-                    counts = np.concatenate([counts, np.zeros_like(counts)])
-                if starts[n] + state[2] + 1 > store.size:
-                    store = np.concatenate([store, np.empty(max(store.size, int(state[2]) + 1), dtype=np.int32)])
-                if 2 * (n + 2) > slots.size:
-                    slots = K._span_rehash(slots, store, starts, n)
+            # then a newline ends the chunk's last word (chunks end between words)
+            for cps in (np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype=np.uint32), _NEWLINE):
+                state[:2] = 0  # from the first code point; state[2]: the open word
+                while True:
+                    status, n = K.count_words(cps, ctab, pool, classes, slots, store, starts, counts, n, buf, state)
+                    if status == 0:
+                        break
+                    if status == 2:
+                        buf = np.concatenate([buf, np.empty_like(buf)])
+                        continue
+                    if n + 2 > min(starts.size - 2, counts.size - 1):
+                        starts = np.concatenate([starts, np.zeros_like(starts)])
+                        counts = np.concatenate([counts, np.zeros_like(counts)])
+                    if starts[n] + state[2] + 1 > store.size:
+                        store = np.concatenate([store, np.empty(max(store.size, int(state[2]) + 1), dtype=np.int32)])
+                    if 2 * (n + 2) > slots.size:
+                        slots = K._span_rehash(slots, store, starts, n)
             if bar is not None:
                 bar.update(units)
     finally:
@@ -349,7 +351,7 @@ def initial_vocabulary(cps, starts, counts, specials, limit_alphabet, suffix_ind
         first_id[c] = index[s]
     nonfirst = np.ones(cps.size, dtype=bool)
     nonfirst[starts[:-1][lengths > 0]] = False
-    later = np.unique(cps[nonfirst])
+    later = np.flatnonzero(np.bincount(cps[nonfirst]))
     later = later[first_id[later] >= 0].tolist()
     if later_order is not None:
         later.sort(key=later_order)
