@@ -78,7 +78,7 @@ def main() -> None:
             rows,
             title="train_wordpiece vs HF WordPieceTrainer (best of rounds, 1 thread)",
         )
-    C.save_results("train_wordpiece", results, args)
+    C.save_results("bench_train_wordpiece", results, args)
 
 
 if __name__ == "__main__":

@@ -339,15 +339,16 @@ def _heap_push(H, hn, c, a, b, p):
 
 
 @njit(cache=True, nogil=True)
-def _count_pairs(w0, w1, wstart, wlen, wcount, S, pslots, P, pc, npairs):
+def _count_pairs(w0, w1, hoff, S, pslots, P, pc, npairs):
     """Initial counts of the pairs of words ``w0:w1`` (room reserved; no
     helper with array arguments, see :func:`_merge_batch`); ``P[.. + _PS]``
     counts the words of each pair.  Returns ``npairs``."""
     mask = pslots.size // 2 - 1
     for w in range(w0, w1):
-        s = wstart[w]
-        cw = wcount[w]
-        for i in range(s, s + wlen[w] - 1):
+        hw = hoff[w]
+        s = (hw + 4) // 2
+        cw = (np.int64(S[hw + 2]) & 0xFFFFFFFF) | (np.int64(S[hw + 3]) << 32)
+        for i in range(s, s + S[hw] - 1):
             key = (np.int64(S[2 * i]) << 32) | S[2 * i + 2]
             h = np.uint64(key)
             h = (h ^ (h >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
@@ -376,14 +377,14 @@ def _count_pairs(w0, w1, wstart, wlen, wcount, S, pslots, P, pc, npairs):
             S[2 * i + 1] = p
             pc[p] += cw
             b = _PW * p
-            if P[b + _PL] != w:
-                P[b + _PL] = w
+            if P[b + _PL] != hw:
+                P[b + _PL] = hw
                 P[b + _PS] += 1
     return npairs
 
 
 @njit(cache=True, nogil=True)
-def _merge_batch(wl, k0, k1, WM, S, a, b, t, p, existed, step, pslots, P, pc, B, nb, npairs, touched, nt,
+def _merge_batch(wl, k0, k1, S, a, b, t, p, existed, step, pslots, P, pc, B, nb, npairs, touched, nt,
                  lmap, lstamp, rmap, rstamp):
     """Merge (a, b) -> t in words ``wl[k0:k1]``, updating pair counts, pair
     records and word lists.  Every array has room reserved by the caller.
@@ -392,10 +393,10 @@ def _merge_batch(wl, k0, k1, WM, S, a, b, t, p, existed, step, pslots, P, pc, B,
     Returns ``(npairs, nb, nt)``."""
     mask = pslots.size // 2 - 1
     for k in range(k0, k1):
-        w = wl[k]
-        s = WM[4 * w]
-        e = s + WM[4 * w + 1]
-        cw = WM[4 * w + 2]
+        w = wl[k]  # the word's header offset in S (its identity in word lists)
+        s = (w + 4) // 2
+        e = s + S[w]
+        cw = (np.int64(S[w + 2]) & 0xFFFFFFFF) | (np.int64(S[w + 3]) << 32)
         # one pass: merge in place; the pairs around each occurrence change
         # (the symbol before is the output's, maybe a new token already)
         o = s
@@ -496,7 +497,7 @@ def _merge_batch(wl, k0, k1, WM, S, a, b, t, p, existed, step, pslots, P, pc, B,
                 S[2 * o + 1] = S[2 * i + 1]
                 i += 1
             o += 1
-        WM[4 * w + 1] = o - s
+        S[w] = o - s
     return npairs, nb, nt
 
 
@@ -521,17 +522,22 @@ def merge_loop(ws, wstart, wlen, wcount, tslots, tstore, tstarts, ntok, prefix, 
     (new, y), are found through per-step maps indexed by x and y.
     """
     nwords = wlen.size
-    # words: start, length, count, step stamp
-    WM = np.empty(4 * nwords, dtype=np.int64)
+    # Each word in S: a header (length, step stamp, count low and high 32
+    # bits) then (symbol, pair) per symbol, so that visiting a word touches
+    # one stretch of memory.  A word is known by its header's offset.
+    hoff = np.empty(nwords, dtype=np.int64)
+    S = np.empty(4 * nwords + 2 * ws.size, dtype=np.int32)
     for w in range(nwords):
-        WM[4 * w] = wstart[w]
-        WM[4 * w + 1] = wlen[w]
-        WM[4 * w + 2] = wcount[w]
-        WM[4 * w + 3] = 0
-    S = np.empty(2 * ws.size, dtype=np.int32)
-    for i in range(ws.size):
-        S[2 * i] = ws[i]
-        S[2 * i + 1] = -1
+        h = 4 * w + 2 * wstart[w]
+        hoff[w] = h
+        S[h] = wlen[w]
+        S[h + 1] = 0
+        S[h + 2] = np.int32(wcount[w] & 0xFFFFFFFF)
+        S[h + 3] = np.int32(wcount[w] >> 32)
+        s = (h + 4) // 2
+        for j in range(wlen[w]):
+            S[2 * (s + j)] = ws[wstart[w] + j]
+            S[2 * (s + j) + 1] = -1
     cap = 1 << 16
     pslots = np.full(2 * cap, -1, dtype=np.int64)  # (key, pair) per slot
     P = np.empty(_PW * cap, dtype=np.int64)
@@ -561,7 +567,7 @@ def merge_loop(ws, wstart, wlen, wcount, tslots, tstore, tstarts, ntok, prefix, 
             P = _grow1(P, _PW * (npairs + tot))
         while 4 * (npairs + tot) > pslots.size:
             pslots = _pair_rehash(pslots, P, npairs)
-        npairs = _count_pairs(w0, w1, wstart, wlen, wcount, S, pslots, P, pc, npairs)
+        npairs = _count_pairs(w0, w1, hoff, S, pslots, P, pc, npairs)
     # one block per pair, filled in word order
     total = 0
     for p in range(npairs):
@@ -579,14 +585,15 @@ def merge_loop(ws, wstart, wlen, wcount, tslots, tstore, tstarts, ntok, prefix, 
         P[b + _PL] = -1
         nb += 3 + B[nb + 2]
     for w in range(nwords):
-        s = wstart[w]
-        for i in range(s, s + wlen[w] - 1):
+        h = hoff[w]
+        s = (h + 4) // 2
+        for i in range(s, s + S[h] - 1):
             p = S[2 * i + 1]
             b = _PW * p
-            if P[b + _PL] != w:
-                P[b + _PL] = w
+            if P[b + _PL] != h:
+                P[b + _PL] = h
                 o = P[b + _PT]
-                B[o + 3 + B[o + 1]] = w
+                B[o + 3 + B[o + 1]] = h
                 B[o + 1] += 1
     H = np.empty(4 * (npairs + 1024), dtype=np.int64)
     hn = 0
@@ -668,8 +675,8 @@ def merge_loop(ws, wstart, wlen, wcount, tslots, tstore, tstarts, ntok, prefix, 
                 wl = _grow1(wl, nw + used)
             for k in range(used):
                 w = B[blk + 3 + k]
-                if WM[4 * w + 3] != step:
-                    WM[4 * w + 3] = step
+                if S[w + 1] != step:
+                    S[w + 1] = step
                     wl[nw] = w
                     nw += 1
             blk = B[blk]
@@ -682,8 +689,8 @@ def merge_loop(ws, wstart, wlen, wcount, tslots, tstore, tstarts, ntok, prefix, 
             acc = np.int32(0)
             for kk in range(k0, k1):
                 w = wl[kk]
-                tot += WM[4 * w + 1]
-                acc ^= S[2 * WM[4 * w]]
+                tot += S[w]
+                acc ^= S[w + 4]
             sink ^= acc
             if npairs + tot > pc.size:
                 pc = _grow1(pc, npairs + tot)
@@ -694,7 +701,7 @@ def merge_loop(ws, wstart, wlen, wcount, tslots, tstore, tstarts, ntok, prefix, 
                 touched = _grow1(touched, nt + tot)
             if nb + tot * (3 + _BLOCK_MAX) > B.size:
                 B = _grow1(B, nb + tot * (3 + _BLOCK_MAX))
-            npairs, nb, nt = _merge_batch(wl, k0, k1, WM, S, a, b, t, p, existed, step, pslots, P, pc, B, nb,
+            npairs, nb, nt = _merge_batch(wl, k0, k1, S, a, b, t, p, existed, step, pslots, P, pc, B, nb,
                                           npairs, touched, nt, lmap, lstamp, rmap, rstamp)
         if 4 * (hn + nt) > H.size:
             H = _grow1(H, 4 * (hn + nt))
@@ -703,10 +710,11 @@ def merge_loop(ws, wstart, wlen, wcount, tslots, tstore, tstarts, ntok, prefix, 
             if pc[q] > 0:
                 hn = _heap_push(H, hn, pc[q], P[_PW * q + _PA], P[_PW * q + _PB], q)
     for w in range(nwords):
-        s = WM[4 * w]
-        wlen[w] = WM[4 * w + 1]
-        for i in range(s, s + wlen[w]):
-            ws[i] = S[2 * i]
+        h = hoff[w]
+        s = (h + 4) // 2
+        wlen[w] = S[h]
+        for j in range(wlen[w]):
+            ws[wstart[w] + j] = S[2 * (s + j)]
     if sink == 0x7FFFFFFF:  # keeps the prefetching loads
         ntok += 0
     return tslots, tstore, tstarts, ntok, merges[:nmerges].copy()
