@@ -12,8 +12,10 @@ Public API
     Token <-> id tables and the error raised for unreadable vocabularies.
 :class:`Automaton`, :class:`EngineConfig`
     The preset-agnostic LinMaxMatch engine, for writing new segmenters.
-* :func:`train_bpe`, :class:`TrainedBPE`
+:func:`train_bpe`, :class:`TrainedBPE`
     Train byte-level BPE (GPT-2 semantics) from files or texts.
+:func:`train_wordpiece`
+    Learn a WordPiece vocabulary from a corpus (HuggingFace's trainer's rules).
 ``ChineseMaxMatch`` and other plugins
     Resolved lazily from the entry-point group ``segkit.plugins``
     (see :mod:`segkit.plugins`).
@@ -33,7 +35,7 @@ def __getattr__(name: str):
     # Plugins (e.g. ChineseMaxMatch from segkit_cjk) resolve on first access.
     if name.startswith("__"):
         raise AttributeError(name)
-    if name in ("train_bpe", "TrainedBPE"):  # imported on first use: keeps ``import segkit`` fast
+    if name in ("train_bpe", "TrainedBPE", "train_wordpiece"):  # imported on first use: keeps ``import segkit`` fast
         from . import training
 
         return getattr(training, name)
@@ -56,5 +58,6 @@ __all__ = [
     "ModelFileError",
     "train_bpe",
     "TrainedBPE",
+    "train_wordpiece",
     "__version__",
 ]

@@ -21,6 +21,9 @@ def add_train_commands(sub: "argparse._SubParsersAction") -> None:
     train = sub.add_parser("train", help="train a vocabulary from text files")
     train_sub = train.add_subparsers(dest="trainer", required=True)
     _add_bpe(train_sub)
+    from .cli_wordpiece import add_parser as _add_wordpiece
+
+    _add_wordpiece(train_sub)
 
 
 def _progress_flag(p: argparse.ArgumentParser) -> None:
