@@ -60,13 +60,40 @@ class Encoding:
     word_ids : list[int | None]
         Index of the pre-tokenized word each token comes from (per sequence),
         None for template and padding tokens.
+    n_sequences : int
+        1 for a text, 2 for a pair.
+    sequence_ids : list[int | None]
+        0 or 1: the sequence each token comes from; None for template and
+        padding tokens.
+
+    Notes
+    -----
+    The navigation methods (:meth:`token_to_chars`, :meth:`word_to_tokens`,
+    :meth:`char_to_token`, ...) answer as HuggingFace ``tokenizers``'
+    ``Encoding`` does, with one difference: a negative index raises
+    :class:`ValueError` (HF raises ``OverflowError``).  A
+    ``sequence_index`` the encoding does not have searches the whole
+    encoding, as HF does.
+
+    Examples
+    --------
+    >>> import segkit
+    >>> wp = segkit.WordPiece.bert(["[UNK]", "[CLS]", "[SEP]", "un", "##able", "to", "go"], lowercase=True)
+    >>> e = wp.encode("Unable to", "go")
+    >>> e.tokens, e.sequence_ids
+    (['[CLS]', 'un', '##able', 'to', '[SEP]', 'go', '[SEP]'], [None, 0, 0, 0, None, 1, None])
+    >>> e.word_to_tokens(0), e.word_to_chars(0), e.char_to_token(3), e.char_to_word(7)
+    ((1, 3), (0, 6), 2, 1)
+    >>> e.token_to_chars(5), e.token_to_sequence(5), e.char_to_token(0, sequence_index=1)
+    ((0, 2), 1, 5)
     """
 
-    __slots__ = ("_data", "_id_to_token")
+    __slots__ = ("_data", "_id_to_token", "_n_seq")
 
-    def __init__(self, data: np.ndarray, id_to_token: Sequence):
+    def __init__(self, data: np.ndarray, id_to_token: Sequence, n_sequences: int = 1):
         self._data = data
         self._id_to_token = id_to_token
+        self._n_seq = n_sequences
 
     @property
     def ids(self) -> list[int]:
@@ -116,6 +143,110 @@ class Encoding:
         more = "..." if len(self) > 8 else ""
         return f"Encoding(num_tokens={len(self)}, tokens={self.tokens[:8]!r}{more})"
 
+    # ------------------------------------------------------------ navigation
+    @property
+    def n_sequences(self) -> int:
+        return self._n_seq
+
+    def _sequence_row(self) -> np.ndarray:
+        """The sequence of every token, -1 for template and padding tokens.
+        BERT's template gives the second sequence type id 1 and its special
+        tokens the special mask, so the sequence is the type id of the
+        tokens that are not special."""
+        r = _rows(self._data)
+        return np.where(r[3] != 0, -1, r[1])
+
+    @property
+    def sequence_ids(self) -> list[int | None]:
+        return [None if q < 0 else q for q in self._sequence_row().tolist()]
+
+    def _token(self, token_index: int) -> int | None:
+        i = _index("token_index", token_index)
+        return i if i < len(self) else None
+
+    def _range(self, sequence_index: int) -> tuple[int, int]:
+        """Tokens ``a:b`` of a sequence (the whole encoding for a sequence
+        the encoding does not have, as HF)."""
+        q = _index("sequence_index", sequence_index)
+        if q >= self._n_seq:
+            return 0, len(self)
+        at = np.flatnonzero(self._sequence_row() == q)
+        return (int(at[0]), int(at[-1]) + 1) if at.size else (0, 0)
+
+    def token_to_sequence(self, token_index: int) -> int | None:
+        """The sequence (0 or 1) of a token; None for template and padding
+        tokens and past the end."""
+        i = self._token(token_index)
+        if i is None:
+            return None
+        q = int(self._sequence_row()[i])
+        return None if q < 0 else q
+
+    def token_to_chars(self, token_index: int) -> tuple[int, int] | None:
+        """``(start, end)`` character offsets of a token in its own text;
+        None for template and padding tokens and past the end."""
+        if self.token_to_sequence(token_index) is None:
+            return None
+        r = _rows(self._data)
+        return int(r[4][token_index]), int(r[5][token_index])
+
+    def token_to_word(self, token_index: int) -> int | None:
+        """The index of the word a token belongs to, in its own sequence."""
+        i = self._token(token_index)
+        if i is None:
+            return None
+        w = int(_rows(self._data)[6][i])
+        return None if w < 0 else w
+
+    def word_to_tokens(self, word_index: int, sequence_index: int = 0) -> tuple[int, int] | None:
+        """Tokens ``start:end`` of a word of a sequence, or None.
+
+        As HF, the search reads the sequence's tokens in order and stops at
+        the first word after ``word_index``; this matters only for a
+        sequence index the encoding does not have (then the whole encoding
+        is one range, and a word of the first sequence is found, not the
+        second's)."""
+        w = _index("word_index", word_index)
+        a, b = self._range(sequence_index)
+        words = _rows(self._data)[6][a:b]
+        later = np.flatnonzero(words > w) if w < 2**31 else np.empty(0, np.int64)
+        if later.size:
+            words = words[: later[0]]
+        at = np.flatnonzero(words == w) if w < 2**31 else np.empty(0, np.int64)
+        return (a + int(at[0]), a + int(at[-1]) + 1) if at.size else None
+
+    def word_to_chars(self, word_index: int, sequence_index: int = 0) -> tuple[int, int] | None:
+        """``(start, end)`` character offsets of a word of a sequence, or None."""
+        span = self.word_to_tokens(word_index, sequence_index)
+        if span is None:
+            return None
+        r = _rows(self._data)
+        return int(r[4][span[0]]), int(r[5][span[1] - 1])
+
+    def char_to_token(self, char_pos: int, sequence_index: int = 0) -> int | None:
+        """The first token of a sequence whose offsets hold the character
+        ``char_pos`` of that sequence's text; None if none does (a space, a
+        removed character, past the end)."""
+        c = _index("char_pos", char_pos)
+        a, b = self._range(sequence_index)
+        r = _rows(self._data)
+        at = np.flatnonzero((r[4][a:b] <= c) & (c < r[5][a:b]))
+        return a + int(at[0]) if at.size else None
+
+    def char_to_word(self, char_pos: int, sequence_index: int = 0) -> int | None:
+        """The word of the token :meth:`char_to_token` finds, or None."""
+        i = self.char_to_token(char_pos, sequence_index)
+        return None if i is None else self.token_to_word(i)
+
+
+def _index(name: str, value: object) -> int:
+    """A non-negative int argument (numpy integers too), else TypeError/ValueError."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
+        raise TypeError(f"{name} must be an int, found {type(value).__name__} {value!r:.40}")
+    if value < 0:
+        raise ValueError(f"{name} must be >= 0, found {value}")
+    return int(value)
+
 
 @njit(cache=True, nogil=True)
 def _to_matrix(values, rows, width, fill, out):
@@ -139,15 +270,18 @@ class BatchEncoding(Sequence):
         Tokens of text ``t`` are ``row_splits[t]:row_splits[t+1]`` of the flat arrays.
     """
 
-    __slots__ = ("_flat", "_splits", "_parts", "_part_starts", "_id_to_token", "pad_id")
+    __slots__ = ("_flat", "_splits", "_parts", "_part_starts", "_id_to_token", "pad_id", "n_sequences")
 
-    def __init__(self, data: np.ndarray, row_splits: np.ndarray, id_to_token: Sequence, pad_id: int = 0):
+    def __init__(
+        self, data: np.ndarray, row_splits: np.ndarray, id_to_token: Sequence, pad_id: int = 0, n_sequences: int = 1
+    ):
         self._flat = data
         self._splits = row_splits
         self._parts = None
         self._part_starts = None
         self._id_to_token = id_to_token
         self.pad_id = pad_id
+        self.n_sequences = n_sequences  # 2: every item is a pair
 
     @classmethod
     def _from_parts(cls, parts: list, id_to_token: Sequence, pad_id: int = 0) -> "BatchEncoding":
@@ -210,7 +344,7 @@ class BatchEncoding(Sequence):
             data, splits = self._parts[p]
             i -= self._part_starts[p]
         a, b = int(splits[i]), int(splits[i + 1])
-        return Encoding(data[:, a:b], self._id_to_token)
+        return Encoding(data[:, a:b], self._id_to_token, self.n_sequences)
 
     def __iter__(self) -> Iterator[Encoding]:
         for i in range(len(self)):

@@ -573,7 +573,7 @@ class WordPiece:
         else:
             tok, rows = self._segment([text, pair])
         out, out_rows = self._assemble_out(tok, rows, 1, pair is not None, template, budget, mode, pad_to, mult)
-        return Encoding(out, self.vocab)
+        return Encoding(out, self.vocab, 1 if pair is None else 2)
 
     def _single_options(self, add_special_tokens, max_length, truncation, padding, pad_to_multiple_of) -> np.ndarray:
         key = (add_special_tokens, max_length, truncation, padding, pad_to_multiple_of)
@@ -706,7 +706,7 @@ class WordPiece:
             return BatchEncoding._from_parts(parts, self.vocab, self.pad_id)
         tok, rows = concat_segments(parts, used)
         out, out_rows = self._assemble_out(tok, rows, len(texts), paired, template, budget, mode, pad_to, mult)
-        return BatchEncoding(out, out_rows, self.vocab, self.pad_id)
+        return BatchEncoding(out, out_rows, self.vocab, self.pad_id, 2 if paired else 1)
 
     def encode_pairs(self, texts: Sequence[str], pairs: Sequence[str], **options: Any) -> BatchEncoding:
         """:meth:`encode_batch` for two parallel lists (of equal length)."""
