@@ -748,7 +748,39 @@ class WordPiece:
             parts.append(tok)
         return "".join(parts)
 
+    def decode_batch(
+        self, sequences: Sequence[Sequence[int]], skip_special_tokens: bool = True, cleanup: bool = True
+    ) -> list[str]:
+        """:meth:`decode` of every id sequence (HF ``Tokenizer.decode_batch``;
+        a numpy matrix gives one text per row).
+
+        >>> wp = WordPiece(["[UNK]", "un", "##aff", "##able", "!"])
+        >>> wp.decode_batch([[1, 2, 3], [4, 1]])
+        ['unaffable', '! un']
+        """
+        if isinstance(sequences, (str, bytes)):
+            raise TypeError(f"decode_batch expects a sequence of id sequences, found {type(sequences).__name__}")
+        return [self.decode(ids, skip_special_tokens=skip_special_tokens, cleanup=cleanup) for ids in sequences]
+
     # ------------------------------------------------------------ vocabulary
+    def get_vocab(self, with_added_tokens: bool = True) -> dict[str, int]:
+        """The vocabulary as a new ``{token: id}`` dict (HF ``get_vocab``;
+        segkit has no added tokens apart from the vocabulary's own, so
+        ``with_added_tokens`` changes nothing).
+
+        >>> WordPiece(["[UNK]", "un", "##able"]).get_vocab()
+        {'[UNK]': 0, 'un': 1, '##able': 2}
+        """
+        return {t: i for i, t in enumerate(self.vocab.id_to_token) if t is not None}
+
+    def get_vocab_size(self, with_added_tokens: bool = True) -> int:
+        """Number of tokens (HF ``get_vocab_size``).
+
+        >>> WordPiece(["[UNK]", "un", "##able"]).get_vocab_size()
+        3
+        """
+        return len(self.vocab)
+
     def token_to_id(self, token: str) -> int | None:
         """Id of ``token`` or None."""
         return self.vocab.id(token)
