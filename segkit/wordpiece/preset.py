@@ -312,6 +312,32 @@ class WordPiece:
         except ValueError as e:  # a setting or the vocabulary: name the file
             raise type(e)(f"{path}: {e}") from None
 
+    def save_tokenizer_json(self, path: str | os.PathLike) -> None:
+        """Write a HuggingFace ``tokenizer.json`` that gives this tokenizer's
+        ids, offsets and type ids on raw text.
+
+        It holds the WordPiece model (vocabulary, unk token, continuation
+        prefix, word length limit), ``BertNormalizer`` with these settings
+        (none when nothing is normalized), ``BertPreTokenizer``, the special
+        tokens as added tokens, BERT's template as ``TemplateProcessing``,
+        the default truncation and padding, and the WordPiece decoder.
+        ``tokenizers.Tokenizer.from_file`` and transformers'
+        ``PreTrainedTokenizerFast(tokenizer_file=...)`` load it, and
+        :meth:`from_tokenizer_json` reads it back to an equal tokenizer.
+        ValueError for settings HF cannot reproduce (``flavour="tf_text"``,
+        ``cjk="bert"``).
+
+        >>> import json, os, tempfile
+        >>> wp = WordPiece.bert(["[UNK]", "[CLS]", "[SEP]", "un", "##able"], lowercase=True)
+        >>> path = os.path.join(tempfile.mkdtemp(), "tokenizer.json")
+        >>> wp.save_tokenizer_json(path)
+        >>> WordPiece.from_tokenizer_json(path).encode("Unable").tokens
+        ['[CLS]', 'un', '##able', '[SEP]']
+        """
+        from .tokenizer_json import write_tokenizer_json
+
+        write_tokenizer_json(self, path)
+
     def save(self, path: str | os.PathLike) -> None:
         """Write this tokenizer to one file; :func:`segkit.load` reads it back
         in tens of milliseconds (read and checked, nothing rebuilt)."""

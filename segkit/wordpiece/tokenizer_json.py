@@ -165,3 +165,104 @@ def _post_processor(path: Path, post: dict | None, vocab: dict) -> dict[str, Any
         if name not in vocab:
             raise _fail(path, f"template token {name!r} is not in the vocabulary")
     return {"template": "bert", "cls_token": cls_tok, "sep_token": sep_tok}
+
+
+# ------------------------------------------------------------------ writing
+def tokenizer_json_of(wp) -> dict[str, Any]:
+    """The HuggingFace ``tokenizer.json`` structure of a WordPiece preset
+    (see :meth:`segkit.WordPiece.save_tokenizer_json`); ValueError for
+    settings HF cannot reproduce."""
+    s = wp._settings
+    if s["flavour"] != "hf":
+        raise ValueError(f"flavour {s['flavour']!r} has no HuggingFace equivalent; only flavour 'hf' can be saved as tokenizer.json")
+    if s["cjk"] != "hf" and s["handle_chinese_chars"]:
+        raise ValueError(f"cjk={s['cjk']!r}: HuggingFace's BertNormalizer uses its own CJK ranges ('hf')")
+    vocab = wp.get_vocab()
+    normalizing = s["lowercase"] or s["clean_text"] or s["handle_chinese_chars"] or bool(s["strip_accents"])
+    normalizer = None
+    if normalizing:
+        normalizer = {
+            "type": "BertNormalizer",
+            "clean_text": s["clean_text"],
+            "handle_chinese_chars": s["handle_chinese_chars"],
+            "strip_accents": s["strip_accents"],
+            "lowercase": s["lowercase"],
+        }
+    post = None
+    if s["template"] == "bert":
+        cls_tok, sep_tok = s["cls_token"], s["sep_token"]
+
+        def special(tok: str, type_id: int) -> dict:
+            return {"SpecialToken": {"id": tok, "type_id": type_id}}
+
+        def seq(name: str, type_id: int) -> dict:
+            return {"Sequence": {"id": name, "type_id": type_id}}
+
+        post = {
+            "type": "TemplateProcessing",
+            "single": [special(cls_tok, 0), seq("A", 0), special(sep_tok, 0)],
+            "pair": [special(cls_tok, 0), seq("A", 0), special(sep_tok, 0), seq("B", 1), special(sep_tok, 1)],
+            "special_tokens": {t: {"id": t, "ids": [vocab[t]], "tokens": [t]} for t in dict.fromkeys((cls_tok, sep_tok))},
+        }
+    truncation = None
+    if s["truncation"]:
+        strategy = {"longest_first": "LongestFirst", "only_first": "OnlyFirst", "only_second": "OnlySecond"}
+        truncation = {
+            "direction": "Right",
+            "max_length": s["truncation"]["max_length"],
+            "strategy": strategy[s["truncation"].get("strategy", "longest_first")],
+            "stride": 0,
+        }
+    padding = None
+    if s["padding"]:
+        length = s["padding"].get("length")
+        padding = {
+            "strategy": {"Fixed": length} if length is not None else "BatchLongest",
+            "direction": "Right",
+            "pad_to_multiple_of": s["padding"].get("pad_to_multiple_of"),
+            "pad_id": wp.pad_id,
+            "pad_type_id": 0,
+            "pad_token": s["pad_token"],
+        }
+    added = [
+        {"id": vocab[t], "content": t, "single_word": False, "lstrip": False, "rstrip": False,
+         "normalized": False, "special": True}
+        for t in sorted(set(wp.special_token_list), key=lambda t: vocab[t])
+    ]
+    return {
+        "version": "1.0",
+        "truncation": truncation,
+        "padding": padding,
+        "added_tokens": added,
+        "normalizer": normalizer,
+        "pre_tokenizer": {"type": "BertPreTokenizer"},
+        "post_processor": post,
+        "decoder": {"type": "WordPiece", "prefix": s["suffix_indicator"], "cleanup": True},
+        "model": {
+            "type": "WordPiece",
+            "unk_token": s["unk_token"],
+            "continuing_subword_prefix": s["suffix_indicator"],
+            "max_input_chars_per_word": s["max_input_chars_per_word"],
+            "vocab": vocab,
+        },
+    }
+
+
+def write_tokenizer_json(wp, path: str | os.PathLike) -> None:
+    """Write :func:`tokenizer_json_of` ``wp`` to ``path`` (UTF-8 JSON,
+    written to a temporary file in the same folder and renamed)."""
+    import tempfile
+
+    data = json.dumps(tokenizer_json_of(wp), ensure_ascii=False, indent=2)
+    path = Path(path)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent if str(path.parent) else ".")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(data)
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
