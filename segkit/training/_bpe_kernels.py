@@ -373,7 +373,7 @@ def _grow(a, need):
 
 
 @njit(cache=True, nogil=True)
-def _count_pairs(ws, wo, w_cnt, w, ph_key, ph_val, p_a, p_b, p_cnt, p_len, p_last, pos_pid, st):
+def _count_pairs(ws, wo, w_cnt, w, long_from, ph_key, ph_val, p_a, p_b, p_cnt, p_len, p_last, pos_pid, st):
     """First pass of :func:`bpe_merge` from word ``w`` on: pair ids, weighted
     counts and list lengths. Stops (returning the word it stopped at) when a
     word might not fit the tables, for the caller to grow them: no array is
@@ -403,7 +403,7 @@ def _count_pairs(ws, wo, w_cnt, w, ph_key, ph_val, p_a, p_b, p_cnt, p_len, p_las
             else:
                 q = ph_val[k]
             p_cnt[q] += c
-            if p_last[q] != o:
+            if p_last[q] != o or n > long_from:  # a long word lists every position
                 p_last[q] = o
                 p_len[q] += 1
             pos_pid[t + j] = q
@@ -416,7 +416,7 @@ def _count_pairs(ws, wo, w_cnt, w, ph_key, ph_val, p_a, p_b, p_cnt, p_len, p_las
 
 
 @njit(cache=True, nogil=True)
-def bpe_merge(arena, w_off, w_len, w_cnt, n_base, n_merges, progress):
+def bpe_merge(arena, w_off, w_len, w_cnt, n_base, n_merges, progress, long_from=256):
     """Run up to ``n_merges`` merges over the words ``arena[w_off[i]:][:w_len[i]]``
     with counts ``w_cnt``; new tokens get ids ``n_base, n_base + 1, ...``.
     Returns (first ids, second ids) of the merges done; ``progress[0]`` is
@@ -480,7 +480,7 @@ def bpe_merge(arena, w_off, w_len, w_cnt, n_base, n_merges, progress):
     st = np.zeros(2, np.int64)  # pairs made, positions done
     w = 0
     while True:
-        w = _count_pairs(ws, wo, w_cnt, w, ph_key, ph_val, p_a, p_b, p_cnt, p_len, p_last, pos_pid, st)
+        w = _count_pairs(ws, wo, w_cnt, w, long_from, ph_key, ph_val, p_a, p_b, p_cnt, p_len, p_last, pos_pid, st)
         if w == nw:
             break
         need = st[0] + ws[wo[w]]
@@ -501,16 +501,39 @@ def bpe_merge(arena, w_off, w_len, w_cnt, n_base, n_merges, progress):
         p_len[q] = 0
         p_last[q] = -1
     pool = np.empty(max(2 * n_list, 16), np.int32)
+    # long words: one record of four int32 per position (symbol, previous,
+    # next, word), doubly linked, listed by position (entry -1 - position)
+    n_long = 0
+    for w in range(nw):
+        if w_len[w] > long_from:
+            n_long += w_len[w]
+    if n_long >= 2**29:
+        raise ValueError("more than 2**29 bytes of long distinct pre-tokens")
+    rec = np.empty(4 * max(n_long, 1), np.int32)
     t = 0
+    r = 0
     for w in range(nw):
         o = wo[w]
         n = ws[o]
-        for j in range(n - 1):
-            q = pos_pid[t + j]
-            if p_last[q] != o:
-                p_last[q] = o
-                pool[p_start[q] + p_len[q]] = o
+        if n > long_from:
+            for j in range(n):
+                rec[4 * (r + j)] = ws[o + 3 + j]
+                rec[4 * (r + j) + 1] = r + j - 1 if j > 0 else -1
+                rec[4 * (r + j) + 2] = r + j + 1 if j < n - 1 else -1
+                rec[4 * (r + j) + 3] = w
+            for j in range(n - 1):
+                q = pos_pid[t + j]
+                pool[p_start[q] + p_len[q]] = -1 - (r + j)
                 p_len[q] += 1
+            ws[o] = 0  # the stretch is not used again
+            r += n
+        else:
+            for j in range(n - 1):
+                q = pos_pid[t + j]
+                if p_last[q] != o:
+                    p_last[q] = o
+                    pool[p_start[q] + p_len[q]] = o
+                    p_len[q] += 1
         if n > 0:
             t += n - 1
     pos_pid = np.empty(1, np.int32)  # free it before the loop
@@ -597,6 +620,93 @@ def bpe_merge(arena, w_off, w_len, w_cnt, n_base, n_merges, progress):
         s1 = s0 + p_len[pid]
         for li in range(s0, s1):
             o = np.int64(pool[li])
+            if o < 0:  # a position in a long word: O(1) however long the word
+                p = -1 - o
+                progress[3] += 1
+                if rec[4 * p] != a or rec[4 * p + 2] == -1 or rec[4 * rec[4 * p + 2]] != b:
+                    continue  # stale: this occurrence was merged or changed
+                if a == b:
+                    # a run of equal symbols merges left to right from its start
+                    while rec[4 * p + 1] != -1 and rec[4 * rec[4 * p + 1]] == a:
+                        p = rec[4 * p + 1]
+                while True:
+                    qn = np.int64(rec[4 * p + 2])
+                    c = w_cnt[rec[4 * p + 3]]
+                    progress[5] += 1
+                    p_cnt[pid] -= c
+                    xp = np.int64(rec[4 * p + 1])
+                    yp = np.int64(rec[4 * qn + 2])
+                    for side in range(2):
+                        if side == 0:
+                            if xp == -1:
+                                continue
+                            x = np.int64(rec[4 * xp])
+                            if x == Z:  # (Z, a): made this step
+                                old = rn_pid[a]
+                            else:
+                                if lo_stamp[x] != done:
+                                    lo_stamp[x] = done
+                                    lo_pid[x] = ph_val[_slot(ph_key, (x << 32) | a)]
+                                old = lo_pid[x]
+                            if ln_stamp[x] != done:
+                                ln_stamp[x] = done
+                                ln_pid[x] = n_pairs
+                                p_a[n_pairs] = np.int32(x)
+                                p_b[n_pairs] = np.int32(Z)
+                                p_cnt[n_pairs] = 0
+                                p_len[n_pairs] = 0
+                                p_last[n_pairs] = -1
+                                n_pairs += 1
+                            q = ln_pid[x]
+                            at = xp
+                        else:
+                            if yp == -1:
+                                continue
+                            y = np.int64(rec[4 * yp])
+                            if y == Z:  # (b, Z): made this step; the new pair is (Z, Z)
+                                old = ln_pid[b]
+                                if ln_stamp[Z] != done:
+                                    ln_stamp[Z] = done
+                                    ln_pid[Z] = n_pairs
+                                    p_a[n_pairs] = np.int32(Z)
+                                    p_b[n_pairs] = np.int32(Z)
+                                    p_cnt[n_pairs] = 0
+                                    p_len[n_pairs] = 0
+                                    p_last[n_pairs] = -1
+                                    n_pairs += 1
+                                q = ln_pid[Z]
+                            else:
+                                if ro_stamp[y] != done:
+                                    ro_stamp[y] = done
+                                    ro_pid[y] = ph_val[_slot(ph_key, (b << 32) | y)]
+                                old = ro_pid[y]
+                                if rn_stamp[y] != done:
+                                    rn_stamp[y] = done
+                                    rn_pid[y] = n_pairs
+                                    p_a[n_pairs] = np.int32(Z)
+                                    p_b[n_pairs] = np.int32(y)
+                                    p_cnt[n_pairs] = 0
+                                    p_len[n_pairs] = 0
+                                    p_last[n_pairs] = -1
+                                    n_pairs += 1
+                                q = rn_pid[y]
+                            at = p
+                        p_cnt[old] -= c
+                        p_cnt[q] += c
+                        p_len[q] += 1
+                        sb_q[nb] = np.int32(q - first)
+                        sb_o[nb] = np.int32(-1 - at)
+                        nb += 1
+                    # the merge itself
+                    rec[4 * p] = Z
+                    rec[4 * qn] = -1
+                    rec[4 * p + 2] = yp
+                    if yp != -1:
+                        rec[4 * yp + 1] = p
+                    if a != b or yp == -1 or rec[4 * yp] != a or rec[4 * yp + 2] == -1 or rec[4 * rec[4 * yp + 2]] != a:
+                        break
+                    p = yp  # the run of a's goes on
+                continue
             n = np.int64(ws[o])
             progress[3] += 1
             c = (np.int64(ws[o + 2]) << 32) | (np.int64(ws[o + 1]) & 0xFFFFFFFF)
