@@ -1,8 +1,12 @@
 """Compiled kernels of the byte-level BPE trainer.
 
-Helpers called in hot loops are ``inline="always"``: a call that passes
-arrays costs an atomic increment and decrement of each array's reference
-count, which took a third of the merge loop's time before inlining.
+Reference counts: passing arrays to a helper, and rebinding an array
+variable inside a loop, leave atomic increments and decrements of the arrays'
+reference counts in the loop (perf showed a quarter of the merge loop's time
+in ``NRT_incref``/``NRT_decref`` from ``inline="always"`` heap comparisons
+taking arrays, and from tables grown inside the first pass). So the hottest
+code calls only scalar helpers, heap push/pop are plain calls made once per
+push or pop, and arrays grow only between loops.
 
 Counting
     :func:`count_segments` runs the GPT-2 matcher over whole batches of
@@ -13,24 +17,31 @@ Counting
     table per counting thread).
 
 Merging
-    :func:`bpe_merge` is the seed's incremental method at the level of
-    positions: pair counts over the unique pre-tokens ("words") weighted by
-    their counts; the symbols of all words in one array, doubly linked per
-    word; an inverted index pair -> positions where the pair was made (a
-    linked list per pair; an entry is checked when read and skipped if
-    stale); and a lazy max-heap of (count, pair). A heap entry is pushed
-    whenever a pair's count grows, so every live pair has an entry at least
-    its count; a popped entry whose count is out of date is re-pushed with the
-    current count. Ties in count go to the pair whose byte strings are
-    greater as a tuple, then (only possible when different merges made equal
-    byte strings) to smaller token ids.
+    :func:`bpe_merge` is the seed's incremental method: pair counts over the
+    unique pre-tokens ("words") weighted by their counts, an inverted index
+    pair -> words, and a lazy max-heap of (count, pair). Each word is one
+    contiguous stretch ``[length, count, symbols...]`` rewritten in place
+    when a merge shortens it; a merge only ever makes pairs that hold its new
+    token, so each pair's word list is written once, when the pair is made,
+    as one run of a pool in memory order (a listed word that lost the pair
+    since is found out by its scan). Words longer than ``long_from`` bytes
+    (a long CJK run is a single pre-token) keep the symbol records of the
+    position-level method instead, doubly linked, listed by position in the
+    same pair lists, so a merge costs O(1) per occurrence however long the
+    word. The word 8 list entries ahead is prefetched.
+
+    A heap entry is pushed when a pair is made, and a popped entry whose
+    count is out of date is re-pushed with the current count. Ties in count
+    go to the pair whose byte strings are greater as a tuple, then (only
+    possible when different merges made equal byte strings) to smaller token
+    ids; heap entries carry a 64-bit key of each token's first bytes, so the
+    bytes themselves are compared only when the keys cannot decide.
 
     Merging (a, b) -> Z at one occurrence changes four counts: (x, a) and
-    (b, y) lose, (x, Z) and (Z, y) gain, x and y being the current
-    neighbours (so whichever of "a b a b"'s occurrences goes first, the net
-    is (Z, Z)). Runs of a == b merge left to right from the run's start,
-    as the naive definition does. A merge costs O(1) per occurrence, however
-    long the word (Chinese or Japanese sentences are single pre-tokens).
+    (b, y) lose, (x, Z) and (Z, y) gain, x and y being the neighbours (in a
+    word scan, x is the already rewritten left neighbour, so "a b a b" nets
+    (Z, Z)). Runs of a == b merge left to right from the run's start, as the
+    naive definition does.
 """
 
 from __future__ import annotations
