@@ -657,6 +657,7 @@ def bpe_merge(arena, w_off, w_len, w_cnt, n_base, n_merges, progress, long_from=
                 e = np.int64(pool[li + _AHEAD])
                 if e >= 0:
                     _prefetch(ws, e)
+                    _prefetch(ws, e + 16)  # a word may run into the next line
                 else:
                     _prefetch(rec, 4 * (-1 - e))
             o = np.int64(pool[li])
