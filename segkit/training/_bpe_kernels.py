@@ -575,10 +575,30 @@ def bpe_merge(arena, w_off, w_len, w_cnt, n_base, n_merges, progress, long_from=
     tk = np.zeros(V, np.int64)  # order keys of the tokens' bytes
     for i in range(256):
         tk[i] = _token_key(tb, i, 1)
-    h = np.empty(4 * max(n_pairs, 16), np.int64)
+    # The heap holds the pairs of count >= T (lazily: an entry may be stale),
+    # the list ``low`` those below; as counts only fall once a pair is made,
+    # the heap's best valid entry of count >= T is the best of all. When the
+    # heap has none, T is halved and the low pairs that reach it move up.
+    # Most pairs are rare and never leave ``low``: the heap stays small
+    # enough for the cache.
+    max_cnt = 0
+    for q in range(n_pairs):
+        max_cnt = max(max_cnt, p_cnt[q])
+    T = max_cnt >> 6
+    low = np.empty(max(np_cap, 16), np.int64)
+    n_low = 0
+    n_big = 0
+    for q in range(n_pairs):
+        if p_cnt[q] >= T:
+            n_big += 1
+    h = np.empty(4 * max(n_big, 16), np.int64)
     hn = 0
     for q in range(n_pairs):
-        hn = _heap_push(h, hn, p_cnt[q], tk[p_a[q]], tk[p_b[q]], q, p_a, p_b, tb, tb_off, tb_len)
+        if p_cnt[q] >= T:
+            hn = _heap_push(h, hn, p_cnt[q], tk[p_a[q]], tk[p_b[q]], q, p_a, p_b, tb, tb_off, tb_len)
+        else:
+            low[n_low] = q
+            n_low += 1
 
     # per step, by neighbour token: ids of the pairs (x, a), (b, y) that lose and
     # (x, Z), (Z, y) that are made; valid where the stamp is the step number.
@@ -604,7 +624,23 @@ def bpe_merge(arena, w_off, w_len, w_cnt, n_base, n_merges, progress, long_from=
     while done < n_merges:
         # the best live pair
         pid = -1
-        while hn > 0:
+        while True:
+            if hn == 0 or h[0] < T:
+                if T == 0:
+                    break  # no pair left
+                T >>= 1
+                if 4 * (hn + n_low) > len(h):
+                    h = _grow(h, 4 * (hn + n_low))
+                kept = 0
+                for i in range(n_low):
+                    q = low[i]
+                    if p_cnt[q] >= T and p_cnt[q] > 0:
+                        hn = _heap_push(h, hn, p_cnt[q], tk[p_a[q]], tk[p_b[q]], q, p_a, p_b, tb, tb_off, tb_len)
+                    elif p_cnt[q] > 0:
+                        low[kept] = q
+                        kept += 1
+                n_low = kept
+                continue
             c = h[0]
             ka = h[1]
             kb = h[2]
@@ -614,7 +650,11 @@ def bpe_merge(arena, w_off, w_len, w_cnt, n_base, n_merges, progress, long_from=
             if p_cnt[q] <= 0:
                 continue
             if p_cnt[q] != c:
-                hn = _heap_push(h, hn, p_cnt[q], ka, kb, q, p_a, p_b, tb, tb_off, tb_len)
+                if p_cnt[q] >= T:
+                    hn = _heap_push(h, hn, p_cnt[q], ka, kb, q, p_a, p_b, tb, tb_off, tb_len)
+                else:
+                    low[n_low] = q
+                    n_low += 1
                 progress[2] += 1
                 continue
             pid = q
@@ -839,14 +879,19 @@ def bpe_merge(arena, w_off, w_len, w_cnt, n_base, n_merges, progress, long_from=
             ph_key, ph_val = _grow_pairs(ph_key, ph_val, n_pairs + 1)
         if 4 * (hn + n_pairs - first) > len(h):
             h = _grow(h, 4 * (hn + n_pairs - first))
+        if n_low + n_pairs - first > len(low):
+            low = _grow(low, n_low + n_pairs - first)
         for q in range(first, n_pairs):  # every pair made this step holds Z: all are new
             key = (np.int64(p_a[q]) << 32) | np.int64(p_b[q])
             k = _slot(ph_key, key)
             ph_key[k] = key
             ph_val[k] = q
-            if p_cnt[q] > 0:
+            if p_cnt[q] >= T and p_cnt[q] > 0:
                 hn = _heap_push(h, hn, p_cnt[q], tk[p_a[q]], tk[p_b[q]], q, p_a, p_b, tb, tb_off, tb_len)
                 progress[6] += 1
+            elif p_cnt[q] > 0:
+                low[n_low] = q
+                n_low += 1
         progress[4] = hn
         progress[0] = done
     return m_a[:done], m_b[:done]
