@@ -47,46 +47,26 @@ Merging
 from __future__ import annotations
 
 import numpy as np
-from llvmlite import ir
-from numba import njit, types
-from numba.core import cgutils
-from numba.extending import intrinsic
+from numba import njit
+
+from ..engine.prefetch import prefetch as _prefetch
 
 from .gpt2_pretokenize import match_end
 
 _AHEAD = 8  # list entries read ahead of the one being merged
-_FNV_OFFSET = np.uint64(14695981039346656037)
-_FNV_PRIME = np.uint64(1099511628211)
-
-
-@intrinsic
-def _prefetch(typingctx, arr, idx):
-    """Hint the CPU to load ``arr[idx]`` into cache (LLVM's prefetch: no
-    fault and no effect on results, whatever the index)."""
-    if not isinstance(arr, types.Array) or not isinstance(idx, types.Integer):
-        return None
-
-    def codegen(context, builder, sig, args):
-        ary = context.make_array(sig.args[0])(context, builder, args[0])
-        ptr = builder.gep(ary.data, [args[1]])
-        i32 = ir.IntType(32)
-        fnty = ir.FunctionType(ir.VoidType(), [ptr.type, i32, i32, i32])
-        fn = cgutils.get_or_insert_function(builder.module, fnty, "llvm.prefetch.p0")
-        builder.call(fn, [ptr, i32(0), i32(3), i32(1)])  # read, keep, data
-        return context.get_dummy_value()
-
-    return types.void(arr, idx), codegen
+# FNV-1a in int64 arithmetic (the same bits as the unsigned version)
+_FNV_OFFSET = np.int64(14695981039346656037 - 2**64)
+_FNV_PRIME = np.int64(1099511628211)
 
 
 # ------------------------------------------------------------------ counting
 def new_table(capacity: int = 1 << 16, arena: int = 1 << 20):
-    """Empty pre-token table: (hash, offset, length, count, arena, state);
-    state = [entries, arena bytes used]."""
+    """Empty pre-token table: (entries, arena, state); ``entries`` holds 4
+    int64 per slot (hash, offset, length, count: one cache line holds a
+    slot, so a lookup costs one miss, not four); state = [entries used,
+    arena bytes used]."""
     return (
-        np.zeros(capacity, np.uint64),
-        np.zeros(capacity, np.int64),
-        np.zeros(capacity, np.int64),
-        np.zeros(capacity, np.int64),
+        np.zeros(4 * capacity, np.int64),
         np.empty(arena, np.uint8),
         np.zeros(2, np.int64),
     )
@@ -96,35 +76,31 @@ def new_table(capacity: int = 1 << 16, arena: int = 1 << 20):
 def _hash(buf, s, e):
     h = _FNV_OFFSET
     for i in range(s, e):
-        h = (h ^ np.uint64(buf[i])) * _FNV_PRIME
+        h = (h ^ np.int64(buf[i])) * _FNV_PRIME
     return h
 
 
 @njit(cache=True, nogil=True)
-def _rehash(t_hash, t_off, t_len, t_cnt):
-    cap = len(t_hash) * 2
-    mask = np.uint64(cap - 1)
-    nh = np.zeros(cap, np.uint64)
-    no = np.zeros(cap, np.int64)
-    nl = np.zeros(cap, np.int64)
-    nc = np.zeros(cap, np.int64)
-    for i in range(len(t_hash)):
-        if t_cnt[i] != 0:
-            j = np.int64(t_hash[i] & mask)
-            while nc[j] != 0:
+def _rehash(tab):
+    cap = len(tab) // 4 * 2
+    nt = np.zeros(4 * cap, np.int64)
+    for i in range(len(tab) // 4):
+        if tab[4 * i + 3] != 0:
+            j = tab[4 * i] & (cap - 1)
+            while nt[4 * j + 3] != 0:
                 j = (j + 1) & (cap - 1)
-            nh[j] = t_hash[i]
-            no[j] = t_off[i]
-            nl[j] = t_len[i]
-            nc[j] = t_cnt[i]
-    return nh, no, nl, nc
+            nt[4 * j] = tab[4 * i]
+            nt[4 * j + 1] = tab[4 * i + 1]
+            nt[4 * j + 2] = tab[4 * i + 2]
+            nt[4 * j + 3] = tab[4 * i + 3]
+    return nt
 
 
 @njit(cache=True, nogil=True)
-def _reserve(t_hash, t_off, t_len, t_cnt, arena, st, entries, nbytes):
+def _reserve(tab, arena, st, entries, nbytes):
     """Grow the table for ``entries`` more entries and ``nbytes`` more arena bytes."""
-    while (st[0] + entries) * 2 > len(t_hash):
-        t_hash, t_off, t_len, t_cnt = _rehash(t_hash, t_off, t_len, t_cnt)
+    while (st[0] + entries) * 2 > len(tab) // 4:
+        tab = _rehash(tab)
     used = st[1]
     if used + nbytes > len(arena):
         size = len(arena) * 2
@@ -133,86 +109,92 @@ def _reserve(t_hash, t_off, t_len, t_cnt, arena, st, entries, nbytes):
         grown = np.empty(size, np.uint8)
         grown[:used] = arena[:used]
         arena = grown
-    return t_hash, t_off, t_len, t_cnt, arena
+    return tab, arena
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _insert(src, s, e, h, cnt, t_hash, t_off, t_len, t_cnt, arena, st):
+def _insert(src, s, e, h, cnt, tab, arena, st):
     """Add ``cnt`` to the entry of bytes ``src[s:e]`` (hash ``h``); room must
     have been reserved."""
-    cap = len(t_hash)
+    cap = len(tab) // 4
     n = e - s
-    j = np.int64(h & np.uint64(cap - 1))
-    while t_cnt[j] != 0:
-        if t_hash[j] == h and t_len[j] == n:
-            o = t_off[j]
+    j = h & (cap - 1)
+    while tab[4 * j + 3] != 0:
+        if tab[4 * j] == h and tab[4 * j + 2] == n:
+            o = tab[4 * j + 1]
             same = True
             for k in range(n):
                 if arena[o + k] != src[s + k]:
                     same = False
                     break
             if same:
-                t_cnt[j] += cnt
+                tab[4 * j + 3] += cnt
                 return
         j = (j + 1) & (cap - 1)
     used = st[1]
     for k in range(n):
         arena[used + k] = src[s + k]
-    t_hash[j] = h
-    t_off[j] = used
-    t_len[j] = n
-    t_cnt[j] = cnt
+    tab[4 * j] = h
+    tab[4 * j + 1] = used
+    tab[4 * j + 2] = n
+    tab[4 * j + 3] = cnt
     st[0] += 1
     st[1] = used + n
 
 
 @njit(cache=True, nogil=True)
-def count_segments(buf, starts, ends, cls, t_hash, t_off, t_len, t_cnt, arena, st):
+def count_segments(buf, starts, ends, cls, tab, arena, st):
     """Count the GPT-2 pre-tokens of every segment ``buf[starts[i]:ends[i]]``."""
     nbytes = 0
     for i in range(len(starts)):
         nbytes += ends[i] - starts[i]
-    t_hash, t_off, t_len, t_cnt, arena = _reserve(t_hash, t_off, t_len, t_cnt, arena, st, nbytes, nbytes)
+    tab, arena = _reserve(tab, arena, st, nbytes, nbytes)
+    _count_segments(buf, starts, ends, cls, tab, arena, st)
+    return tab, arena
+
+
+@njit(cache=True, nogil=True)
+def _count_segments(buf, starts, ends, cls, tab, arena, st):
+    # the loop of count_segments, where no array is rebound
     for i in range(len(starts)):
         p = starts[i]
         end = ends[i]
         while p < end:
             e = match_end(buf, p, end, cls)
-            _insert(buf, p, e, _hash(buf, p, e), 1, t_hash, t_off, t_len, t_cnt, arena, st)
+            _insert(buf, p, e, _hash(buf, p, e), 1, tab, arena, st)
             p = e
-    return t_hash, t_off, t_len, t_cnt, arena
 
 
 @njit(cache=True, nogil=True)
-def count_pieces(buf, starts, ends, counts, t_hash, t_off, t_len, t_cnt, arena, st):
+def count_pieces(buf, starts, ends, counts, tab, arena, st):
     """Add ``counts[i]`` for the pre-token ``buf[starts[i]:ends[i]]`` (pre-tokens
     found elsewhere, e.g. by a custom pattern)."""
     nbytes = 0
     for i in range(len(starts)):
         nbytes += ends[i] - starts[i]
-    t_hash, t_off, t_len, t_cnt, arena = _reserve(t_hash, t_off, t_len, t_cnt, arena, st, len(starts), nbytes)
+    tab, arena = _reserve(tab, arena, st, len(starts), nbytes)
     for i in range(len(starts)):
         s = starts[i]
         e = ends[i]
-        _insert(buf, s, e, _hash(buf, s, e), counts[i], t_hash, t_off, t_len, t_cnt, arena, st)
-    return t_hash, t_off, t_len, t_cnt, arena
+        _insert(buf, s, e, _hash(buf, s, e), counts[i], tab, arena, st)
+    return tab, arena
 
 
 @njit(cache=True, nogil=True)
-def merge_tables(t_hash, t_off, t_len, t_cnt, arena, st, s_hash, s_off, s_len, s_cnt, s_arena):
-    """Fold the counts of table ``s_*`` into table ``t_*``."""
+def merge_tables(tab, arena, st, s_tab, s_arena):
+    """Fold the counts of table ``s_tab`` into table ``tab``."""
     entries = 0
     nbytes = 0
-    for i in range(len(s_hash)):
-        if s_cnt[i] != 0:
+    for i in range(len(s_tab) // 4):
+        if s_tab[4 * i + 3] != 0:
             entries += 1
-            nbytes += s_len[i]
-    t_hash, t_off, t_len, t_cnt, arena = _reserve(t_hash, t_off, t_len, t_cnt, arena, st, entries, nbytes)
-    for i in range(len(s_hash)):
-        if s_cnt[i] != 0:
-            o = s_off[i]
-            _insert(s_arena, o, o + s_len[i], s_hash[i], s_cnt[i], t_hash, t_off, t_len, t_cnt, arena, st)
-    return t_hash, t_off, t_len, t_cnt, arena
+            nbytes += s_tab[4 * i + 2]
+    tab, arena = _reserve(tab, arena, st, entries, nbytes)
+    for i in range(len(s_tab) // 4):
+        if s_tab[4 * i + 3] != 0:
+            o = s_tab[4 * i + 1]
+            _insert(s_arena, o, o + s_tab[4 * i + 2], s_tab[4 * i], s_tab[4 * i + 3], tab, arena, st)
+    return tab, arena
 
 
 # ------------------------------------------------------------------- merging

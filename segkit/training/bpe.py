@@ -169,12 +169,12 @@ class _Table:
         self.arrays = K.count_pieces(buf, starts, ends, counts, *self.arrays, self.st)
 
     def absorb(self, other: "_Table"):
-        h, o, l, c, arena = other.arrays
-        self.arrays = K.merge_tables(*self.arrays, self.st, h, o, l, c, arena)
+        self.arrays = K.merge_tables(*self.arrays, self.st, *other.arrays)
 
     def words(self):
         """(arena, offsets, lengths, counts) of the pre-tokens, most frequent first."""
-        h, o, l, c, arena = self.arrays
+        tab, arena = self.arrays
+        o, l, c = tab[1::4], tab[2::4], tab[3::4]
         keep = np.flatnonzero(c != 0)
         order = keep[np.lexsort((o[keep], -c[keep]))]
         return arena, o[order], l[order], c[order]
