@@ -108,6 +108,16 @@ def test_merges_equal_reference_on_a_file(tmp_path_factory, text, extra, special
     assert got_list == merges
 
 
+@pytest.mark.parametrize("threads", [1, 2])
+def test_counting_table_grows_inside_a_batch(monkeypatch, threads):
+    # a 4-slot table must grow many times inside one batch (the counting loop
+    # stops when the table is half full and resumes where it stopped)
+    docs = [" ".join(f"w{i}x{i % 7}" for i in range(j, j + 400)) + " é中" * (j % 3) for j in range(0, 4000, 400)]
+    small = bpe_mod.K.new_table
+    monkeypatch.setattr(bpe_mod.K, "new_table", lambda: small(capacity=4, arena=8))
+    assert _pretoken_counts(docs, num_threads=threads) == dict(pretoken_counts(docs))
+
+
 @given(st.lists(_pieces, max_size=200).map("".join), st.lists(st.sampled_from(SPECIALS), unique=True, max_size=3),
        st.integers(1, 16), st.integers(1, 2))
 @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])

@@ -148,21 +148,42 @@ def count_segments(buf, starts, ends, cls, tab, arena, st):
     nbytes = 0
     for i in range(len(starts)):
         nbytes += ends[i] - starts[i]
-    tab, arena = _reserve(tab, arena, st, nbytes, nbytes)
-    _count_segments(buf, starts, ends, cls, tab, arena, st)
+    tab, arena = _reserve(tab, arena, st, 0, nbytes)
+    if len(starts) == 0:
+        return tab, arena
+    pos = np.empty(2, np.int64)
+    pos[0] = 0
+    pos[1] = starts[0]
+    # the table grows when it is half full, not by the batch's worst case (a
+    # new entry per byte): on the benchmark corpus that keeps it at 1M slots
+    # (32 MB) instead of 2M
+    while not _count_segments(buf, starts, ends, cls, tab, arena, st, pos):
+        tab = _rehash(tab)
     return tab, arena
 
 
 @njit(cache=True, nogil=True)
-def _count_segments(buf, starts, ends, cls, tab, arena, st):
-    # the loop of count_segments, where no array is rebound
-    for i in range(len(starts)):
-        p = starts[i]
+def _count_segments(buf, starts, ends, cls, tab, arena, st, pos):
+    """The loop of :func:`count_segments` from segment ``pos[0]``, byte
+    ``pos[1]``; stops (False, ``pos`` updated) when the table is half full,
+    for the caller to grow it: no array is rebound inside this loop."""
+    limit = len(tab) // 8
+    i = pos[0]
+    p = pos[1]
+    while i < len(starts):
         end = ends[i]
         while p < end:
+            if st[0] >= limit:
+                pos[0] = i
+                pos[1] = p
+                return False
             e = match_end(buf, p, end, cls)
             _insert(buf, p, e, _hash(buf, p, e), 1, tab, arena, st)
             p = e
+        i += 1
+        if i < len(starts):
+            p = starts[i]
+    return True
 
 
 @njit(cache=True, nogil=True)
