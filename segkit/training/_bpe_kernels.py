@@ -31,7 +31,9 @@ Merging
     word. The word 8 list entries ahead is prefetched.
 
     A heap entry is pushed when a pair is made, and a popped entry whose
-    count is out of date is re-pushed with the current count. Ties in count
+    count is out of date is re-pushed with the current count. Counts only
+    fall once a pair is made, so only pairs of count >= T need be in the
+    heap; the rest wait in a list, and T is halved when the heap runs dry. Ties in count
     go to the pair whose byte strings are greater as a tuple, then (only
     possible when different merges made equal byte strings) to smaller token
     ids; heap entries carry a 64-bit key of each token's first bytes, so the
