@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 from bpe_reference import GPT2_PATTERN, pretoken_counts, train_bpe_reference
 from segkit.training import corpus as corpus_mod
 from segkit.training import CorpusError, train_bpe
+from segkit.training import bpe as bpe_mod
 from segkit.training.bpe import _pretoken_counts
 from segkit.training.gpt2_pretokenize import GPT2_PATTERN as SEGKIT_GPT2, pretokenize
 
@@ -63,6 +64,31 @@ def test_merges_equal_reference_on_documents(docs, extra, specials):
     assert result.vocab == vocab
 
 
+@given(_docs, st.integers(256, 300), st.integers(0, 6))
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+def test_merges_equal_reference_with_long_word_path(docs, vocab_size, long_from):
+    # pre-tokens longer than _LONG_WORD bytes are merged position by position;
+    # a tiny threshold sends most words of these small corpora down that path
+    # (0: all of them), mixed with the word-level path in one merge loop
+    _, merges = train_bpe_reference(docs, vocab_size, [])
+    old = bpe_mod._LONG_WORD
+    bpe_mod._LONG_WORD = long_from
+    try:
+        got = train_bpe(docs, vocab_size, show_progress=False).merges
+    finally:
+        bpe_mod._LONG_WORD = old
+    assert got == merges
+
+
+def test_long_pretoken_merges_equal_reference():
+    # one pre-token far above the threshold (letters only: a single GPT-2 match)
+    rng = __import__("random").Random(7)
+    word = "".join(rng.choice("abcab") for _ in range(3000))
+    docs = [word, word[:1500], "x" + word[:400]]
+    _, merges = train_bpe_reference(docs, 300, [])
+    assert train_bpe(docs, 300, show_progress=False).merges == merges
+
+
 @given(_text, st.integers(256, 300), st.lists(st.sampled_from(SPECIALS), unique=True, max_size=3),
        st.integers(1, 9))
 @settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
@@ -80,6 +106,16 @@ def test_merges_equal_reference_on_a_file(tmp_path_factory, text, extra, special
         corpus_mod.CHUNK_BYTES = old
     assert got == merges
     assert got_list == merges
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_counting_table_grows_inside_a_batch(monkeypatch, threads):
+    # a 4-slot table must grow many times inside one batch (the counting loop
+    # stops when the table is half full and resumes where it stopped)
+    docs = [" ".join(f"w{i}x{i % 7}" for i in range(j, j + 400)) + " é中" * (j % 3) for j in range(0, 4000, 400)]
+    small = bpe_mod.K.new_table
+    monkeypatch.setattr(bpe_mod.K, "new_table", lambda: small(capacity=4, arena=8))
+    assert _pretoken_counts(docs, num_threads=threads) == dict(pretoken_counts(docs))
 
 
 @given(st.lists(_pieces, max_size=200).map("".join), st.lists(st.sampled_from(SPECIALS), unique=True, max_size=3),

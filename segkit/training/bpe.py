@@ -31,6 +31,10 @@ from .gpt2_pretokenize import GPT2_PATTERN, _safe_cut, char_classes
 
 __all__ = ["train_bpe", "TrainedBPE", "bytes_to_unicode"]
 
+#: pre-tokens longer than this many bytes are merged position by position
+#: (O(1) per occurrence) instead of rescanned as a whole (see ``bpe_merge``)
+_LONG_WORD = 256
+
 
 @lru_cache(maxsize=None)
 def bytes_to_unicode() -> dict[int, str]:
@@ -165,12 +169,12 @@ class _Table:
         self.arrays = K.count_pieces(buf, starts, ends, counts, *self.arrays, self.st)
 
     def absorb(self, other: "_Table"):
-        h, o, l, c, arena = other.arrays
-        self.arrays = K.merge_tables(*self.arrays, self.st, h, o, l, c, arena)
+        self.arrays = K.merge_tables(*self.arrays, self.st, *other.arrays)
 
     def words(self):
         """(arena, offsets, lengths, counts) of the pre-tokens, most frequent first."""
-        h, o, l, c, arena = self.arrays
+        tab, arena = self.arrays
+        o, l, c = tab[1::4], tab[2::4], tab[3::4]
         keep = np.flatnonzero(c != 0)
         order = keep[np.lexsort((o[keep], -c[keep]))]
         return arena, o[order], l[order], c[order]
@@ -367,7 +371,7 @@ def train_bpe(
 
         result: list = []
         thread = threading.Thread(
-            target=lambda: result.append(K.bpe_merge(arena, w_off, w_len, w_cnt, n_base, n_merges, counter)),
+            target=lambda: result.append(K.bpe_merge(arena, w_off, w_len, w_cnt, n_base, n_merges, counter, _LONG_WORD)),
             daemon=True,
         )
         with tqdm(total=n_merges, unit=" merges", desc="merging", file=sys.stderr) as mbar:
@@ -380,7 +384,7 @@ def train_bpe(
             raise RuntimeError("BPE merge loop failed")
         m_a, m_b = result[0]
     else:
-        m_a, m_b = K.bpe_merge(arena, w_off, w_len, w_cnt, n_base, n_merges, counter)
+        m_a, m_b = K.bpe_merge(arena, w_off, w_len, w_cnt, n_base, n_merges, counter, _LONG_WORD)
     t2 = time.perf_counter()
 
     vocab: dict[int, bytes] = {i: bytes([i]) for i in range(256)}
