@@ -39,6 +39,46 @@ def test_word_counts_match_reference(docs, lowercase):
     assert got == reference_words(docs, lowercase)
 
 
+@settings(max_examples=100, deadline=None)
+@given(_docs, st.booleans(), st.integers(2, 3), st.integers(1, 40))
+def test_word_counts_with_threads_match_reference(docs, lowercase, threads, chunk_chars):
+    """Chunks spread over 2-3 counting threads (small chunks: many of
+    them), tables added up: the same counts as the reference."""
+    old = W._CHUNK_CHARS
+    W._CHUNK_CHARS = chunk_chars
+    try:
+        cps, starts, counts = W.count_corpus_words(docs, lowercase, num_threads=threads)
+    finally:
+        W._CHUNK_CHARS = old
+    got = Counter()
+    for k in range(counts.size):
+        word = "".join(map(chr, cps[starts[k] : starts[k + 1]]))
+        assert word not in got  # each word once in the merged table
+        got[word] += int(counts[k])
+    assert got == reference_words(docs, lowercase)
+
+
+@settings(max_examples=40, deadline=None)
+@given(_docs, st.booleans(), st.integers(0, 30))
+def test_threads_give_the_same_vocabulary(docs, lowercase, extra):
+    old = W._CHUNK_CHARS
+    W._CHUNK_CHARS = 10
+    try:
+        one = train_wordpiece(docs, 100 + extra, lowercase=lowercase, show_progress=False)
+        two = train_wordpiece(docs, 100 + extra, lowercase=lowercase, show_progress=False, num_threads=2)
+    finally:
+        W._CHUNK_CHARS = old
+    assert two.vocab.tokens == one.vocab.tokens
+
+
+def test_threads_report_bad_utf8(tmp_path, monkeypatch):
+    p = tmp_path / "bad.txt"
+    p.write_bytes(("wörds " * 200).encode("utf-8") + b"\xff tail")
+    monkeypatch.setattr(W, "_CHUNK_BYTES", 64)
+    with pytest.raises(ValueError, match=r"bad.txt: not valid UTF-8 at byte offset 1400"):
+        train_wordpiece(p, 50, show_progress=False, num_threads=2)
+
+
 _words = st.dictionaries(st.text(st.sampled_from("abcab\u4e2dé#"), min_size=1, max_size=7), st.integers(1, 6), max_size=12)
 
 

@@ -718,3 +718,20 @@ def merge_loop(ws, wstart, wlen, wcount, tslots, tstore, tstarts, ntok, prefix, 
     if sink == 0x7FFFFFFF:  # keeps the prefetching loads
         ntok += 0
     return tslots, tstore, tstarts, ntok, merges[:nmerges].copy()
+
+
+@njit(cache=True, nogil=True)
+def merge_word_tables(slots, store, starts, counts, nkeys, b_store, b_starts, b_counts):
+    """Add the words of table B (word ``k``: ``b_store[b_starts[k]:b_starts[k + 1]]``
+    seen ``b_counts[k]`` times) to table A ``(slots, store, starts, counts,
+    nkeys)``; returns A's arrays and key count (grown as needed).  Words new
+    to A get ids after A's own, in B's order.  Runs once per extra counting
+    thread, so the reallocations inside :func:`_span_insert` do not matter."""
+    nb = b_counts.size
+    if counts.size < nkeys + nb + 1:
+        counts = _grow_zero(counts, nkeys + nb + 1)
+    for k in range(nb):
+        a = b_starts[k]
+        i, slots, store, starts, nkeys = _span_insert(slots, store, starts, nkeys, b_store, a, b_starts[k + 1] - a)
+        counts[i] += b_counts[k]
+    return slots, store, starts, counts, nkeys

@@ -26,6 +26,7 @@ def add_parser(train_sub) -> None:
     p.add_argument("--limit-alphabet", type=int, default=None, help="keep only the N most frequent characters")
     p.add_argument("--special-tokens", default="[PAD],[UNK],[CLS],[SEP],[MASK]", help="comma-separated (default: BERT's)")
     p.add_argument("-o", "--output", required=True, metavar="DIR", help="output folder (created if needed)")
+    p.add_argument("--threads", type=int, default=1, help="threads for counting words (default 1)")
     p.add_argument("--quiet", "-q", action="store_true", help="no progress bars")
     p.set_defaults(func=run)
 
@@ -46,6 +47,7 @@ def run(args: argparse.Namespace) -> int:
             special_tokens=specials,
             min_frequency=args.min_frequency,
             limit_alphabet=args.limit_alphabet,
+            num_threads=args.threads,
             show_progress=False if args.quiet else None,
         )
     except (OSError, ValueError, TypeError) as e:

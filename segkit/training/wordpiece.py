@@ -94,7 +94,7 @@ def train_wordpiece(
     suffix_indicator
         Prefix of continuation pieces.
     num_threads
-        Accepted for API symmetry; training currently runs on one thread.
+        Threads for counting words (default: 1); the merges run on one.
     show_progress
         tqdm progress bars on stderr; None: when stderr is a terminal.
 
@@ -126,7 +126,7 @@ def train_wordpiece(
     specials = _check_args(vocab_size, special_tokens, min_frequency, limit_alphabet, suffix_indicator, num_threads)
     if show_progress is None:
         show_progress = sys.stderr.isatty()
-    words, starts, counts = count_corpus_words(corpus, lowercase, show_progress)
+    words, starts, counts = count_corpus_words(corpus, lowercase, show_progress, num_threads or 1)
     tokens = train_from_word_counts(
         words, starts, counts, vocab_size, specials, min_frequency, limit_alphabet, suffix_indicator,
         show_progress=show_progress,
@@ -274,49 +274,127 @@ def _char_table(lowercase: bool):
     return two_level(flat), pool, classes
 
 
-def count_corpus_words(corpus: Corpus, lowercase: bool, show_progress: bool = False):
+class _WordTable:
+    """One counting thread's table of words (see :func:`count_corpus_words`)."""
+
+    def __init__(self, tables) -> None:
+        self.ctab, self.pool, self.classes = tables
+        self.slots = np.full(1 << 16, -1, dtype=np.int64)
+        self.store = np.empty(1 << 16, dtype=np.int32)
+        self.starts = np.zeros(1 << 14, dtype=np.int64)
+        self.counts = np.zeros(1 << 14, dtype=np.int64)
+        self.buf = np.empty(1024, dtype=np.int32)
+        self.state = np.zeros(3, dtype=np.int64)
+        self.n = 0
+
+    def feed(self, text: str) -> None:
+        """Count the words of one chunk (chunks end between words)."""
+        state = self.state
+        state[:] = 0
+        # then a newline ends the chunk's last word
+        for cps in (np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype=np.uint32), _NEWLINE):
+            state[:2] = 0  # from the first code point; state[2]: the open word
+            while True:
+                status, self.n = K.count_words(
+                    cps, self.ctab, self.pool, self.classes, self.slots, self.store, self.starts, self.counts,
+                    self.n, self.buf, state,
+                )
+                if status == 0:
+                    break
+                if status == 2:
+                    self.buf = np.concatenate([self.buf, np.empty_like(self.buf)])
+                    continue
+                n = self.n
+                if n + 2 > min(self.starts.size - 2, self.counts.size - 1):
+                    self.starts = np.concatenate([self.starts, np.zeros_like(self.starts)])
+                    self.counts = np.concatenate([self.counts, np.zeros_like(self.counts)])
+                if self.starts[n] + state[2] + 1 > self.store.size:
+                    self.store = np.concatenate(
+                        [self.store, np.empty(max(self.store.size, int(state[2]) + 1), dtype=np.int32)]
+                    )
+                if 2 * (n + 2) > self.slots.size:
+                    self.slots = K._span_rehash(self.slots, self.store, self.starts, n)
+
+    def absorb(self, other: "_WordTable") -> None:
+        """Add another thread's counts to this table."""
+        m = other.n
+        self.slots, self.store, self.starts, self.counts, self.n = K.merge_word_tables(
+            self.slots, self.store, self.starts, self.counts, self.n,
+            other.store[: other.starts[m]], other.starts[: m + 1], other.counts[:m],
+        )
+
+    def result(self):
+        n = self.n
+        return self.store[: self.starts[n]].copy(), self.starts[: n + 1].copy(), self.counts[:n].copy()
+
+
+def count_corpus_words(corpus: Corpus, lowercase: bool, show_progress: bool = False, num_threads: int = 1):
     """Unique words of the corpus after BERT normalization and
     pre-tokenization: ``(code points, starts, counts)``; word ``k`` is
-    ``cps[starts[k]:starts[k + 1]]``, seen ``counts[k]`` times."""
-    ctab, pool, classes = _char_table(bool(lowercase))
-    slots = np.full(1 << 16, -1, dtype=np.int64)
-    store = np.empty(1 << 16, dtype=np.int32)
-    starts = np.zeros(1 << 14, dtype=np.int64)
-    counts = np.zeros(1 << 14, dtype=np.int64)
-    buf = np.empty(1024, dtype=np.int32)
-    state = np.zeros(3, dtype=np.int64)
-    n = 0
+    ``cps[starts[k]:starts[k + 1]]``, seen ``counts[k]`` times.  With
+    ``num_threads`` > 1, chunks go to that many threads, each counting into
+    a table of its own (the kernel releases the GIL); the tables are then
+    added up.  The word order differs, the counts do not (and training does
+    not depend on the order)."""
+    tables = _char_table(bool(lowercase))
+    counters = [_WordTable(tables) for _ in range(max(1, num_threads))]
     bar = None
     if show_progress:
         from tqdm import tqdm
 
         bar = tqdm(desc="count words", unit=" units", file=sys.stderr)
     try:
-        for text, units in _iter_chunks(corpus):
-            state[:] = 0
-            # then a newline ends the chunk's last word (chunks end between words)
-            for cps in (np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype=np.uint32), _NEWLINE):
-                state[:2] = 0  # from the first code point; state[2]: the open word
-                while True:
-                    status, n = K.count_words(cps, ctab, pool, classes, slots, store, starts, counts, n, buf, state)
-                    if status == 0:
-                        break
-                    if status == 2:
-                        buf = np.concatenate([buf, np.empty_like(buf)])
-                        continue
-                    if n + 2 > min(starts.size - 2, counts.size - 1):
-                        starts = np.concatenate([starts, np.zeros_like(starts)])
-                        counts = np.concatenate([counts, np.zeros_like(counts)])
-                    if starts[n] + state[2] + 1 > store.size:
-                        store = np.concatenate([store, np.empty(max(store.size, int(state[2]) + 1), dtype=np.int32)])
-                    if 2 * (n + 2) > slots.size:
-                        slots = K._span_rehash(slots, store, starts, n)
-            if bar is not None:
-                bar.update(units)
+        if len(counters) == 1:
+            for text, units in _iter_chunks(corpus):
+                counters[0].feed(text)
+                if bar is not None:
+                    bar.update(units)
+        else:
+            _count_threaded(counters, _iter_chunks(corpus), bar)
     finally:
         if bar is not None:
             bar.close()
-    return store[: starts[n]].copy(), starts[: n + 1].copy(), counts[:n].copy()
+    for other in counters[1:]:
+        counters[0].absorb(other)
+    return counters[0].result()
+
+
+def _count_threaded(counters: list, chunks, bar) -> None:
+    import queue
+    import threading
+
+    queues = [queue.Queue(maxsize=2) for _ in counters]
+    failures: list[BaseException] = []
+
+    def worker(i: int) -> None:
+        while True:
+            text = queues[i].get()
+            if text is None:
+                return
+            if failures:
+                continue  # drain after a failure elsewhere
+            try:
+                counters[i].feed(text)
+            except BaseException as e:  # e.g. MemoryError while growing
+                failures.append(e)
+
+    threads = [threading.Thread(target=worker, args=(i,), daemon=True) for i in range(len(counters))]
+    for t in threads:
+        t.start()
+    try:
+        for j, (text, units) in enumerate(chunks):
+            if failures:
+                break
+            queues[j % len(counters)].put(text)
+            if bar is not None:
+                bar.update(units)
+    finally:
+        for q in queues:
+            q.put(None)
+        for t in threads:
+            t.join()
+    if failures:
+        raise failures[0]
 
 
 # ----------------------------------------------------------------- training
