@@ -179,8 +179,8 @@ class Encoding:
         i = self._token(token_index)
         if i is None:
             return None
-        q = int(self._sequence_row()[i])
-        return None if q < 0 else q
+        r = _rows(self._data)
+        return None if r[3][i] else int(r[1][i])  # see _sequence_row
 
     def token_to_chars(self, token_index: int) -> tuple[int, int] | None:
         """``(start, end)`` character offsets of a token in its own text;

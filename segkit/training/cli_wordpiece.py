@@ -39,20 +39,17 @@ def run(args: argparse.Namespace) -> int:
         print(f"segkit: error: output {out} exists and is not a folder", file=sys.stderr)
         return 2
     specials = [t for t in args.special_tokens.split(",")]
-    try:
-        wp = train_wordpiece(
-            [Path(f) for f in args.files],
-            args.vocab_size,
-            lowercase=not args.cased,
-            special_tokens=specials,
-            min_frequency=args.min_frequency,
-            limit_alphabet=args.limit_alphabet,
-            num_threads=args.threads,
-            show_progress=False if args.quiet else None,
-        )
-    except (OSError, ValueError, TypeError) as e:
-        print(f"segkit: error: {e}", file=sys.stderr)
-        return 2
+    # errors are reported by segkit.training.cli.run, as for every trainer
+    wp = train_wordpiece(
+        [Path(f) for f in args.files],
+        args.vocab_size,
+        lowercase=not args.cased,
+        special_tokens=specials,
+        min_frequency=args.min_frequency,
+        limit_alphabet=args.limit_alphabet,
+        num_threads=args.threads,
+        show_progress=False if args.quiet else None,
+    )
     out.mkdir(parents=True, exist_ok=True)
     vocab = out / "vocab.txt"
     tmp = vocab.with_name(vocab.name + ".tmp")

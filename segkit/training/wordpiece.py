@@ -33,6 +33,7 @@ from __future__ import annotations
 import os
 import sys
 from functools import lru_cache
+from pathlib import Path
 from collections.abc import Iterable, Sequence
 from typing import Union
 
@@ -210,54 +211,32 @@ def _iter_chunks(corpus: Corpus):
 
 
 def _file_chunks(path: str):
-    """Decoded chunks of a UTF-8 file, cut after whitespace so that no word
-    spans two chunks; ValueError with file and byte offset on bytes that are
-    not UTF-8."""
+    """Decoded chunks of a UTF-8 file (read by :func:`.corpus.iter_file_text`,
+    which names the file and byte offset of invalid UTF-8), cut after
+    whitespace so that no word spans two chunks; with the bytes read for each."""
+    from .corpus import iter_file_text
+
     if not os.path.exists(path):
         raise FileNotFoundError(f"corpus file not found: {path}")
     if os.path.isdir(path):
         raise IsADirectoryError(f"corpus path is a directory, not a file: {path}")
-    offset = 0  # file offset of carry[0]
-    carry = b""
-    tail = ""  # decoded text after the last whitespace, for the next chunk
-    with open(path, "rb") as f:
-        while True:
-            block = f.read(_CHUNK_BYTES)
-            data = carry + block
-            cut = len(data)
-            if block:
-                # keep an incomplete final sequence for the next block
-                k = len(data) - 1
-                back = 0
-                while k >= 0 and back < 4 and (data[k] & 0xC0) == 0x80:
-                    k -= 1
-                    back += 1
-                if k >= 0 and data[k] >= 0xC0:
-                    need = 2 if data[k] < 0xE0 else 3 if data[k] < 0xF0 else 4
-                    if back + 1 < need:
-                        cut = k
-            try:
-                text = data[:cut].decode("utf-8")
-            except UnicodeDecodeError as e:
-                raise ValueError(
-                    f"{path}: not valid UTF-8 at byte offset {offset + e.start} "
-                    f"(byte {data[e.start]:#04x}: {e.reason})"
-                ) from None
-            offset += cut
-            carry = data[cut:]
-            if not block:
-                if carry:
-                    raise ValueError(f"{path}: not valid UTF-8 at byte offset {offset} (truncated sequence at the end)")
-                if tail or text:
-                    yield tail + text, cut
-                return
-            text = tail + text
-            k = max(text.rfind("\n"), text.rfind(" "))
-            if k < 0:  # no break yet: keep collecting
-                tail = text
-                continue
-            tail = text[k + 1 :]
-            yield text[: k + 1], cut
+    read = [0]  # bytes read since the last chunk was yielded
+
+    def on_bytes(n: int) -> None:
+        read[0] += n
+
+    tail = ""  # text after the last whitespace, for the next chunk
+    for text in iter_file_text(Path(path), chunk_size=_CHUNK_BYTES, on_bytes=on_bytes):
+        text = tail + text
+        k = max(text.rfind("\n"), text.rfind(" "))
+        if k < 0:  # no break yet: keep collecting
+            tail = text
+            continue
+        tail = text[k + 1 :]
+        yield text[: k + 1], read[0]
+        read[0] = 0
+    if tail or read[0]:
+        yield tail, read[0]
 
 
 @lru_cache(maxsize=None)
