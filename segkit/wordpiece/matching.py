@@ -41,6 +41,16 @@ class Matcher:
         The packed normalization table (special tokens included).
     byte_offsets
         Give offsets in UTF-8 bytes (TF Text) instead of code points.
+
+    Examples
+    --------
+    A :class:`segkit.WordPiece` holds its matcher as ``_matcher``:
+
+    >>> from segkit import WordPiece
+    >>> m = WordPiece(["[UNK]", "a", "##b"])._matcher
+    >>> tok, rows = m.segment(["ab a", "b"])
+    >>> tok.tolist(), rows.tolist()  # ids, starts, ends, words; text t is rows[t]:rows[t + 1]
+    ([[1, 2, 1, 0], [0, 1, 3, 0], [1, 2, 4, 1], [0, 0, 1, 0]], [0, 3, 4])
     """
 
     def __init__(self, packed, rewrite: np.ndarray, byte_offsets: bool = False) -> None:

@@ -42,6 +42,14 @@ class PostProcessor:
         Ids of the template and padding tokens (None: not in the vocabulary).
     cls_token, sep_token
         Their strings (for error messages).
+
+    Examples
+    --------
+    >>> post = PostProcessor("bert", None, None, cls_id=2, sep_id=3, pad_id=0, cls_token="[CLS]", sep_token="[SEP]")
+    >>> post.resolve(False, True, 8, True, "max_length", None)
+    Resolved(plain=False, template=True, budget=6, mode=1, pad_to=8, mult=0)
+    >>> post.single(True, None, None, None, None).tolist()  # template, cls, sep, budget, pad_to, mult, pad_id, mode
+    [1, 2, 3, 0, -1, 0, 0, 0]
     """
 
     def __init__(self, template, truncation, padding, cls_id, sep_id, pad_id, cls_token, sep_token) -> None:
