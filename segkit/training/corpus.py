@@ -24,9 +24,12 @@ from __future__ import annotations
 
 import codecs
 import os
+import queue
 import re
+import threading
+from itertools import islice
 from pathlib import Path
-from typing import Callable, Iterable, Iterator, Sequence, Union
+from typing import Any, Callable, Iterable, Iterator, Sequence, Union
 
 import numpy as np
 
@@ -74,10 +77,7 @@ def corpus_paths(corpus: Corpus) -> list[Path] | None:
     else:
         return None
     for p in paths:
-        if not p.exists():
-            raise FileNotFoundError(f"training file not found: {p}")
-        if p.is_dir():
-            raise IsADirectoryError(f"training corpus is a directory, not a file: {p}")
+        check_file(p)
     return paths
 
 
@@ -104,12 +104,7 @@ def iter_file_text(path: Path, errors: str = "strict", chunk_size: int | None = 
             try:
                 text = dec.decode(raw, final)
             except UnicodeDecodeError as e:
-                offset = fed - pending + e.start
-                bad = e.object[e.start : e.start + 1]
-                raise CorpusError(
-                    f"{path}: not valid UTF-8 at byte offset {offset} (byte {bad.hex() or 'end of file'}; "
-                    f"{e.reason}); pass errors='replace' to substitute U+FFFD"
-                ) from None
+                raise utf8_error(path, fed - pending, e) from None
             fed += len(raw)
             if on_bytes is not None and raw:
                 on_bytes(len(raw))
@@ -117,6 +112,129 @@ def iter_file_text(path: Path, errors: str = "strict", chunk_size: int | None = 
                 yield text
             if final:
                 return
+
+
+def utf8_error(path, base: int, e: UnicodeDecodeError) -> CorpusError:
+    """The error for invalid UTF-8 found by decoding bytes that start at byte
+    ``base`` of file ``path``."""
+    bad = e.object[e.start : e.start + 1]
+    return CorpusError(
+        f"{path}: not valid UTF-8 at byte offset {base + e.start} (byte {bad.hex() or 'end of file'}; "
+        f"{e.reason}); pass errors='replace' to substitute U+FFFD"
+    )
+
+
+def check_file(path: Path) -> None:
+    """FileNotFoundError / IsADirectoryError naming ``path`` unless it is a file."""
+    if not path.exists():
+        raise FileNotFoundError(f"training file not found: {path}")
+    if path.is_dir():
+        raise IsADirectoryError(f"training corpus is a directory, not a file: {path}")
+
+
+def doc_batches(docs: Iterable[Any], target_chars: int) -> Iterator[tuple[int, list, bool]]:
+    """``(index of the first, items, all are str)``: the items of ``docs`` in
+    lists of about ``target_chars`` characters (sized from the previous
+    list's average; C-level slicing, no Python step per document, so that
+    the thread handing batches out holds the GIL briefly)."""
+    it = iter(docs)
+    k = max(1, min(16, target_chars // 256))
+    first = 0
+    while True:
+        batch = list(islice(it, k))
+        if not batch:
+            return
+        all_str = set(map(type, batch)) == {str}
+        yield first, batch, all_str
+        first += len(batch)
+        if all_str:
+            size = sum(map(len, batch))
+            k = max(1, min(2 * k, k * target_chars // max(size, 1)))
+
+
+def run_parallel(items: Iterable[Any], work: Callable[[int, Any], None], num_threads: int,
+                 on_item: Callable[[Any], None] | None = None) -> None:
+    """``work(t, item)`` for every item, on ``num_threads`` threads (``t``:
+    the thread's number, for state of its own).  A thread takes the next item
+    whenever it is free (a busy or descheduled thread holds up no other); at
+    most two items per thread wait.  ``on_item(item)`` runs as an item is
+    handed out.  The exception of the earliest failing item is raised (every
+    item before it has been processed; later ones are skipped), so errors do
+    not depend on the number of threads.
+
+    >>> seen = []
+    >>> run_parallel(range(5), lambda t, x: seen.append(x * x), 2)
+    >>> sorted(seen)
+    [0, 1, 4, 9, 16]
+    """
+    if num_threads <= 1:
+        for item in items:
+            if on_item is not None:
+                on_item(item)
+            work(0, item)
+        return
+    q: queue.Queue = queue.Queue(maxsize=2 * num_threads)
+    failed: dict[int, BaseException] = {}
+
+    def worker(t: int) -> None:
+        while True:
+            got = q.get()
+            if got is None:
+                return
+            j, item = got
+            if failed and j > min(failed):
+                continue
+            try:
+                work(t, item)
+            except BaseException as e:  # re-raised by the caller's thread
+                failed[j] = e
+
+    threads = [threading.Thread(target=worker, args=(t,), daemon=True) for t in range(num_threads)]
+    for th in threads:
+        th.start()
+    main_error = None
+    try:
+        for j, item in enumerate(items):
+            if failed:
+                break
+            if on_item is not None:
+                on_item(item)
+            q.put((j, item))
+    except BaseException as e:  # an item that cannot be made: after the earlier items' errors
+        main_error = e
+    finally:
+        for _ in threads:
+            q.put(None)
+        for th in threads:
+            th.join()
+    if failed:
+        raise failed[min(failed)]
+    if main_error is not None:
+        raise main_error
+
+
+def parallel_calls(calls: Sequence[Callable[[], Any]]) -> list:
+    """Results of the ``calls``, each run on a thread of its own (for GIL-free
+    kernels); the first exception is raised."""
+    if len(calls) == 1:
+        return [calls[0]()]
+    out: list = [None] * len(calls)
+    errors: list[BaseException] = []
+
+    def run(i: int) -> None:
+        try:
+            out[i] = calls[i]()
+        except BaseException as e:  # re-raised below
+            errors.append(e)
+
+    threads = [threading.Thread(target=run, args=(i,), daemon=True) for i in range(len(calls))]
+    for th in threads:
+        th.start()
+    for th in threads:
+        th.join()
+    if errors:
+        raise errors[0]
+    return out
 
 
 def _special_regex(special_tokens: Sequence[str]):
