@@ -133,6 +133,40 @@ def test_file_counts_do_not_depend_on_chunks(tmp_path_factory, text, specials, c
     assert got == dict(pretoken_counts([text], specials))
 
 
+_docs_or_surrogates = st.lists(st.one_of(_text, st.sampled_from(["a\ud800b", "\udfff", ""])), max_size=10)
+
+
+@given(_docs_or_surrogates, st.lists(st.sampled_from(SPECIALS), unique=True, max_size=3), st.integers(1, 3),
+       st.integers(1, 64))
+@settings(max_examples=150, deadline=None)
+def test_documents_on_threads_count_as_the_reference(docs, specials, threads, batch):
+    """Documents handed out in small lists to 1-3 threads (each joins, encodes
+    and splits its own; the tables are added up in parallel): the counts of
+    the reference, lone surrogates replaced as one document at a time would."""
+    old = corpus_mod.BATCH_BYTES
+    corpus_mod.BATCH_BYTES = batch
+    try:
+        got = _pretoken_counts(docs, specials, num_threads=threads, errors="replace")
+        one = train_bpe(docs, 256 + len(specials) + 20, specials, show_progress=False, errors="replace").merges
+        many = train_bpe(docs, 256 + len(specials) + 20, specials, num_threads=threads, show_progress=False,
+                         errors="replace").merges
+    finally:
+        corpus_mod.BATCH_BYTES = old
+    fixed = [d.encode("utf-8", "replace").decode("utf-8") for d in docs]
+    assert got == dict(pretoken_counts(fixed, specials))
+    assert many == one
+
+
+@pytest.mark.parametrize("threads", [1, 2, 3])
+def test_threads_report_the_first_bad_document(monkeypatch, threads):
+    monkeypatch.setattr(corpus_mod, "BATCH_BYTES", 4)
+    docs = ["fine text"] * 20 + ["bad \ud800 one"] + ["more"] * 20 + [b"bytes"] + ["x \udc00"] * 5
+    with pytest.raises(CorpusError, match=r"document 20: not encodable as UTF-8 at character 4"):
+        train_bpe(docs, 300, num_threads=threads, show_progress=False)
+    with pytest.raises(CorpusError, match=r"document 41 must be a str, found bytes"):
+        train_bpe(docs, 300, num_threads=threads, show_progress=False, errors="replace")
+
+
 def test_seed_worked_example():
     # the seed's pre-token counts, one pre-token per document
     counts = {"low": 5, "lower": 2, "widest": 3, "newest": 6, "es": 2, "st": 2}

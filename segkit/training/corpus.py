@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator, Sequence, Union
 
 import numpy as np
+from numba import njit
 
 Corpus = Union[str, "os.PathLike[str]", Sequence["os.PathLike[str]"], Iterable[str]]
 
@@ -275,20 +276,65 @@ def segment_batches(
     (then the text is carried on until such a position or the end of the
     file). It is needed only for files.
     """
+    for job in segment_jobs(corpus, special_tokens, cut=cut, errors=errors, chunk_size=chunk_size,
+                            on_bytes=on_bytes):
+        batch = job_segments(job)
+        if batch is not None:
+            yield batch
+
+
+def segment_jobs(
+    corpus: Corpus,
+    special_tokens: Sequence[str] = (),
+    *,
+    cut: Callable[[np.ndarray, int, int], int] | None,
+    errors: str = "strict",
+    chunk_size: int | None = None,
+    on_bytes: Callable[[int], None] | None = None,
+) -> Iterator[tuple]:
+    """The work of :func:`segment_batches` in pieces that
+    :func:`job_segments` turns into batches, so that counting threads can
+    do that part themselves: a file's batches come ready (the carry between
+    chunks is sequential), documents come as lists, encoded and split later
+    (no Python step per document here)."""
     if errors not in ("strict", "replace"):
         raise ValueError(f"errors must be 'strict' or 'replace', found {errors!r}")
     special, maxlen = _special_regex(special_tokens)
     paths = corpus_paths(corpus)
     if paths is not None:
         for path in paths:
-            yield from _file_batches(path, special, maxlen, cut, errors, chunk_size, on_bytes)
+            for batch in _file_batches(path, special, maxlen, cut, errors, chunk_size, on_bytes):
+                yield ("batch", batch)
         return
     if isinstance(corpus, (bytes, bytearray)):
         raise TypeError("corpus must be a path, a list of paths or an iterable of str documents, found bytes")
+    for first, docs, _ in doc_batches(corpus, BATCH_BYTES):
+        yield ("docs", first, docs, special, errors, on_bytes)
+
+
+def job_segments(job: tuple) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+    """The batch of a job of :func:`segment_jobs` (None: no text in it)."""
+    if job[0] == "batch":
+        return job[1]
+    _, first, docs, special, errors, on_bytes = job
+    if special is None:
+        try:  # all at once: one join and one encoding for the whole list
+            data = "".join(docs).encode("utf-8")
+        except (TypeError, UnicodeEncodeError):
+            pass  # a non-str document or a lone surrogate: one by one below, for the error or the replacement
+        else:
+            if on_bytes is not None:
+                on_bytes(len(data))
+            buf = np.frombuffer(data, dtype=np.uint8)
+            ends = _byte_ends(buf, np.cumsum(np.fromiter(map(len, docs), np.int64, len(docs))))
+            starts = np.concatenate([np.zeros(1, np.int64), ends[:-1]])
+            keep = ends > starts
+            if not keep.any():
+                return None
+            return buf, starts[keep], ends[keep]
     parts: list[bytes] = []
     lens: list[int] = []
-    size = 0
-    for i, doc in enumerate(corpus):
+    for i, doc in enumerate(docs, first):
         if not isinstance(doc, str):
             raise CorpusError(f"document {i} must be a str, found {type(doc).__name__}")
         try:
@@ -299,20 +345,30 @@ def segment_batches(
             data = doc.encode("utf-8", "replace")
         if on_bytes is not None:
             on_bytes(len(data))
-        if special is None:
-            pieces = (data,)
-        else:
-            pieces = special.split(data)
-        for piece in pieces:
+        for piece in (data,) if special is None else special.split(data):
             if piece:
                 parts.append(piece)
                 lens.append(len(piece))
-                size += len(piece)
-        if size >= BATCH_BYTES:
-            yield _batch(parts, lens)
-            parts, lens, size = [], [], 0
-    if parts:
-        yield _batch(parts, lens)
+    return _batch(parts, lens) if parts else None
+
+
+@njit(cache=True, nogil=True)
+def _byte_ends(buf, char_ends):
+    """Byte offsets in UTF-8 ``buf`` of the character offsets ``char_ends``
+    (non-decreasing)."""
+    out = np.empty(char_ends.size, np.int64)
+    j = 0
+    c = 0
+    for i in range(buf.size):
+        if (buf[i] & 0xC0) != 0x80:  # character c starts here
+            while j < char_ends.size and char_ends[j] == c:
+                out[j] = i
+                j += 1
+            c += 1
+    while j < char_ends.size:
+        out[j] = buf.size
+        j += 1
+    return out
 
 
 def _batch(parts: list[bytes], lens: list[int]):
