@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import numpy as np
 import pytest
 import regex
 from hypothesis import HealthCheck, given, settings
@@ -278,6 +279,45 @@ def test_missing_file_is_named(tmp_path):
         train_bpe([present, missing], 300)
     with pytest.raises(IsADirectoryError, match="directory"):
         train_bpe([present, tmp_path], 300)
+
+
+_utf8ish = st.lists(st.one_of(st.text(max_size=3).map(lambda t: t.encode("utf-8")),
+                              st.binary(max_size=3),
+                              st.sampled_from([b"\xed\xa0\x80", b"\xe0\x80\x80", b"\xf4\x90\x80\x80", b"\xc0\xaf",
+                                               b"\xf0\x9f\x98", b"\xe2\x82", b"\xc3"])), max_size=12).map(b"".join)
+
+
+@given(_utf8ish)
+@settings(max_examples=500, deadline=None)
+def test_utf8_check_agrees_with_python(data):
+    bad, truncated = corpus_mod.utf8_check(np.frombuffer(data, np.uint8))
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        assert bad == e.start
+        assert truncated == (e.reason == "unexpected end of data")
+    else:
+        assert (bad, truncated) == (-1, False)
+
+
+@given(_utf8ish, st.integers(1, 9), st.integers(1, 2))
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+def test_file_bytes_checked_as_python_decodes(tmp_path_factory, data, chunk, threads):
+    """Files are not decoded in Python unless invalid: the same error (file,
+    offset, reason) or the same counts as decoding the whole file."""
+    path = tmp_path_factory.mktemp("u8") / "f.txt"
+    path.write_bytes(data)
+    old = corpus_mod.CHUNK_BYTES
+    corpus_mod.CHUNK_BYTES = chunk
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        with pytest.raises(CorpusError, match=f"f.txt: not valid UTF-8 at byte offset {e.start} .*{e.reason}"):
+            _pretoken_counts(path, num_threads=threads)
+    else:
+        assert _pretoken_counts(path, num_threads=threads) == dict(pretoken_counts([text]))
+    finally:
+        corpus_mod.CHUNK_BYTES = old
 
 
 def test_invalid_utf8_names_file_and_offset(tmp_path):

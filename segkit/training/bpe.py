@@ -230,7 +230,7 @@ def _count(corpus, special_tokens, pattern, num_threads, errors, bar):
             with lock:
                 bar.update(n)
 
-    jobs = segment_jobs(corpus, special_tokens, cut=cut, errors=errors, on_bytes=on_bytes)
+    jobs = segment_jobs(corpus, special_tokens, cut=cut, errors=errors, on_bytes=on_bytes, raw_cut=compiled)
     if not compiled:
         num_threads = 1
     tables = [_Table() for _ in range(num_threads)]

@@ -49,21 +49,35 @@ class CorpusError(ValueError):
 
 
 def check_special_tokens(special_tokens: Iterable[str]) -> list[str]:
-    """The special tokens as a list; ValueError for empty, duplicate or non-str ones."""
+    """The special tokens as a list (the checks of both trainers).
+
+    Raises
+    ------
+    TypeError
+        A single string instead of a list, or a token that is not a str.
+    ValueError
+        An empty token, a token given twice, or one not encodable as UTF-8.
+
+    >>> check_special_tokens(["[UNK]", ""])
+    Traceback (most recent call last):
+    ...
+    ValueError: special token 1 must be a non-empty str, found ''
+    """
     if isinstance(special_tokens, (str, bytes)):
-        raise TypeError(f"special_tokens must be a list of strings, found a single {type(special_tokens).__name__}")
+        raise TypeError(f"special_tokens must be a list of str, found the {type(special_tokens).__name__} "
+                        f"{special_tokens!r}")
     out: list[str] = []
     for i, tok in enumerate(special_tokens):
         if not isinstance(tok, str):
-            raise TypeError(f"special token {i} must be a str, found {type(tok).__name__}: {tok!r}")
+            raise TypeError(f"special token {i} must be a non-empty str, found {type(tok).__name__} {tok!r}")
         if not tok:
-            raise ValueError(f"special token {i} is empty")
+            raise ValueError(f"special token {i} must be a non-empty str, found ''")
         if tok in out:
-            raise ValueError(f"special token {tok!r} is given twice")
+            raise ValueError(f"special token {i} ({tok!r}) is given twice")
         try:
             tok.encode("utf-8")
         except UnicodeEncodeError as e:
-            raise ValueError(f"special token {i} is not encodable as UTF-8: {e}") from None
+            raise ValueError(f"special token {i} must be encodable as UTF-8, found {tok!r} ({e.reason})") from None
         out.append(tok)
     return out
 
@@ -291,19 +305,24 @@ def segment_jobs(
     errors: str = "strict",
     chunk_size: int | None = None,
     on_bytes: Callable[[int], None] | None = None,
+    raw_cut: bool = False,
 ) -> Iterator[tuple]:
     """The work of :func:`segment_batches` in pieces that
     :func:`job_segments` turns into batches, so that counting threads can
     do that part themselves: a file's batches come ready (the carry between
     chunks is sequential), documents come as lists, encoded and split later
-    (no Python step per document here)."""
+    (no Python step per document here).  With ``raw_cut`` (``cut`` works on
+    any valid UTF-8 prefix) and ``errors="strict"``, a file's bytes are not
+    decoded and re-encoded in Python: a compiled pass checks them, and only
+    invalid bytes are decoded again, for the error naming the offset."""
     if errors not in ("strict", "replace"):
         raise ValueError(f"errors must be 'strict' or 'replace', found {errors!r}")
     special, maxlen = _special_regex(special_tokens)
     paths = corpus_paths(corpus)
     if paths is not None:
         for path in paths:
-            for batch in _file_batches(path, special, maxlen, cut, errors, chunk_size, on_bytes):
+            raw = raw_cut and errors == "strict"
+            for batch in _file_batches(path, special, maxlen, cut, errors, chunk_size, on_bytes, raw):
                 yield ("batch", batch)
         return
     if isinstance(corpus, (bytes, bytearray)):
@@ -378,34 +397,126 @@ def _batch(parts: list[bytes], lens: list[int]):
     return buf, starts, ends
 
 
-def _file_batches(path, special, maxlen, cut, errors, chunk_size, on_bytes):
+def _raw_chunks(path: Path, chunk_size: int | None, on_bytes):
+    """A file's bytes as read, undecoded."""
+    with open(path, "rb") as f:
+        while True:
+            raw = f.read(chunk_size or CHUNK_BYTES)
+            if not raw:
+                return
+            if on_bytes is not None:
+                on_bytes(len(raw))
+            yield raw
+
+
+def _file_batches(path, special, maxlen, cut, errors, chunk_size, on_bytes, raw=False):
+    """Batches of a file; with ``raw`` (strict UTF-8) the bytes are checked
+    by :func:`utf8_check` instead of being decoded and encoded again."""
     carry = b""
-    text_iter = iter_file_text(path, errors, chunk_size, on_bytes)
+    if raw:
+        chunks = _raw_chunks(path, chunk_size, on_bytes)
+    else:
+        chunks = (t.encode("utf-8") for t in iter_file_text(path, errors, chunk_size, on_bytes))
+    base = 0  # file offset of carry[0] (raw mode)
     final = False
     while not final:
-        text = next(text_iter, None)
-        if text is None:
+        piece = next(chunks, None)
+        if piece is None:
             final = True
             data = carry
         else:
-            data = carry + text.encode("utf-8")
+            data = carry + piece
         if not data:
             continue
         buf = np.frombuffer(data, dtype=np.uint8)
+        end = len(data)
+        if raw:  # checked before any use: the cut decodes what it looks at
+            bad, truncated = utf8_check(buf)
+            if bad >= 0:
+                if final or not truncated:
+                    _raise_utf8_error(path, base)
+                end = bad  # a character continued in the next chunk
         if final:
             segs, s0 = _split(data, special, 0, len(data) + 1)
             segs.append((s0, len(data)))
-            carry = b""
+            used = len(data)
         else:
-            limit = len(data) - maxlen + 1 if special is not None else len(data)
+            limit = end - maxlen + 1 if special is not None else end
             segs, s0 = _split(data, special, 0, max(limit, 0))
-            c = cut(buf, s0, max(limit, s0)) if limit > s0 else -1
+            c = cut(buf[:end], s0, max(limit, s0)) if limit > s0 else -1
             if c > s0:
                 segs.append((s0, c))
-                carry = data[c:]
+                used = c
             else:
-                carry = data[s0:]
+                used = s0
+        carry = data[used:]
+        base += used
         segs = [(s, e) for s, e in segs if e > s]
         if segs:
             arr = np.asarray(segs, dtype=np.int64)
             yield buf, arr[:, 0].copy(), arr[:, 1].copy()
+
+
+@njit(cache=True, nogil=True)
+def utf8_check(buf):
+    """``(i, truncated)``: ``i`` the first byte of ``buf`` that starts no
+    valid UTF-8 sequence (what Python's strict decoder rejects: overlong
+    forms, surrogates, code points above U+10FFFF), -1 if none;
+    ``truncated``: the sequence at ``i`` is valid so far but runs past the
+    end (it may go on in the next chunk)."""
+    n = buf.size
+    i = 0
+    while i < n:
+        b = buf[i]
+        if b < 0x80:
+            i += 1
+            continue
+        if b < 0xC2 or b > 0xF4:
+            return i, False
+        lo = 0x80
+        hi = 0xBF
+        if b < 0xE0:
+            need = 1
+        elif b < 0xF0:
+            need = 2
+            if b == 0xE0:
+                lo = 0xA0
+            elif b == 0xED:
+                hi = 0x9F
+        else:
+            need = 3
+            if b == 0xF0:
+                lo = 0x90
+            elif b == 0xF4:
+                hi = 0x8F
+        for k in range(1, need + 1):
+            if i + k >= n:
+                return i, True
+            c = buf[i + k]
+            if k == 1:
+                if c < lo or c > hi:
+                    return i, False
+            elif (c & 0xC0) != 0x80:
+                return i, False
+        i += need + 1
+    return -1, False
+
+
+def _raise_utf8_error(path: Path, base: int) -> None:
+    """Decode ``path`` from byte ``base`` (a character boundary) to the
+    first invalid byte and raise its error, as :func:`iter_file_text` would."""
+    dec = codecs.getincrementaldecoder("utf-8")("strict")
+    fed = base
+    with open(path, "rb") as f:
+        f.seek(base)
+        while True:
+            raw = f.read(CHUNK_BYTES)
+            pending = len(dec.getstate()[0])
+            try:
+                dec.decode(raw, not raw)
+            except UnicodeDecodeError as e:
+                raise utf8_error(path, fed - pending, e) from None
+            if not raw:  # pragma: no cover - called only for invalid bytes
+                raise CorpusError(f"{path}: not valid UTF-8 after byte offset {base}")
+            fed += len(raw)
+

@@ -44,7 +44,7 @@ from ..wordpiece import WordPiece
 from ..wordpiece.normalization import bert_rewrite_table
 from ..wordpiece.pretokenize import bert_classes
 from . import _wordpiece_kernels as K
-from .corpus import check_file, doc_batches, parallel_calls, run_parallel, utf8_error
+from .corpus import check_file, check_special_tokens, doc_batches, parallel_calls, run_parallel, utf8_error
 
 Corpus = Union[str, "os.PathLike[str]", Iterable[Union[str, "os.PathLike[str]"]]]
 
@@ -115,6 +115,8 @@ def train_wordpiece(
 
     Raises
     ------
+    TypeError
+        Special tokens that are not a list of str.
     ValueError
         Bad settings, duplicate or empty special tokens, a ``vocab_size``
         smaller than the initial vocabulary (special tokens and alphabet),
@@ -166,17 +168,8 @@ def _check_args(vocab_size, special_tokens, min_frequency, limit_alphabet, suffi
         int_at_least("num_threads", num_threads, 1)
     if not isinstance(suffix_indicator, str):
         raise ValueError(f"suffix_indicator must be a str, found {suffix_indicator!r}")
-    if isinstance(special_tokens, str):
-        raise ValueError(f"special_tokens must be a sequence of str, found the str {special_tokens!r}")
-    specials = list(special_tokens)
-    seen = set()
-    for t in specials:
-        if not isinstance(t, str) or not t:
-            raise ValueError(f"special tokens must be non-empty strings, found {t!r}")
-        if t in seen:
-            raise ValueError(f"special token {t!r} is given twice")
-        seen.add(t)
-    if "[UNK]" not in seen:
+    specials = check_special_tokens(special_tokens)
+    if "[UNK]" not in specials:
         raise ValueError(f"special_tokens must contain '[UNK]' (WordPiece's unknown token), found {specials!r}")
     if len(specials) > vocab_size:
         raise ValueError(f"vocab_size {vocab_size} is smaller than the {len(specials)} special tokens")
