@@ -84,6 +84,7 @@ def test_threads_report_bad_utf8(tmp_path, monkeypatch):
 def test_file_pieces_on_threads_match_reference(tmp_path_factory, docs, lowercase, threads, chunk):
     """A file read a few bytes at a time (pieces cut after whitespace, decoded
     by the counting threads): the same counts on 1, 2 or 3 threads."""
+    docs = [d + " \U0001f600x\U00010348" if i % 2 else d for i, d in enumerate(docs)]  # 4-byte UTF-8 too
     path = tmp_path_factory.mktemp("wp") / "c.txt"
     path.write_bytes("\n".join(docs).encode("utf-8", "surrogatepass"))
     old = W._CHUNK_BYTES

@@ -759,3 +759,29 @@ def gather_words(b_store, b_starts, b_counts, idx):
         lengths[j] = n
         counts[j] = b_counts[k]
     return cps, lengths, counts
+
+
+@njit(cache=True, nogil=True)
+def utf8_code_points(buf):
+    """The code points of valid UTF-8 ``buf`` (checked by
+    :func:`segkit.training.corpus.utf8_check`) as uint32."""
+    out = np.empty(buf.size, dtype=np.uint32)
+    n = 0
+    i = 0
+    while i < buf.size:
+        b = np.uint32(buf[i])
+        if b < 0x80:
+            out[n] = b
+            i += 1
+        elif b < 0xE0:
+            out[n] = ((b & 0x1F) << 6) | (np.uint32(buf[i + 1]) & 0x3F)
+            i += 2
+        elif b < 0xF0:
+            out[n] = ((b & 0x0F) << 12) | ((np.uint32(buf[i + 1]) & 0x3F) << 6) | (np.uint32(buf[i + 2]) & 0x3F)
+            i += 3
+        else:
+            out[n] = (((b & 0x07) << 18) | ((np.uint32(buf[i + 1]) & 0x3F) << 12)
+                      | ((np.uint32(buf[i + 2]) & 0x3F) << 6) | (np.uint32(buf[i + 3]) & 0x3F))
+            i += 4
+        n += 1
+    return out[:n]

@@ -44,7 +44,7 @@ from ..wordpiece import WordPiece
 from ..wordpiece.normalization import bert_rewrite_table
 from ..wordpiece.pretokenize import bert_classes
 from . import _wordpiece_kernels as K
-from .corpus import check_file, check_special_tokens, doc_batches, parallel_calls, run_parallel, utf8_error
+from .corpus import check_file, check_special_tokens, doc_batches, parallel_calls, run_parallel, utf8_check, utf8_error
 
 Corpus = Union[str, "os.PathLike[str]", Iterable[Union[str, "os.PathLike[str]"]]]
 
@@ -244,15 +244,21 @@ def _file_pieces(path: str, errors: str):
         yield ("bytes", bytes(carry), path, offset, errors), read
 
 
-def _item_text(item) -> str:
-    """The text of a work item of :func:`_iter_items`."""
+def _item_code_points(item) -> np.ndarray:
+    """The code points (uint32) of a work item of :func:`_iter_items`.  A
+    file's valid UTF-8 is checked and decoded in compiled code, without the
+    GIL; invalid bytes are decoded by Python, for the error or the U+FFFD."""
     if item[0] == "docs":
-        return "\n".join(item[1])
+        return np.frombuffer("\n".join(item[1]).encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
     _, data, path, offset, errors = item
+    buf = np.frombuffer(data, dtype=np.uint8)
+    if utf8_check(buf)[0] < 0:
+        return K.utf8_code_points(buf)
     try:
-        return data.decode("utf-8", errors)
+        text = data.decode("utf-8", errors)
     except UnicodeDecodeError as e:
         raise utf8_error(path, offset, e) from None
+    return np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
 
 
 @lru_cache(maxsize=None)
@@ -282,12 +288,13 @@ class _WordTable:
         self.state = np.zeros(3, dtype=np.int64)
         self.n = 0
 
-    def feed(self, text: str) -> None:
-        """Count the words of one chunk (chunks end between words)."""
+    def feed(self, code_points: np.ndarray) -> None:
+        """Count the words of one chunk (uint32 code points; chunks end
+        between words)."""
         state = self.state
         state[:] = 0
         # then a newline ends the chunk's last word
-        for cps in (np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype=np.uint32), _NEWLINE):
+        for cps in (code_points, _NEWLINE):
             state[:2] = 0  # from the first code point; state[2]: the open word
             while True:
                 status, self.n = K.count_words(
@@ -341,7 +348,7 @@ def count_corpus_words(corpus: Corpus, lowercase: bool, show_progress: bool = Fa
     try:
         run_parallel(
             (item for item, units in _iter_progress(_iter_items(corpus, errors), bar)),
-            lambda t, item: counters[t].feed(_item_text(item)),
+            lambda t, item: counters[t].feed(_item_code_points(item)),
             nthreads,
         )
     finally:
