@@ -217,6 +217,21 @@ def test_corpus_forms(tmp_path):
     assert train_wordpiece(both, 40, show_progress=False).vocab.tokens == want
 
 
+@pytest.mark.parametrize("threads", [1, 2])
+def test_documents_and_paths_mixed(tmp_path, monkeypatch, threads):
+    monkeypatch.setattr(W, "_CHUNK_CHARS", 8)  # small lists: the path falls in a list of its own or not
+    a = tmp_path / "a.txt"
+    a.write_text("gamma alpha délta", encoding="utf-8")
+    docs = ["alpha beta", "x y", "beta"] * 5
+    want = train_wordpiece(docs + ["gamma alpha délta"], 60, show_progress=False).vocab.tokens
+    mixed = docs[:7] + [a] + docs[7:]
+    assert train_wordpiece(mixed, 60, show_progress=False, num_threads=threads).vocab.tokens == want
+    with pytest.raises(TypeError, match="corpus item 9 must be a str document or an os.PathLike path, found int"):
+        train_wordpiece(mixed[:9] + [5] + mixed[9:], 60, show_progress=False, num_threads=threads)
+    with pytest.raises(FileNotFoundError, match="nope.txt"):
+        train_wordpiece(docs + [tmp_path / "nope.txt"], 60, show_progress=False, num_threads=threads)
+
+
 def test_file_read_in_chunks(tmp_path, monkeypatch):
     text = "ünïcödé wörds 中文 " * 500
     p = tmp_path / "big.txt"

@@ -185,36 +185,24 @@ def _is_path(x) -> bool:
 
 def _iter_items(corpus: Corpus, errors: str = "strict"):
     """Work items of the corpus for the counting threads, each with a
-    progress unit count: ``("docs", [str, ...])`` (documents, joined by
-    newlines by the thread that counts them) and ``("bytes", data, path,
-    offset)`` (a piece of a file cut after a space or newline, so that no word
-    spans two pieces; decoded by the thread that counts it).  Everything per
-    character happens in the counting threads: this generator, run by the
+    progress unit count: ``("docs", items, first index, errors)`` (documents,
+    joined by newlines by the thread that counts them; see
+    :func:`_count_item`) and ``("bytes", data, path, offset, errors)`` (a
+    piece of a file cut after a space or newline, so that no word spans two
+    pieces; decoded by the thread that counts it).  Everything per document
+    or character happens in the counting threads: this generator, run by the
     thread handing the items out, does no Python step per document."""
     if _is_path(corpus):
         yield from _file_pieces(os.fspath(corpus), errors)
         return
     if isinstance(corpus, (bytes, bytearray)):
         raise TypeError("corpus must be a path, paths or str documents, found bytes")
-    for first, batch, all_str in doc_batches(corpus, _CHUNK_CHARS):
-        if all_str:
-            yield ("docs", batch), len(batch)
-            continue
-        run: list[str] = []
-        for i, item in enumerate(batch, first):
-            if type(item) is not str and isinstance(item, os.PathLike):
-                if run:
-                    yield ("docs", run), len(run)
-                    run = []
-                yield from _file_pieces(os.fspath(item), errors)
-                continue
-            if not isinstance(item, str):
-                raise TypeError(
-                    f"corpus item {i} must be a str document or an os.PathLike path, found {type(item).__name__}"
-                )
-            run.append(item)
-        if run:
-            yield ("docs", run), len(run)
+    if isinstance(corpus, (list, tuple)) and corpus and all(isinstance(p, os.PathLike) for p in corpus):
+        for p in corpus:  # files: read here, their pieces spread over the threads
+            yield from _file_pieces(os.fspath(p), errors)
+        return
+    for first, batch in doc_batches(corpus, _CHUNK_CHARS):
+        yield ("docs", batch, first, errors), len(batch)
 
 
 def _file_pieces(path: str, errors: str):
@@ -244,13 +232,41 @@ def _file_pieces(path: str, errors: str):
         yield ("bytes", bytes(carry), path, offset, errors), read
 
 
-def _item_code_points(item) -> np.ndarray:
-    """The code points (uint32) of a work item of :func:`_iter_items`.  A
-    file's valid UTF-8 is checked and decoded in compiled code, without the
-    GIL; invalid bytes are decoded by Python, for the error or the U+FFFD."""
-    if item[0] == "docs":
-        return np.frombuffer("\n".join(item[1]).encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
-    _, data, path, offset, errors = item
+def _count_item(table: "_WordTable", item) -> None:
+    """Count a work item of :func:`_iter_items` into ``table``.  A list of
+    documents holding a path (not a str) counts that file here, piece by
+    piece (the rare mixed corpus is not spread over threads)."""
+    if item[0] == "bytes":
+        table.feed(_file_code_points(*item[1:]))
+        return
+    _, docs, first, errors = item
+    try:
+        text = "\n".join(docs)
+    except TypeError:
+        pass
+    else:
+        table.feed(np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype=np.uint32))
+        return
+    run: list[str] = []
+    for i, doc in enumerate(docs, first):
+        if isinstance(doc, str):
+            run.append(doc)
+            continue
+        if run:
+            _count_item(table, ("docs", run, 0, errors))
+            run = []
+        if not isinstance(doc, os.PathLike):
+            raise TypeError(f"corpus item {i} must be a str document or an os.PathLike path, found {type(doc).__name__}")
+        for piece, _ in _file_pieces(os.fspath(doc), errors):
+            _count_item(table, piece)
+    if run:
+        _count_item(table, ("docs", run, 0, errors))
+
+
+def _file_code_points(data: bytes, path: str, offset: int, errors: str) -> np.ndarray:
+    """The code points (uint32) of a piece of a file.  Valid UTF-8 is
+    checked and decoded in compiled code, without the GIL; invalid bytes are
+    decoded by Python, for the error or the U+FFFD."""
     buf = np.frombuffer(data, dtype=np.uint8)
     if utf8_check(buf)[0] < 0:
         return K.utf8_code_points(buf)
@@ -348,7 +364,7 @@ def count_corpus_words(corpus: Corpus, lowercase: bool, show_progress: bool = Fa
     try:
         run_parallel(
             (item for item, units in _iter_progress(_iter_items(corpus, errors), bar)),
-            lambda t, item: counters[t].feed(_item_code_points(item)),
+            lambda t, item: _count_item(counters[t], item),
             nthreads,
         )
     finally:
