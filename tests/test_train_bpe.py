@@ -120,17 +120,18 @@ def test_counting_table_grows_inside_a_batch(monkeypatch, threads):
 
 
 @given(st.lists(_pieces, max_size=200).map("".join), st.lists(st.sampled_from(SPECIALS), unique=True, max_size=3),
-       st.integers(1, 16), st.integers(1, 2))
+       st.integers(1, 16), st.integers(1, 2), st.integers(1, 24))
 @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-def test_file_counts_do_not_depend_on_chunks(tmp_path_factory, text, specials, chunk, threads):
+def test_file_counts_do_not_depend_on_chunks(tmp_path_factory, text, specials, chunk, threads, window):
     path = tmp_path_factory.mktemp("cnt") / "corpus.txt"
     path.write_bytes(text.encode("utf-8"))
-    old = corpus_mod.CHUNK_BYTES
+    old, old_window = corpus_mod.CHUNK_BYTES, corpus_mod._CUT_WINDOW
     corpus_mod.CHUNK_BYTES = chunk
+    corpus_mod._CUT_WINDOW = window  # how far back the cut may look
     try:
         got = _pretoken_counts(Path(path), specials, num_threads=threads)
     finally:
-        corpus_mod.CHUNK_BYTES = old
+        corpus_mod.CHUNK_BYTES, corpus_mod._CUT_WINDOW = old, old_window
     assert got == dict(pretoken_counts([text], specials))
 
 
@@ -300,15 +301,19 @@ def test_utf8_check_agrees_with_python(data):
         assert (bad, truncated) == (-1, False)
 
 
-@given(_utf8ish, st.integers(1, 9), st.integers(1, 2))
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-def test_file_bytes_checked_as_python_decodes(tmp_path_factory, data, chunk, threads):
-    """Files are not decoded in Python unless invalid: the same error (file,
-    offset, reason) or the same counts as decoding the whole file."""
+@given(_utf8ish, st.integers(1, 9), st.integers(1, 2), st.integers(1, 12))
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+def test_file_bytes_checked_as_python_decodes(tmp_path_factory, data, chunk, threads, window):
+    """Files are not decoded in Python unless invalid (the reading thread
+    checks the last ``window`` bytes, for the cut; the counting threads the
+    rest): the same error (file, offset, reason) or the same counts as
+    decoding the whole file."""
     path = tmp_path_factory.mktemp("u8") / "f.txt"
     path.write_bytes(data)
     old = corpus_mod.CHUNK_BYTES
+    old_window = corpus_mod._CUT_WINDOW
     corpus_mod.CHUNK_BYTES = chunk
+    corpus_mod._CUT_WINDOW = window
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as e:
@@ -318,6 +323,7 @@ def test_file_bytes_checked_as_python_decodes(tmp_path_factory, data, chunk, thr
         assert _pretoken_counts(path, num_threads=threads) == dict(pretoken_counts([text]))
     finally:
         corpus_mod.CHUNK_BYTES = old
+        corpus_mod._CUT_WINDOW = old_window
 
 
 def test_invalid_utf8_names_file_and_offset(tmp_path):

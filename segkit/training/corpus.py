@@ -38,6 +38,9 @@ Corpus = Union[str, "os.PathLike[str]", Sequence["os.PathLike[str]"], Iterable[s
 
 #: bytes read per chunk from a file
 CHUNK_BYTES = 1 << 18
+#: bytes at the end of a file's buffer checked as UTF-8 by the thread reading
+#: it, for the cut to look at (the counting threads check the rest)
+_CUT_WINDOW = 1 << 14
 #: documents are grouped into batches of about this many bytes (the counting
 #: table reserves one entry per byte of a batch, so this also bounds its slack)
 BATCH_BYTES = 1 << 18
@@ -326,7 +329,7 @@ def segment_jobs(
         for path in paths:
             raw = raw_cut and errors == "strict"
             for batch in _file_batches(path, special, maxlen, cut, errors, chunk_size, on_bytes, raw):
-                yield ("batch", batch)
+                yield batch if raw else ("batch", batch)
         return
     if isinstance(corpus, (bytes, bytearray)):
         raise TypeError("corpus must be a path, a list of paths or an iterable of str documents, found bytes")
@@ -338,6 +341,11 @@ def job_segments(job: tuple) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None
     """The batch of a job of :func:`segment_jobs` (None: no text in it)."""
     if job[0] == "batch":
         return job[1]
+    if job[0] == "check":  # a file's bytes, not yet checked as UTF-8
+        _, path, base, buf, used, starts, ends = job
+        if utf8_check(buf[:used])[0] >= 0:
+            _raise_utf8_error(path, base)
+        return (buf, starts, ends) if len(starts) else None
     _, first, docs, special, errors, on_bytes = job
     if special is None:
         try:  # all at once: one join and one encoding for the whole list
@@ -414,7 +422,9 @@ def _raw_chunks(path: Path, chunk_size: int | None, on_bytes):
 
 def _file_batches(path, special, maxlen, cut, errors, chunk_size, on_bytes, raw=False):
     """Batches of a file; with ``raw`` (strict UTF-8) the bytes are checked
-    by :func:`utf8_check` instead of being decoded and encoded again."""
+    by :func:`utf8_check` instead of being decoded and encoded again, and
+    jobs ``("check", path, file offset, buf, bytes used, starts, ends)`` are
+    yielded for :func:`job_segments`."""
     carry = b""
     if raw:
         chunks = _raw_chunks(path, chunk_size, on_bytes)
@@ -433,12 +443,19 @@ def _file_batches(path, special, maxlen, cut, errors, chunk_size, on_bytes, raw=
             continue
         buf = np.frombuffer(data, dtype=np.uint8)
         end = len(data)
-        if raw:  # checked before any use: the cut decodes what it looks at
-            bad, truncated = utf8_check(buf)
+        lo = 0
+        if raw:
+            # the cut decodes what it looks at: check the last _CUT_WINDOW
+            # bytes here (from a character start) and let it look at no
+            # more; the rest is checked by the counting thread (job_segments)
+            lo = max(0, end - _CUT_WINDOW)
+            while 0 < lo < end and (data[lo] & 0xC0) == 0x80:
+                lo += 1
+            bad, truncated = utf8_check(buf[lo:])
             if bad >= 0:
                 if final or not truncated:
                     _raise_utf8_error(path, base)
-                end = bad  # a character continued in the next chunk
+                end = lo + bad  # a character continued in the next chunk
         if final:
             segs, s0 = _split(data, special, 0, len(data) + 1)
             segs.append((s0, len(data)))
@@ -446,18 +463,22 @@ def _file_batches(path, special, maxlen, cut, errors, chunk_size, on_bytes, raw=
         else:
             limit = end - maxlen + 1 if special is not None else end
             segs, s0 = _split(data, special, 0, max(limit, 0))
-            c = cut(buf[:end], s0, max(limit, s0)) if limit > s0 else -1
+            c0 = max(s0, lo)
+            c = cut(buf[:end], c0, max(limit, c0)) if limit > c0 else -1
             if c > s0:
                 segs.append((s0, c))
                 used = c
             else:
                 used = s0
         carry = data[used:]
-        base += used
         segs = [(s, e) for s, e in segs if e > s]
-        if segs:
+        if raw and used:
+            arr = np.asarray(segs, dtype=np.int64).reshape(-1, 2)
+            yield ("check", path, base, buf, used, arr[:, 0].copy(), arr[:, 1].copy())
+        elif segs:
             arr = np.asarray(segs, dtype=np.int64)
             yield buf, arr[:, 0].copy(), arr[:, 1].copy()
+        base += used
 
 
 @njit(cache=True, nogil=True)
