@@ -196,6 +196,7 @@ def run_parallel(items: Iterable[Any], work: Callable[[int, Any], None], num_thr
         return
     q: queue.Queue = queue.Queue(maxsize=2 * num_threads)
     failed: dict[int, BaseException] = {}
+    lock = threading.Lock()
 
     def worker(t: int) -> None:
         while True:
@@ -203,12 +204,15 @@ def run_parallel(items: Iterable[Any], work: Callable[[int, Any], None], num_thr
             if got is None:
                 return
             j, item = got
-            if failed and j > min(failed):
+            with lock:
+                skip = bool(failed) and j > min(failed)
+            if skip:
                 continue
             try:
                 work(t, item)
             except BaseException as e:  # re-raised by the caller's thread
-                failed[j] = e
+                with lock:
+                    failed[j] = e
 
     threads = [threading.Thread(target=worker, args=(t,), daemon=True) for t in range(num_threads)]
     for th in threads:
