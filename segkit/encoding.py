@@ -281,7 +281,7 @@ class BatchEncoding(Sequence):
         self._part_starts = None
         self._id_to_token = id_to_token
         self.pad_id = pad_id
-        self.n_sequences = n_sequences  # 2: every item is a pair
+        self.n_sequences = n_sequences  # 2: every item is a pair; an int array for a mixed batch
 
     @classmethod
     def _from_parts(cls, parts: list, id_to_token: Sequence, pad_id: int = 0) -> "BatchEncoding":
@@ -343,8 +343,11 @@ class BatchEncoding(Sequence):
             p = bisect_right(self._part_starts, i) - 1
             data, splits = self._parts[p]
             i -= self._part_starts[p]
+        nseq = self.n_sequences
+        if type(nseq) is not int:  # a batch mixing texts and pairs: one count per text
+            nseq = int(nseq[i if self._parts is None else i + self._part_starts[p]])
         a, b = int(splits[i]), int(splits[i + 1])
-        return Encoding(data[:, a:b], self._id_to_token, self.n_sequences)
+        return Encoding(data[:, a:b], self._id_to_token, nseq)
 
     def __iter__(self) -> Iterator[Encoding]:
         for i in range(len(self)):

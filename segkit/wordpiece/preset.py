@@ -28,6 +28,8 @@ from ..vocab import Vocabulary, VocabSource
 from .normalization import bert_rewrite_table
 from .postprocess import N_OPTIONS, O_BUDGET, O_CLS, O_MODE, O_MULT, O_PAD_ID, O_PAD_TO, O_SEP, O_TEMPLATE
 from .postprocess import TRUNCATION, assemble, encode_single
+from .call import VERY_LARGE_INTEGER, ModelInputs, call, call_single
+from .inputs import as_words, encode_mixed, segment_words, split_batch
 from .pretokenize import bert_classes
 
 #: Special tokens of BERT vocabularies: never split when they occur in text.
@@ -552,6 +554,7 @@ class WordPiece:
         truncation: bool | str | None = None,
         padding: bool | str | None = None,
         pad_to_multiple_of: int | None = None,
+        is_pretokenized: bool = False,
     ) -> Encoding:
         """Encode a text or a pair of texts, as HuggingFace ``Tokenizer.encode``.
 
@@ -573,13 +576,25 @@ class WordPiece:
             ``"max_length"``; None: the tokenizer's default.
         pad_to_multiple_of
             Round padded lengths up to a multiple of this.
+        is_pretokenized
+            ``text`` (and ``pair``) are lists of words, as HF's
+            ``is_pretokenized=True``: each word is encoded on its own, its
+            offsets relative to the word, word index = index of the word.
 
         >>> wp = WordPiece.bert(["[PAD]", "[UNK]", "[CLS]", "[SEP]", "a", "b"])
         >>> e = wp.encode("a b", "b", max_length=8, padding="max_length")
         >>> e.ids, e.type_ids, e.attention_mask
         ([2, 4, 5, 3, 5, 3, 0, 0], [0, 0, 0, 0, 1, 1, 0, 0], [1, 1, 1, 1, 1, 1, 0, 0])
         """
-        if type(text) is not str:
+        if type(text) is not str or is_pretokenized:
+            if is_pretokenized:
+                for seq in (text, pair):
+                    if seq is not None and as_words(seq) is None:
+                        raise TypeError(f"is_pretokenized=True expects a list of words (a list, tuple or 1-D numpy "
+                                        f"array of str), found {type(seq).__name__} {seq!r:.60}")
+                return self.encode_batch([text if pair is None else (text, pair)], is_pretokenized=True,
+                                         add_special_tokens=add_special_tokens, max_length=max_length,
+                                         truncation=truncation, padding=padding, pad_to_multiple_of=pad_to_multiple_of)[0]
             _check_text(text)
         if pair is None and self.flavour == "hf":
             opts = self._opts_cache.get((add_special_tokens, max_length, truncation, padding, pad_to_multiple_of))
@@ -683,6 +698,7 @@ class WordPiece:
         padding: bool | str | None = None,
         pad_to_multiple_of: int | None = None,
         num_threads: int | None = None,
+        is_pretokenized: bool = False,
     ) -> BatchEncoding:
         """Encode many texts or pairs ``(text, pair)`` in a few compiled calls.
 
@@ -692,47 +708,74 @@ class WordPiece:
         kernels release the GIL); small batches stay on one thread.  Returns a
         :class:`BatchEncoding` (a sequence of :class:`Encoding`;
         ``.to_numpy()`` gives matrices).
+
+        Items are read as HF ``encode_batch`` reads them (see
+        :mod:`segkit.wordpiece.inputs`): texts and pairs may be mixed, a pair
+        is a tuple, a list or a numpy row of two texts; with
+        ``is_pretokenized=True`` an item is a list of words (or a pair of
+        them), each word encoded on its own, offsets relative to the word.
         """
         if isinstance(texts, str):
             raise TypeError("encode_batch expects a sequence of texts, found a single str; use encode()")
         texts = list(texts)
-        paired = bool(texts) and isinstance(texts[0], (tuple, list))
-        if paired:
-            firsts, seconds = [], []
-            for i, item in enumerate(texts):
-                if not isinstance(item, (tuple, list)) or len(item) != 2:
-                    raise TypeError(
-                        f"encode_batch: the item at index {i} is {type(item).__name__} {item!r:.60}; a batch holds "
-                        "either texts or (text, pair) tuples, not both"
-                    )
-                for j, part in enumerate(item):
-                    if not isinstance(part, str):
-                        raise TypeError(
-                            f"encode_batch: the {'second' if j else 'first'} text of the pair at index {i} is "
-                            f"{type(part).__name__} {part!r:.60}; expected str"
-                        )
-                firsts.append(item[0])
-                seconds.append(item[1])
-            joined = firsts + seconds
+        if is_pretokenized or (texts and type(texts[0]) is not str):  # HF's input forms (segkit/wordpiece/inputs.py)
+            joined, seconds, mixed = split_batch(texts, is_pretokenized)
+            if mixed is not None:
+                return encode_mixed(self, texts, mixed, is_pretokenized, dict(
+                    add_special_tokens=add_special_tokens, max_length=max_length, truncation=truncation,
+                    padding=padding, pad_to_multiple_of=pad_to_multiple_of, num_threads=num_threads))
+            paired = seconds is not None
+            if paired:
+                joined = joined + seconds
         else:
+            paired = False
             joined = texts  # each item is checked by the join (str.join raises TypeError)
         plain, template, budget, mode, pad_to, mult = self._post_options(
             paired, add_special_tokens, max_length, truncation, padding, pad_to_multiple_of
         )
         try:
-            parts, used = self._segment_parts(joined, num_threads)
+            if is_pretokenized:
+                parts, used = [segment_words(self, joined, num_threads)], 1
+            else:
+                parts, used = self._segment_parts(joined, num_threads)
         except TypeError:
-            for i, item in enumerate(texts):
-                if not isinstance(item, str):
-                    raise TypeError(
-                        f"encode_batch: the text at index {i} is {type(item).__name__} {item!r:.60}; expected str"
-                    ) from None
-            raise
+            if paired or is_pretokenized:
+                raise
+            # Not all texts: a batch mixing texts and pairs, or an error naming the item.
+            mixed = split_batch(texts, False)[2]
+            if mixed is None:
+                raise
+            return encode_mixed(self, texts, mixed, False, dict(
+                add_special_tokens=add_special_tokens, max_length=max_length, truncation=truncation,
+                padding=padding, pad_to_multiple_of=pad_to_multiple_of, num_threads=num_threads))
         if plain:  # per-thread parts are not copied into one array unless asked for
             return BatchEncoding._from_parts(parts, self.vocab, self.pad_id)
         tok, rows = concat_segments(parts, used)
         out, out_rows = self._assemble_out(tok, rows, len(texts), paired, template, budget, mode, pad_to, mult)
         return BatchEncoding(out, out_rows, self.vocab, self.pad_id, 2 if paired else 1)
+
+    #: transformers' settings that :meth:`__call__` reads: the length of
+    #: ``truncation=True`` / ``padding="max_length"`` without ``max_length``
+    #: (transformers' "no limit" by default, as for a tokenizer made from a
+    #: vocabulary file; e.g. 512 to match ``from_pretrained``), and the keys
+    #: returned by default.
+    model_max_length: int = VERY_LARGE_INTEGER
+    model_input_names: tuple = ("input_ids", "token_type_ids", "attention_mask")
+
+    def __call__(self, text, text_pair=None, **options: Any) -> ModelInputs:
+        """Encode as ``transformers.BertTokenizerFast(...)(text, text_pair, ...)``:
+        the same arguments, keys and values (see :mod:`segkit.wordpiece.call`).
+
+        >>> wp = WordPiece.bert(["[PAD]", "[UNK]", "[CLS]", "[SEP]", "a", "b"])
+        >>> wp("a b")
+        {'input_ids': [2, 4, 5, 3], 'token_type_ids': [0, 0, 0, 0], 'attention_mask': [1, 1, 1, 1]}
+        >>> wp(["a", "b a"], padding=True, return_tensors="np").input_ids
+        array([[2, 4, 3, 0],
+               [2, 5, 4, 3]])
+        """
+        if not options and text_pair is None and type(text) is str:
+            return call_single(self, text)
+        return call(self, text, text_pair, **options)
 
     def encode_pairs(self, texts: Sequence[str], pairs: Sequence[str], **options: Any) -> BatchEncoding:
         """:meth:`encode_batch` for two parallel lists (of equal length)."""
