@@ -258,9 +258,20 @@ def call(
         if text_pair is not None and len(text) != len(text_pair):
             raise ValueError(f"batch length of `text`: {len(text)} does not match batch length of `text_pair`: {len(text_pair)}.")
         items = list(zip(text, text_pair)) if text_pair is not None else list(text)
+        if not items:  # (transformers fails with an IndexError)
+            raise ValueError("text is an empty batch: nothing to encode")
     else:
         items = [(text, text_pair)] if text_pair else [text]
 
+    if trunc and add_special_tokens and wp.template and max_length is not None:
+        paired = batched and text_pair is not None or not batched and bool(text_pair)
+        if max_length < (3 if paired else 2):
+            # HF tokenizers subtracts the special tokens from max_length in
+            # unsigned arithmetic: a max_length below their number wraps
+            # around and nothing is truncated.
+            trunc = False
+    if pad == "max_length" and max_length == 0:
+        pad = False  # padding to length 0 pads nothing
     options: dict[str, Any] = dict(
         add_special_tokens=add_special_tokens,
         truncation=trunc,
@@ -309,8 +320,11 @@ def call(
         for key, r in wanted:
             out[key] = _matrix(rows[r], splits, n_rows, width, uniform, torch)
         if return_offsets_mapping:
-            both = np.stack([rows[4], rows[5]], axis=-1)
-            out["offset_mapping"] = _matrix(both, splits, n_rows, width, uniform, torch)
+            if uniform and width == 0:  # transformers: np.asarray([[], ...]), no last axis
+                out["offset_mapping"] = _vector(np.zeros((n_rows, 0)), torch)
+            else:
+                both = np.stack([rows[4], rows[5]], axis=-1)
+                out["offset_mapping"] = _matrix(both, splits, n_rows, width, uniform, torch)
         if return_length:
             out["length"] = _vector(lengths, torch)
         if sample is not None:
