@@ -282,14 +282,23 @@ def call(
     )
     side_options = _side_options(wp, trunc, stride, return_overflowing_tokens, padding_side, truncation_side, pad)
     options.update(side_options)
-    batch = wp.encode_batch(items, **options)
-
-    data = batch._data
-    splits = batch.row_splits
     sample = None
-    if return_overflowing_tokens:
-        data, splits, sample = _with_overflow(batch, data, splits)
-    rows = _rows(data)
+    if not batched and not is_split_into_words and not side_options:
+        # One text or pair: encode() (its single-text path is one compiled call).
+        del options["is_pretokenized"]
+        enc = wp.encode(text, text_pair if text_pair else None, **options)
+        data = enc._data
+        splits = np.array([0, data.shape[1]], dtype=np.int64)
+        batch = _One(enc)
+        if return_overflowing_tokens:
+            sample = np.zeros(1, dtype=np.int64)
+    else:
+        batch = wp.encode_batch(items, **options)
+        data = batch._data
+        splits = batch.row_splits
+        if return_overflowing_tokens:
+            data, splits, sample = _with_overflow(batch, data, splits)
+    rows = data if data.shape[0] == 7 else _rows(data)  # (rows[r]: a row of either)
     if return_token_type_ids is None:
         return_token_type_ids = "token_type_ids" in wp.model_input_names
     if return_attention_mask is None:
@@ -299,22 +308,22 @@ def call(
         if on:
             wanted.append((key, r))
     out: dict[str, Any] = {}
-    lengths = np.diff(splits)
-    n_rows = lengths.size
+    n_rows = splits.size - 1
+    lengths = [data.shape[1]] if n_rows == 1 else np.diff(splits)
     if return_tensors is None:
         for key, r in wanted:
-            out[key] = int_lists_of(rows[r], splits)
+            out[key] = int_lists_of(rows[r], splits) if n_rows > 1 else [rows[r].tolist()]
         if return_offsets_mapping:
             pairs = list(zip(rows[4].tolist(), rows[5].tolist()))
             bounds = splits.tolist()
             out["offset_mapping"] = [pairs[bounds[t] : bounds[t + 1]] for t in range(n_rows)]
         if return_length:
-            out["length"] = lengths.tolist()
+            out["length"] = lengths if n_rows == 1 else lengths.tolist()
         if sample is not None:
             out["overflow_to_sample_mapping"] = sample.tolist()
     else:
         width = int(lengths[0]) if n_rows else 0
-        uniform = bool((lengths == width).all())
+        uniform = n_rows == 1 or bool((lengths == width).all())
         if not uniform and torch is not None:
             raise ValueError(_RAGGED)
         for key, r in wanted:
@@ -380,6 +389,15 @@ def _matrix(values: np.ndarray, splits: np.ndarray, n_rows: int, width: int, uni
 def _vector(values: np.ndarray, torch):
     v = np.asarray(values, dtype=np.int64)
     return v if torch is None else torch.from_numpy(v.copy())
+
+
+class _One:
+    """The little of a batch that :class:`_Encodings` reads, for one encoding."""
+
+    __slots__ = ("n_sequences",)
+
+    def __init__(self, enc: Encoding):
+        self.n_sequences = enc.n_sequences
 
 
 class _Encodings:
