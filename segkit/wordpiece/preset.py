@@ -766,6 +766,29 @@ class WordPiece:
         """Encode as ``transformers.BertTokenizerFast(...)(text, text_pair, ...)``:
         the same arguments, keys and values (see :mod:`segkit.wordpiece.call`).
 
+        Parameters
+        ----------
+        text, text_pair
+            A text, a list of texts (a batch), or with
+            ``is_split_into_words=True`` a list of words or a list of lists
+            of words; ``text_pair`` likewise (pairs).
+        add_special_tokens, padding, truncation, max_length, stride, pad_to_multiple_of, padding_side, truncation_side, is_split_into_words
+            As in transformers: ``padding`` is False, True, ``"longest"``,
+            ``"max_length"`` or ``"do_not_pad"``; ``truncation`` is None,
+            False, True, ``"longest_first"``, ``"only_first"``,
+            ``"only_second"`` or ``"do_not_truncate"``.
+        return_tensors
+            None (lists), ``"np"`` (int64 arrays) or ``"pt"`` (torch
+            tensors; ImportError without PyTorch).
+        return_overflowing_tokens, return_offsets_mapping, return_special_tokens_mask, return_attention_mask, return_token_type_ids, return_length
+            The keys to return, as in transformers.
+
+        Returns
+        -------
+        ModelInputs
+            A dict (keys also attributes) of ``input_ids``,
+            ``token_type_ids``, ``attention_mask`` and those asked for.
+
         >>> wp = WordPiece.bert(["[PAD]", "[UNK]", "[CLS]", "[SEP]", "a", "b"])
         >>> wp("a b")
         {'input_ids': [2, 4, 5, 3], 'token_type_ids': [0, 0, 0, 0], 'attention_mask': [1, 1, 1, 1]}
