@@ -315,3 +315,25 @@ def test_template_errors(small_vocab) -> None:
         wp.encode("a b c d e f g h i j", max_length=5, truncation=True, stride=3)
     with pytest.raises(ValueError, match="truncation_side"):
         wp.encode("a", truncation_side="middle")
+
+
+@pytest.mark.parametrize("model", ["bert-base-multilingual-cased", "bert-base-uncased"])
+def test_shared_corpus_overflow_matches_hf(model, shared_data) -> None:
+    """The real tokenizer.json files on 1,000 texts of the corpus, as pairs
+    and single texts: truncation with stride in both directions, left
+    padding, the overflowing encodings of every item."""
+    src = shared_data / "vocab" / f"{model}.tokenizer.json"
+    wp = segkit.WordPiece.from_tokenizer_json(src)
+    hf = tokenizers.Tokenizer.from_file(str(src))
+    with (shared_data / "corpus" / "multilingual-1000.jsonl").open(encoding="utf-8") as f:
+        texts = [json.loads(line)["text"] for line in f]
+    pairs = list(zip(texts[::2], texts[1::2]))
+    for tdir, pdir in (("right", "left"), ("left", "right")):
+        hf_configure(hf, max_length=32, stride=8, tdir=tdir, padding="longest", pdir=pdir, pad_type_id=1, pad_id=0)
+        for batch in (texts, pairs):
+            theirs = hf.encode_batch(batch)
+            wp_pad = _with_settings(wp, padding={"direction": pdir, "pad_type_id": 1})
+            ours = wp_pad.encode_batch(batch, max_length=32, truncation=True, stride=8, truncation_side=tdir)
+            assert sum(len(e.overflowing) for e in theirs) > 500
+            for k, (a, b) in enumerate(zip(ours, theirs)):
+                same(a, b, f"{tdir}/{pdir} item {k}")

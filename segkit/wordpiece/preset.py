@@ -109,11 +109,20 @@ class WordPiece:
         ``[PAD] [UNK] [CLS] [SEP] [MASK]`` that are in the vocabulary.
     template
         ``"bert"``: :meth:`encode` adds ``[CLS] A [SEP]`` or
-        ``[CLS] A [SEP] B [SEP]``; None (default): no special tokens are added.
+        ``[CLS] A [SEP] B [SEP]``; None (default): no special tokens are
+        added; or a dict in HuggingFace's ``TemplateProcessing`` syntax,
+        ``{"single": "<s> $A </s>", "pair": "<s> $A </s> </s> $B </s>"}``
+        (``:N`` after a piece sets its type id; optional
+        ``"special_tokens": {name: id or [ids]}`` for names that are not
+        vocabulary tokens; pairs default to ``"$A:0 $B:1"``).
     cls_token, sep_token, pad_token
         The tokens the template and padding use.
     truncation, padding
-        Defaults for :meth:`encode` (see there); None: off.
+        Defaults for :meth:`encode` (see there); None: off.  Keys of
+        ``truncation``: ``max_length``, ``strategy``, ``stride``,
+        ``direction`` (``"right"``/``"left"``); of ``padding``: ``length``
+        (None: the longest), ``pad_to_multiple_of``, ``direction``,
+        ``pad_type_id``.
     flavour
         ``"hf"`` (default): HuggingFace ``tokenizers``.  ``"tf_text"``:
         TensorFlow Text's ``FastWordpieceTokenizer``: Google's CJK ranges,
