@@ -30,7 +30,7 @@ from typing import Any
 import numpy as np
 
 from ..boxing import int_lists_of
-from ..encoding import Encoding, _rows
+from ..encoding import _FULL, Encoding, _rows, _with_overflow
 
 #: transformers' "no limit" model_max_length (``int(1e30)``) and the
 #: threshold above which a length counts as no limit.
@@ -126,7 +126,7 @@ def call_single(wp, text: str) -> ModelInputs:
     enc = wp.encode(text, truncation=False, padding=False)
     data = enc._data
     ids = data[0].tolist()
-    if data.shape[0] == 7:
+    if data.shape[0] == _FULL:
         return ModelInputs(
             {"input_ids": ids, "token_type_ids": data[1].tolist(), "attention_mask": data[2].tolist()}, (enc,)
         )
@@ -263,9 +263,9 @@ def call(
     else:
         items = [(text, text_pair)] if text_pair else [text]
 
-    if trunc and add_special_tokens and wp.template and max_length is not None:
+    if trunc and max_length is not None:
         paired = batched and text_pair is not None or not batched and bool(text_pair)
-        if max_length < (3 if paired else 2):
+        if max_length < _n_special(wp, paired, add_special_tokens):
             # HF tokenizers subtracts the special tokens from max_length in
             # unsigned arithmetic: a max_length below their number wraps
             # around and nothing is truncated.
@@ -277,13 +277,14 @@ def call(
         truncation=trunc,
         max_length=max_length if (trunc or pad == "max_length") else None,
         padding=pad,
-        pad_to_multiple_of=pad_to_multiple_of if pad else None,
+        pad_to_multiple_of=(pad_to_multiple_of or 0) if pad else None,
+        stride=stride,  # (checked by HF whether or not overflow is returned)
+        truncation_side=truncation_side,  # None: the tokenizer's (as transformers' attribute)
+        padding_side=padding_side,
         is_pretokenized=is_split_into_words,
     )
-    side_options = _side_options(wp, trunc, stride, return_overflowing_tokens, padding_side, truncation_side, pad)
-    options.update(side_options)
     sample = None
-    if not batched and not is_split_into_words and not side_options:
+    if not batched and not is_split_into_words and not (return_overflowing_tokens and trunc):
         # One text or pair: encode() (its single-text path is one compiled call).
         del options["is_pretokenized"]
         enc = wp.encode(text, text_pair if text_pair else None, **options)
@@ -297,8 +298,8 @@ def call(
         data = batch._data
         splits = batch.row_splits
         if return_overflowing_tokens:
-            data, splits, sample = _with_overflow(batch, data, splits)
-    rows = data if data.shape[0] == 7 else _rows(data)  # (rows[r]: a row of either)
+            data, splits, sample = _overflow_rows(batch, data, splits)
+    rows = data if data.shape[0] == _FULL else _rows(data)  # (rows[r]: a row of either)
     if return_token_type_ids is None:
         return_token_type_ids = "token_type_ids" in wp.model_input_names
     if return_attention_mask is None:
@@ -344,31 +345,19 @@ def call(
     return ModelInputs(out, encodings)
 
 
-def _side_options(wp, trunc, stride, overflowing, padding_side, truncation_side, pad) -> dict:
-    """stride, sides and overflow as :meth:`WordPiece.encode_batch` options
-    (only those that differ from its defaults, so that a build without
-    them still serves every call that does not need them)."""
-    out = {}
-    tside = truncation_side or getattr(wp, "truncation_side", "right")
-    pside = padding_side or getattr(wp, "padding_side", "right")
-    if trunc and tside != "right":
-        out["truncation_side"] = tside
-    if pad and pside != "right":
-        out["padding_side"] = pside
-    if trunc and overflowing:
-        out["return_overflowing_tokens"] = True
-        if stride:
-            out["stride"] = stride
-    return out
+def _n_special(wp, paired: bool, add_special_tokens: bool) -> int:
+    """Special tokens the template adds to a text or a pair."""
+    from .postprocess import K_SPECIAL
+
+    return sum(1 for slot in wp._post.slots[(bool(paired), bool(add_special_tokens))] if slot[0] == K_SPECIAL)
 
 
-def _with_overflow(batch, data, splits):
+def _overflow_rows(batch, data, splits):
     """Rows of every encoding followed by its overflowing encodings, and the
     index of the text each row comes from."""
-    over = getattr(batch, "overflow", None)
-    if over is None:  # nothing overflowed: one row per text
+    if batch._ovf is None:  # nothing overflowed: one row per text
         return data, splits, np.arange(splits.size - 1, dtype=np.int64)
-    return over()
+    return _with_overflow(data, splits, *batch._ovf)
 
 
 def _matrix(values: np.ndarray, splits: np.ndarray, n_rows: int, width: int, uniform: bool, torch):

@@ -129,10 +129,10 @@ def segment_words(wp, seqs: list, num_threads: int | None = None):
 
 # ------------------------------------------------------------ mixed batches
 def _full(data: np.ndarray) -> np.ndarray:
-    """The 7-row layout of an encoding array (plain results have 4 rows)."""
-    from ..encoding import _rows
+    """The full layout of an encoding array (plain results have 4 rows)."""
+    from ..encoding import _FULL, _rows
 
-    return data if data.shape[0] == 7 else np.stack(_rows(data))
+    return data if data.shape[0] == _FULL else np.stack(_rows(data))
 
 
 def merge_batches(parts: list, order: np.ndarray):
@@ -159,14 +159,14 @@ def merge_batches(parts: list, order: np.ndarray):
 
 def pad_rows(data: np.ndarray, splits: np.ndarray, target: int, pad_id: int, left: bool = False, pad_type_id: int = 0):
     """Rows shorter than ``target`` padded to it (pad id, type
-    ``pad_type_id``, attention 0, special 1, offsets (0, 0), no word), on
-    the right or the left."""
+    ``pad_type_id``, attention 0, special 1, offsets (0, 0), no word, no
+    sequence), on the right or the left."""
     lens = np.diff(splits)
     new = np.maximum(lens, target)
     out_splits = np.zeros(lens.size + 1, dtype=np.int64)
     np.cumsum(new, out=out_splits[1:])
-    out = np.empty((7, int(out_splits[-1])), dtype=np.int32)
-    for r, v in enumerate((pad_id, pad_type_id, 0, 1, 0, 0, -1)):
+    out = np.empty((data.shape[0], int(out_splits[-1])), dtype=np.int32)
+    for r, v in enumerate((pad_id, pad_type_id, 0, 1, 0, 0, -1, -1)[: data.shape[0]]):
         out[r] = v
     shift = out_splits[:-1] + ((new - lens) if left else 0) - splits[:-1]
     dest = np.repeat(shift, lens) + np.arange(int(splits[-1]), dtype=np.int64)
@@ -176,39 +176,57 @@ def pad_rows(data: np.ndarray, splits: np.ndarray, target: int, pad_id: int, lef
 
 def encode_mixed(wp, items: list, is_pair: np.ndarray, is_pretokenized: bool, options: dict[str, Any]):
     """A batch mixing texts and pairs: each kind encoded as a batch of its
-    own (unpadded), rows put back in order, then padded together."""
+    own (unpadded), rows put back in order (overflowing encodings too),
+    then padded together as one batch would be."""
     from ..encoding import BatchEncoding
+    from .postprocess import O_MULT, O_PAD_LEFT, O_PAD_TO, O_PAD_TYPE
 
     padding = options.pop("padding", None)
-    max_length = options.get("max_length")
-    mult = options.get("pad_to_multiple_of")
-    pdef = wp.padding or {}
-    if padding is None:
-        padding = ("max_length" if pdef.get("length") else "longest") if pdef else False
-    if padding is True:
-        padding = "longest"
-    if padding not in (False, "longest", "max_length"):
-        raise ValueError(f"padding must be True, False, 'longest' or 'max_length', found {padding!r}")
-    if mult is None:
-        mult = pdef.get("pad_to_multiple_of") or 0
+    # The padding the options resolve to (as for a batch of single texts).
+    opts = wp._post.options(False, options["add_special_tokens"], options["max_length"], False, padding,
+                            options["pad_to_multiple_of"], None, None, options["padding_side"])
     singles = np.flatnonzero(~is_pair)
     pairs = np.flatnonzero(is_pair)
-    parts = []
-    for sel in (singles, pairs):
-        b = wp.encode_batch([items[i] for i in sel.tolist()], padding=False, is_pretokenized=is_pretokenized, **options)
-        parts.append((b._data, b.row_splits))
+    groups = [wp.encode_batch([items[i] for i in sel.tolist()], padding=False, is_pretokenized=is_pretokenized,
+                              **options) for sel in (singles, pairs)]
     order = np.empty(len(items), dtype=np.int64)
     order[singles] = np.arange(singles.size)
     order[pairs] = singles.size + np.arange(pairs.size)
-    data, splits = merge_batches(parts, order)
-    if padding:
-        if padding == "longest":
+    data, splits = merge_batches([(g._data, g.row_splits) for g in groups], order)
+    overflow = None
+    if any(g._ovf is not None for g in groups):
+        # Overflowing encodings of text t: rows texts[t]:texts[t + 1] of its group's overflow batch.
+        o_parts, o_first, o_count, base = [], [], [], 0
+        for g in groups:
+            n = len(g)
+            if g._ovf is None:
+                o_parts.append((np.empty((8, 0), np.int32), np.zeros(1, np.int64)))
+                o_first.append(np.full(n, base, np.int64))
+                o_count.append(np.zeros(n, np.int64))
+                continue
+            odata, orows, otexts = g._ovf
+            o_parts.append((odata, orows))
+            o_first.append(otexts[:-1] + base)
+            o_count.append(np.diff(otexts))
+            base += orows.size - 1
+        first = np.concatenate(o_first)[order]
+        count = np.concatenate(o_count)[order]
+        texts = np.zeros(len(items) + 1, dtype=np.int64)
+        np.cumsum(count, out=texts[1:])
+        o_order = np.repeat(first - texts[:-1], count) + np.arange(int(texts[-1]), dtype=np.int64)
+        odata, orows = merge_batches(o_parts, o_order)
+        overflow = [odata, orows, texts]
+    target = int(opts[O_PAD_TO])
+    if target >= 0:
+        if target == 0:  # the longest kept encoding
             target = int(np.diff(splits).max()) if len(items) else 0
-        else:
-            target = max_length if max_length is not None else pdef.get("length")
-            if not target:
-                raise ValueError("padding='max_length' needs max_length")
-        if mult and mult > 1 and target % mult:
+        mult = int(opts[O_MULT])
+        if mult > 1 and target % mult:
             target += mult - target % mult
-        data, splits = pad_rows(data, splits, target, wp.pad_id)
-    return BatchEncoding(data, splits, wp.vocab, wp.pad_id, np.where(is_pair, 2, 1))
+        left = bool(opts[O_PAD_LEFT])
+        data, splits = pad_rows(data, splits, target, wp.pad_id, left, int(opts[O_PAD_TYPE]))
+        if overflow is not None:
+            overflow[:2] = pad_rows(overflow[0], overflow[1], target, wp.pad_id, left, int(opts[O_PAD_TYPE]))
+    return BatchEncoding(data, splits, wp.vocab, wp.pad_id, np.where(is_pair, 2, 1),
+                         overflow=None if overflow is None else tuple(overflow),
+                         pad_type_id=int(opts[O_PAD_TYPE]), padding_side="left" if opts[O_PAD_LEFT] else "right")

@@ -26,8 +26,9 @@ from ..cache import cache_key, cacheable_file, cached
 from ..parallel import concat_segments, map_text_runs
 from ..vocab import Vocabulary, VocabSource
 from .normalization import bert_rewrite_table
-from .postprocess import N_OPTIONS, O_BUDGET, O_CLS, O_MODE, O_MULT, O_PAD_ID, O_PAD_TO, O_SEP, O_TEMPLATE
-from .postprocess import TRUNCATION, assemble, encode_single
+from .options import PostProcessor, check_post_settings
+from .postprocess import N_ROWS, O_PAD_TYPE, SINGLE_CUT, SINGLE_FAILED, encode_single
+from .template import bert_template, normalize_template, template_slots
 from .call import VERY_LARGE_INTEGER, ModelInputs, call, call_single
 from .inputs import as_words, encode_mixed, segment_words, split_batch
 from .pretokenize import bert_classes
@@ -110,11 +111,20 @@ class WordPiece:
         ``[PAD] [UNK] [CLS] [SEP] [MASK]`` that are in the vocabulary.
     template
         ``"bert"``: :meth:`encode` adds ``[CLS] A [SEP]`` or
-        ``[CLS] A [SEP] B [SEP]``; None (default): no special tokens are added.
+        ``[CLS] A [SEP] B [SEP]``; None (default): no special tokens are
+        added; or a dict in HuggingFace's ``TemplateProcessing`` syntax,
+        ``{"single": "<s> $A </s>", "pair": "<s> $A </s> </s> $B </s>"}``
+        (``:N`` after a piece sets its type id; optional
+        ``"special_tokens": {name: id or [ids]}`` for names that are not
+        vocabulary tokens; pairs default to ``"$A:0 $B:1"``).
     cls_token, sep_token, pad_token
         The tokens the template and padding use.
     truncation, padding
-        Defaults for :meth:`encode` (see there); None: off.
+        Defaults for :meth:`encode` (see there); None: off.  Keys of
+        ``truncation``: ``max_length``, ``strategy``, ``stride``,
+        ``direction`` (``"right"``/``"left"``); of ``padding``: ``length``
+        (None: the longest), ``pad_to_multiple_of``, ``direction``,
+        ``pad_type_id``.
     flavour
         ``"hf"`` (default): HuggingFace ``tokenizers``.  ``"tf_text"``:
         TensorFlow Text's ``FastWordpieceTokenizer``: Google's CJK ranges,
@@ -178,7 +188,7 @@ class WordPiece:
             "clean_text": bool(clean_text),
             "handle_chinese_chars": bool(handle_chinese_chars),
             "special_tokens": None if special_tokens is None else list(special_tokens),
-            "template": template,
+            "template": normalize_template(template),
             "cls_token": cls_token,
             "sep_token": sep_token,
             "pad_token": pad_token,
@@ -240,7 +250,7 @@ class WordPiece:
             rewrite.setflags(write=False)
         self._rewrite = rewrite
         self._local = threading.local()
-        self._opts_cache: dict = {}
+        self._post = _post_processor(settings, vocab, derived)
         self._encode_entry = None  # see _encode_single
         self._segment_entry = None
 
@@ -495,55 +505,6 @@ class WordPiece:
         return self._segment_one(_check_text(text))[0].tolist()
 
     # --------------------------------------------------------------- encode
-    def _post_options(self, pair: bool, add_special_tokens, max_length, truncation, padding, pad_to_multiple_of):
-        template = self.template == "bert" and add_special_tokens
-        tdef = self.truncation or {}
-        pdef = self.padding or {}
-        if truncation is None:
-            truncation = tdef.get("strategy", "longest_first") if tdef else False
-        if truncation is True:
-            truncation = "longest_first"
-        if padding is None:
-            padding = ("max_length" if pdef.get("length") else "longest") if pdef else False
-        if padding is True:
-            padding = "longest"
-        # An explicit max_length serves truncation and padding; otherwise each
-        # takes its own default length (tokenizer.json may set both).
-        pad_length = max_length if max_length is not None else pdef.get("length")
-        if max_length is None and truncation:
-            max_length = tdef.get("max_length")
-        if pad_to_multiple_of is None:
-            pad_to_multiple_of = pdef.get("pad_to_multiple_of") or 0
-        nspec = (3 if pair else 2) if template else 0
-        mode = 0
-        budget = 0
-        if truncation:
-            if truncation not in TRUNCATION:
-                raise ValueError(f"truncation must be True, False or one of {sorted(TRUNCATION)}, found {truncation!r}")
-            if max_length is None:
-                raise ValueError("truncation needs max_length")
-            if not isinstance(max_length, int) or max_length < nspec:
-                raise ValueError(
-                    f"max_length={max_length!r} is smaller than the {nspec} special tokens the template "
-                    f"adds to {'a pair' if pair else 'a text'}"
-                )
-            mode = TRUNCATION[truncation]
-            budget = max_length - nspec
-        if padding is False or padding is None:
-            pad_to = -1
-        elif padding == "longest":
-            pad_to = 0
-        elif padding == "max_length":
-            if not pad_length:
-                raise ValueError("padding='max_length' needs max_length")
-            pad_to = int(pad_length)
-        else:
-            raise ValueError(f"padding must be True, False, 'longest' or 'max_length', found {padding!r}")
-        if template and (self.cls_id is None or self.sep_id is None):
-            raise ValueError(f"the template needs {self.cls_token!r} and {self.sep_token!r} in the vocabulary")
-        plain = not template and mode == 0 and pad_to == -1 and not pair
-        return plain, template, budget, mode, pad_to, int(pad_to_multiple_of or 0)
-
     def encode(
         self,
         text: str,
@@ -554,6 +515,9 @@ class WordPiece:
         truncation: bool | str | None = None,
         padding: bool | str | None = None,
         pad_to_multiple_of: int | None = None,
+        stride: int | None = None,
+        truncation_side: str | None = None,
+        padding_side: str | None = None,
         is_pretokenized: bool = False,
     ) -> Encoding:
         """Encode a text or a pair of texts, as HuggingFace ``Tokenizer.encode``.
@@ -580,6 +544,18 @@ class WordPiece:
             ``text`` (and ``pair``) are lists of words, as HF's
             ``is_pretokenized=True``: each word is encoded on its own, its
             offsets relative to the word, word index = index of the word.
+        stride
+            When truncation cuts a sequence, the pieces that do not fit
+            become :attr:`Encoding.overflowing` encodings (each with the
+            template); consecutive pieces share ``stride`` tokens.  It must
+            be smaller than the length a sequence is cut to.
+        truncation_side, padding_side
+            ``"right"`` (default) or ``"left"``: cut tokens from the end or
+            from the start; pad after the tokens or before them.
+
+        Each keyword left to None takes the tokenizer's default (its
+        ``truncation`` and ``padding`` settings; ``padding`` may also set
+        ``pad_type_id``).
 
         >>> wp = WordPiece.bert(["[PAD]", "[UNK]", "[CLS]", "[SEP]", "a", "b"])
         >>> e = wp.encode("a b", "b", max_length=8, padding="max_length")
@@ -594,49 +570,29 @@ class WordPiece:
                                         f"array of str), found {type(seq).__name__} {seq!r:.60}")
                 return self.encode_batch([text if pair is None else (text, pair)], is_pretokenized=True,
                                          add_special_tokens=add_special_tokens, max_length=max_length,
-                                         truncation=truncation, padding=padding, pad_to_multiple_of=pad_to_multiple_of)[0]
+                                         truncation=truncation, padding=padding, pad_to_multiple_of=pad_to_multiple_of,
+                                         stride=stride, truncation_side=truncation_side, padding_side=padding_side)[0]
             _check_text(text)
+        post = self._post
+        key = (pair is not None, add_special_tokens, max_length, truncation, padding, pad_to_multiple_of, stride,
+               truncation_side, padding_side, True)
+        opts = post.cache.get(key)
+        if opts is None:
+            opts = post.options(*key)
         if pair is None and self.flavour == "hf":
-            opts = self._opts_cache.get((add_special_tokens, max_length, truncation, padding, pad_to_multiple_of))
-            if opts is None:
-                opts = self._single_options(add_special_tokens, max_length, truncation, padding, pad_to_multiple_of)
-            return Encoding(self._encode_single(text, opts), self.vocab)
+            data, ovf = self._encode_single(text, opts)
+            return Encoding(data, self.vocab, 1, ovf)
         if pair is not None:
             _check_text(pair)
-        plain, template, budget, mode, pad_to, mult = self._post_options(
-            pair is not None, add_special_tokens, max_length, truncation, padding, pad_to_multiple_of
-        )
-        if plain:
-            return Encoding(self._segment_one(text), self.vocab)
         if pair is None:
+            if post.is_plain(opts):
+                return Encoding(self._segment_one(text), self.vocab)
             tok = self._segment_one(text)
             rows = np.array([0, tok.shape[1]], dtype=np.int64)
         else:
             tok, rows = self._segment([text, pair])
-        out, out_rows = self._assemble_out(tok, rows, 1, pair is not None, template, budget, mode, pad_to, mult)
-        return Encoding(out, self.vocab, 1 if pair is None else 2)
-
-    def _single_options(self, add_special_tokens, max_length, truncation, padding, pad_to_multiple_of) -> np.ndarray:
-        key = (add_special_tokens, max_length, truncation, padding, pad_to_multiple_of)
-        cache = self._opts_cache
-        opts = cache.get(key)
-        if opts is None:
-            plain, template, budget, mode, pad_to, mult = self._post_options(
-                False, add_special_tokens, max_length, truncation, padding, pad_to_multiple_of
-            )
-            opts = np.zeros(N_OPTIONS, dtype=np.int64)
-            opts[O_TEMPLATE] = template
-            opts[O_CLS] = self.cls_id or 0
-            opts[O_SEP] = self.sep_id or 0
-            opts[O_BUDGET] = budget
-            opts[O_MODE] = mode
-            opts[O_PAD_TO] = pad_to
-            opts[O_MULT] = mult
-            opts[O_PAD_ID] = self.pad_id
-            opts.setflags(write=False)
-            if len(cache) < 64:
-                cache[key] = opts
-        return opts
+        out, _, ovf = post.apply(tok, rows, 1, pair is not None, opts)
+        return Encoding(out, self.vocab, 1 if pair is None else 2, _one_overflow(ovf))
 
     def _buffers(self, need: int) -> np.ndarray:
         """Per-thread scratch for single texts (grown, never shared): one
@@ -644,20 +600,18 @@ class WordPiece:
         loc = self._local
         buf = getattr(loc, "buf", None)
         if buf is None or buf.shape[1] < need:
-            buf = loc.buf = np.empty((SCRATCH_ROWS + 7, max(need + 8, 512)), np.int32)
+            buf = loc.buf = np.empty((SCRATCH_ROWS + N_ROWS, max(need + 8, 512)), np.int32)
         return buf
 
-    def _encode_single(self, text: str, opts: np.ndarray) -> np.ndarray:
-        """(7, n) encoding of one text in one compiled call (per-thread buffers)."""
+    def _encode_single(self, text: str, opts: np.ndarray):
+        """``(data, overflow)`` of one text: its (8, n) encoding, in one
+        compiled call (per-thread buffers) unless truncation cuts and
+        overflow is asked for."""
         if len(text) > _MAX_SCRATCH:
             tok, rows = self._segment([text])
-            plain = not opts[O_TEMPLATE] and opts[O_MODE] == 0 and opts[O_PAD_TO] < 0
-            if plain:
-                return tok
-            out, _ = self._assemble_out(
-                tok, rows, 1, False, bool(opts[O_TEMPLATE]), int(opts[O_BUDGET]), int(opts[O_MODE]), int(opts[O_PAD_TO]), int(opts[O_MULT])
-            )
-            return out
+            if self._post.is_plain(opts):
+                return tok, None
+            return self._post_one(tok, rows, opts)
         cps = to_code_points(text)
         buf = getattr(self._local, "buf", None)
         if buf is None:  # (too small: the kernel says so, and how much it needs)
@@ -672,21 +626,17 @@ class WordPiece:
             else:
                 n = entry(cps, self._packed, self._rewrite, opts, buf)
             if n >= 0:
-                return buf[SCRATCH_ROWS:, :n].copy()
-            if n == -(1 << 40):
+                return buf[SCRATCH_ROWS:, :n].copy(), None
+            if n == SINGLE_FAILED:
                 raise ValueError("cannot truncate as asked: max_length leaves no room for the text")
+            if n <= SINGLE_CUT:  # cut with overflow: the tokens are in the scratch
+                k = SINGLE_CUT - n
+                return self._post_one(buf[:4, :k], np.array([0, k], dtype=np.int64), opts)
             buf = self._buffers(-n + 16)
 
-    def _assemble_out(self, tok, rows, n, paired, template, budget, mode, pad_to, mult):
-        out, out_rows, status = assemble(
-            tok, rows, n, paired, template, self.cls_id or 0, self.sep_id or 0, budget, mode, pad_to, mult, self.pad_id
-        )
-        if status >= 0:
-            raise ValueError(
-                f"text {status}: cannot truncate as asked: the sequence to truncate is too short "
-                "for max_length with the other sequence and the special tokens"
-            )
-        return out, out_rows
+    def _post_one(self, tok, rows, opts):
+        out, _, ovf = self._post.apply(tok, rows, 1, False, opts)
+        return out, _one_overflow(ovf)
 
     def encode_batch(
         self,
@@ -697,13 +647,17 @@ class WordPiece:
         truncation: bool | str | None = None,
         padding: bool | str | None = None,
         pad_to_multiple_of: int | None = None,
+        stride: int | None = None,
+        truncation_side: str | None = None,
+        padding_side: str | None = None,
         num_threads: int | None = None,
         is_pretokenized: bool = False,
     ) -> BatchEncoding:
         """Encode many texts or pairs ``(text, pair)`` in a few compiled calls.
 
         Takes the same options as :meth:`encode`; ``padding=True`` pads to
-        the longest encoding of the batch.  ``num_threads`` (default one; 0
+        the longest encoding of the batch (overflowing encodings, if any,
+        are padded to the same length; their lengths do not count).  ``num_threads`` (default one; 0
         for all cores) splits large batches over threads (the compiled
         kernels release the GIL); small batches stay on one thread.  Returns a
         :class:`BatchEncoding` (a sequence of :class:`Encoding`;
@@ -718,21 +672,21 @@ class WordPiece:
         if isinstance(texts, str):
             raise TypeError("encode_batch expects a sequence of texts, found a single str; use encode()")
         texts = list(texts)
+        mixed_options = dict(add_special_tokens=add_special_tokens, max_length=max_length, truncation=truncation,
+                             padding=padding, pad_to_multiple_of=pad_to_multiple_of, stride=stride,
+                             truncation_side=truncation_side, padding_side=padding_side, num_threads=num_threads)
         if is_pretokenized or (texts and type(texts[0]) is not str):  # HF's input forms (segkit/wordpiece/inputs.py)
             joined, seconds, mixed = split_batch(texts, is_pretokenized)
             if mixed is not None:
-                return encode_mixed(self, texts, mixed, is_pretokenized, dict(
-                    add_special_tokens=add_special_tokens, max_length=max_length, truncation=truncation,
-                    padding=padding, pad_to_multiple_of=pad_to_multiple_of, num_threads=num_threads))
+                return encode_mixed(self, texts, mixed, is_pretokenized, mixed_options)
             paired = seconds is not None
             if paired:
                 joined = joined + seconds
         else:
             paired = False
             joined = texts  # each item is checked by the join (str.join raises TypeError)
-        plain, template, budget, mode, pad_to, mult = self._post_options(
-            paired, add_special_tokens, max_length, truncation, padding, pad_to_multiple_of
-        )
+        opts = self._post.options(paired, add_special_tokens, max_length, truncation, padding, pad_to_multiple_of,
+                                  stride, truncation_side, padding_side)
         try:
             if is_pretokenized:
                 parts, used = [segment_words(self, joined, num_threads)], 1
@@ -745,14 +699,13 @@ class WordPiece:
             mixed = split_batch(texts, False)[2]
             if mixed is None:
                 raise
-            return encode_mixed(self, texts, mixed, False, dict(
-                add_special_tokens=add_special_tokens, max_length=max_length, truncation=truncation,
-                padding=padding, pad_to_multiple_of=pad_to_multiple_of, num_threads=num_threads))
-        if plain:  # per-thread parts are not copied into one array unless asked for
+            return encode_mixed(self, texts, mixed, False, mixed_options)
+        if not paired and self._post.is_plain(opts):  # per-thread parts are not copied into one array unless asked for
             return BatchEncoding._from_parts(parts, self.vocab, self.pad_id)
         tok, rows = concat_segments(parts, used)
-        out, out_rows = self._assemble_out(tok, rows, len(texts), paired, template, budget, mode, pad_to, mult)
-        return BatchEncoding(out, out_rows, self.vocab, self.pad_id, 2 if paired else 1)
+        out, out_rows, ovf = self._post.apply(tok, rows, len(texts), paired, opts)
+        return BatchEncoding(out, out_rows, self.vocab, self.pad_id, 2 if paired else 1, overflow=ovf,
+                             pad_type_id=int(opts[O_PAD_TYPE]), padding_side=self._post.padding_side(opts))
 
     #: transformers' settings that :meth:`__call__` reads: the length of
     #: ``truncation=True`` / ``padding="max_length"`` without ``max_length``
@@ -925,30 +878,14 @@ def _check_setting_types(s: dict) -> None:
             raise ValueError(f"setting {key} must be True or False, found {s[key]!r:.80}")
     if s["strip_accents"] is not None and not isinstance(s["strip_accents"], bool):
         raise ValueError(f"setting strip_accents must be True, False or None, found {s['strip_accents']!r:.80}")
+    try:
+        ok = normalize_template(s["template"]) == s["template"]
+    except ValueError:
+        ok = False
+    if not ok:
+        raise ValueError(f"setting template must be None, 'bert' or a template in canonical form, found {s['template']!r:.80}")
     if s["special_tokens"] is not None and not isinstance(s["special_tokens"], list):
         raise ValueError(f"setting special_tokens must be a list or None, found {s['special_tokens']!r:.80}")
-
-
-def _check_post_settings(s: dict) -> None:
-    """``truncation`` and ``padding``: None or dicts of the keys
-    :meth:`WordPiece._post_options` reads, with values it accepts."""
-    t = s["truncation"]
-    if t is not None:
-        if not isinstance(t, dict) or not set(t) <= {"max_length", "strategy"}:
-            raise ValueError(f"truncation must be None or a dict with keys max_length, strategy; found {t!r:.80}")
-        if t.get("strategy", "longest_first") not in TRUNCATION:
-            raise ValueError(f"truncation strategy must be one of {sorted(TRUNCATION)}, found {t.get('strategy')!r:.80}")
-        m = t.get("max_length")
-        if m is not None and (isinstance(m, bool) or not isinstance(m, int) or not 0 <= m < 1 << 31):
-            raise ValueError(f"truncation max_length must be a non-negative int or None, found {m!r:.80}")
-    p = s["padding"]
-    if p is not None:
-        if not isinstance(p, dict) or not set(p) <= {"length", "pad_to_multiple_of"}:
-            raise ValueError(f"padding must be None or a dict with keys length, pad_to_multiple_of; found {p!r:.80}")
-        for key in ("length", "pad_to_multiple_of"):
-            m = p.get(key)
-            if m is not None and (isinstance(m, bool) or not isinstance(m, int) or not 0 <= m < 1 << 31):
-                raise ValueError(f"padding {key} must be a non-negative int or None, found {m!r:.80}")
 
 
 def _check_settings(s: dict, vocab: Vocabulary) -> None:
@@ -964,18 +901,19 @@ def _check_settings(s: dict, vocab: Vocabulary) -> None:
         raise ValueError(f"flavour must be 'hf' or 'tf_text', found {s['flavour']!r}")
     if s["cjk"] not in ("hf", "bert"):
         raise ValueError(f"cjk must be 'hf' or 'bert', found {s['cjk']!r}")
-    if s["template"] not in (None, "bert"):
-        raise ValueError(f"template must be 'bert' or None, found {s['template']!r}")
     if s["template"] == "bert":
         for key in ("cls_token", "sep_token"):
             if vocab.id(s[key]) is None:
                 raise ValueError(f"{key} {s[key]!r} is not in the vocabulary; the 'bert' template needs it")
+    elif s["template"] is not None:
+        for which in ("single", "pair"):
+            template_slots(s["template"], vocab, which)
     for t in s["special_tokens"] or ():
         if not isinstance(t, str) or not t:
             raise ValueError(f"special tokens must be non-empty strings, found {t!r}")
         if vocab.id(t) is None:
             raise ValueError(f"special token {t!r} is not in the vocabulary")
-    _check_post_settings(s)
+    check_post_settings(s)
 
 
 #: Texts measured, joined and matched at a time by a one-thread batch.
@@ -989,6 +927,24 @@ def _identity_table():
     if _IDENTITY is None:
         _IDENTITY = build_rewrite_table({})
     return _IDENTITY
+
+
+def _post_processor(s: dict, vocab: Vocabulary, derived: tuple) -> PostProcessor:
+    """The post-processing stage the settings imply."""
+    template = s["template"]
+    if template == "bert":
+        template = bert_template(s["cls_token"], s["sep_token"])
+    known = {s["sep_token"]: derived[4], s["cls_token"]: derived[3]}
+    slots = {(pair, add): template_slots(template, vocab, "pair" if pair else "single", add, known)
+             for pair in (False, True) for add in (False, True)}
+    pad_id = derived[2]
+    return PostProcessor(slots, s["truncation"], s["padding"], pad_id)
+
+
+def _one_overflow(ovf):
+    """The overflow of a one-text batch as :class:`Encoding` takes it."""
+    data, rows, texts = ovf
+    return (data, rows, 0, int(texts[1])) if texts[1] > 0 else None
 
 
 def _wordpiece_from_parts(vocab, automaton, settings, rewrite, derived=None) -> WordPiece:
