@@ -53,13 +53,23 @@ def both(request):
 
 
 def run(tok, *args, **kwargs):
-    """``tok(*args, **kwargs)`` or the exception it raised."""
+    """``tok(*args, **kwargs)`` or the exception it raised.  (transformers
+    reads ``truncation_side`` from the tokenizer, not from the call.)"""
+    side = kwargs.get("truncation_side")
+    old = getattr(tok, "truncation_side", None)
+    if side is not None and not isinstance(tok, segkit.WordPiece):
+        tok.truncation_side = side
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         try:
             return tok(*args, **kwargs)
-        except Exception as e:  # noqa: BLE001 (tokenizers raises a bare Exception)
+        except BaseException as e:  # noqa: BLE001 (tokenizers raises a bare Exception, or panics)
+            if isinstance(e, (KeyboardInterrupt, SystemExit)):
+                raise
             return e
+        finally:
+            if side is not None and not isinstance(tok, segkit.WordPiece):
+                tok.truncation_side = old
 
 
 def same_value(a, b) -> bool:
@@ -78,10 +88,10 @@ def same_value(a, b) -> bool:
 def check(wp, hf, *args, **kwargs) -> None:
     theirs = run(hf, *args, **kwargs)
     mine = run(wp, *args, **kwargs)
-    if isinstance(theirs, Exception):
+    if isinstance(theirs, BaseException):  # (a panic of tokenizers is not an Exception)
         assert isinstance(mine, Exception), f"transformers raised {theirs!r}, segkit did not"
         return
-    assert not isinstance(mine, Exception), f"segkit raised {mine!r}"
+    assert not isinstance(mine, BaseException), f"segkit raised {mine!r}"
     assert list(mine.keys()) == list(theirs.keys())
     for key in theirs:
         assert same_value(theirs[key], mine[key]), (key, str(theirs[key])[:200], str(mine[key])[:200])
@@ -117,6 +127,24 @@ CASES = [
     ((3,), {}),
     ((TEXTS[:3],), dict(padding="sideways")),
     ((TEXTS[:3],), dict(truncation="middle", max_length=5)),
+    # overflow, stride, sides
+    ((TEXTS[:6],), dict(max_length=12, truncation=True, stride=3, return_overflowing_tokens=True)),
+    ((TEXTS[:6],), dict(max_length=12, truncation=True, stride=3, return_overflowing_tokens=True, padding=True,
+                        return_tensors="np", return_offsets_mapping=True, return_length=True)),
+    ((TEXTS[5],), dict(max_length=10, stride=2, return_overflowing_tokens=True, return_offsets_mapping=True,
+                       return_length=True, return_special_tokens_mask=True)),
+    ((TEXTS[5],), dict(max_length=10, stride=2, return_overflowing_tokens=True, return_tensors="np")),
+    ((TEXTS[:4], TEXTS[4:8]), dict(max_length=24, truncation="only_second", stride=2, return_overflowing_tokens=True)),
+    ((TEXTS[:4], TEXTS[4:8]), dict(max_length=24, truncation="only_first", stride=2, return_overflowing_tokens=True)),
+    ((TEXTS[:4], TEXTS[4:8]), dict(max_length=20, truncation=True, stride=1, return_overflowing_tokens=True)),
+    ((TEXTS[:6],), dict(max_length=12, truncation=True, stride=10, return_overflowing_tokens=True)),  # too large
+    ((TEXTS[:6],), dict(max_length=12, truncation=True, stride=4)),  # no overflow asked: none returned
+    ((TEXTS[:6],), dict(max_length=12, truncation=True, truncation_side="left", return_overflowing_tokens=True)),
+    ((TEXTS[:6],), dict(padding=True, padding_side="left", return_tensors="np", return_offsets_mapping=True)),
+    ((TEXTS[:6], TEXTS[6:12]), dict(padding="max_length", max_length=64, padding_side="left", pad_to_multiple_of=16,
+                                    truncation=True, truncation_side="left", return_special_tokens_mask=True)),
+    ((TEXTS[:6],), dict(max_length=16, truncation=True, stride=3, return_overflowing_tokens=True, padding=True,
+                        padding_side="left", truncation_side="left", return_tensors="np")),
 ]
 
 
@@ -165,7 +193,7 @@ def test_tokenizer_json_defaults_are_not_used(shared_data: Path) -> None:
         hf = transformers.PreTrainedTokenizerFast(
             tokenizer_file=str(path), pad_token="[PAD]", model_input_names=["input_ids", "token_type_ids", "attention_mask"]
         )
-    for args, kwargs in CASES[:22]:
+    for args, kwargs in CASES[:22] + CASES[-13:]:
         check(wp, hf, *args, **kwargs)
 
 
@@ -221,11 +249,15 @@ def calls(draw):
         return_attention_mask=draw(st.sampled_from([None, True, False])),
         return_token_type_ids=draw(st.sampled_from([None, True, False])),
         return_length=draw(st.booleans()),
+        stride=draw(st.sampled_from([0, 0, 1, 2, 5])),
+        return_overflowing_tokens=draw(st.booleans()),
+        padding_side=draw(st.sampled_from([None, "right", "left"])),
+        truncation_side=draw(st.sampled_from([None, "right", "left"])),
     )
     return args, kwargs
 
 
-@settings(max_examples=150, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=200, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(call=calls())
 def test_argument_combinations_match_transformers(both, call) -> None:
     args, kwargs = call
