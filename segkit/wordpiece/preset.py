@@ -38,6 +38,7 @@ from .settings import (
     SETTINGS,
     boundary_classes,
     check_setting_types,
+    check_post_settings,
     check_settings,
     derived_ids,
     engine_config,
@@ -526,6 +527,80 @@ class WordPiece:
         out, out_rows, ovf = post.apply(tok, rows, n, paired, opts)
         return BatchEncoding(out, out_rows, self.vocab, self.pad_id, 2 if paired else 1, overflow=ovf,
                              pad_type_id=int(opts[O_PAD_TYPE]), padding_side=post.padding_side(opts))
+
+    # ------------------------------------------- defaults, as HF's state
+    def enable_truncation(
+        self, max_length: int, stride: int = 0, strategy: str = "longest_first", direction: str = "right"
+    ) -> None:
+        """Set the default truncation of :meth:`encode` and
+        :meth:`encode_batch` (HF ``Tokenizer.enable_truncation``; saved with
+        the tokenizer and in ``tokenizer.json``).
+
+        >>> wp = WordPiece.bert(["[PAD]", "[UNK]", "[CLS]", "[SEP]", "a", "b"])
+        >>> wp.enable_truncation(4, stride=1)
+        >>> e = wp.encode("a b a")
+        >>> e.tokens, [o.tokens for o in e.overflowing]
+        (['[CLS]', 'a', 'b', '[SEP]'], [['[CLS]', 'b', 'a', '[SEP]']])
+        """
+        self._set_post(truncation={"max_length": max_length, "strategy": strategy, "stride": stride,
+                                   "direction": direction})
+
+    def no_truncation(self) -> None:
+        """No default truncation (HF ``Tokenizer.no_truncation``)."""
+        self._set_post(truncation=None)
+
+    def enable_padding(
+        self,
+        direction: str = "right",
+        pad_id: int | None = None,
+        pad_type_id: int = 0,
+        pad_token: str | None = None,
+        length: int | None = None,
+        pad_to_multiple_of: int | None = None,
+    ) -> None:
+        """Set the default padding (HF ``Tokenizer.enable_padding``):
+        ``length`` None pads a batch to its longest encoding.  ``pad_token``
+        must be in the vocabulary (default: the tokenizer's); ``pad_id``, if
+        given, must be its id.
+
+        >>> wp = WordPiece.bert(["[PAD]", "[UNK]", "[CLS]", "[SEP]", "a", "b"])
+        >>> wp.enable_padding(direction="left", pad_type_id=1, length=6)
+        >>> e = wp.encode("a b")
+        >>> e.ids, e.type_ids, wp.pad_type_id
+        ([0, 0, 2, 4, 5, 3], [1, 1, 0, 0, 0, 0], 1)
+        """
+        token = self.pad_token if pad_token is None else pad_token
+        found = self.vocab.id(token) if isinstance(token, str) else None
+        if found is None:
+            raise ValueError(f"pad_token {token!r:.60} is not in the vocabulary")
+        if pad_id is not None and pad_id != found:
+            raise ValueError(f"pad_id {pad_id!r:.40} is not the id of pad_token {token!r:.60} ({found})")
+        self._set_post(pad_token=token, padding={"length": length, "pad_to_multiple_of": pad_to_multiple_of,
+                                                 "direction": direction, "pad_type_id": pad_type_id})
+
+    def no_padding(self) -> None:
+        """No default padding (HF ``Tokenizer.no_padding``)."""
+        self._set_post(padding=None)
+
+    @property
+    def pad_type_id(self) -> int:
+        """Type id of padding tokens (set with :meth:`enable_padding`)."""
+        return int((self.padding or {}).get("pad_type_id") or 0)
+
+    def _set_post(self, **changes) -> None:
+        """New post-processing defaults: checked, then the stage rebuilt."""
+        settings = dict(self._settings, **changes)
+        check_post_settings(settings)
+        derived = self._derived
+        if settings["pad_token"] != self._settings["pad_token"]:
+            derived = derived_ids(settings, self.vocab)
+        post = PostProcessor.from_settings(settings, self.vocab, derived)
+        post.options(False)  # the defaults resolve (ValueError otherwise)
+        post.options(True)
+        self._settings, self._derived, self._post = settings, derived, post
+        for k in changes:
+            setattr(self, k, settings[k])
+        self.pad_id = derived[2]
 
     def encode_pairs(self, texts: Sequence[str], pairs: Sequence[str], **options: Any) -> BatchEncoding:
         """:meth:`encode_batch` for two parallel lists (of equal length)."""
