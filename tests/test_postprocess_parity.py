@@ -337,3 +337,52 @@ def test_shared_corpus_overflow_matches_hf(model, shared_data) -> None:
             assert sum(len(e.overflowing) for e in theirs) > 500
             for k, (a, b) in enumerate(zip(ours, theirs)):
                 same(a, b, f"{tdir}/{pdir} item {k}")
+
+
+def test_enable_methods_match_hf(small_vocab, sample_texts, tmp_path_factory) -> None:
+    """HF's stateful settings, set the same way on both sides."""
+    wp, hf = build(small_vocab, "types", tmp_path_factory)
+    wp = _with_settings(wp)  # a copy: the shared one keeps its settings
+    for side in ("left", "right"):
+        wp.enable_truncation(15, stride=3, strategy="only_second", direction=side)
+        wp.enable_padding(direction=side, pad_type_id=7, pad_to_multiple_of=4)
+        hf.enable_truncation(15, stride=3, strategy="only_second", direction=side)
+        hf.enable_padding(direction=side, pad_id=0, pad_type_id=7, pad_token="[PAD]", pad_to_multiple_of=4)
+        assert wp.pad_type_id == 7
+        batch = [(t, sample_texts[(i * 5 + 1) % 60]) for i, t in enumerate(sample_texts[:60]) if len(t) < 60]
+        theirs = outcome(lambda: hf.encode_batch(batch))
+        ours = outcome(lambda: wp.encode_batch(batch))
+        assert ours[0] == theirs[0]
+        if ours[0] == "ok":
+            for a, b in zip(ours[1], theirs[1]):
+                same(a, b, side)
+            m = ours[1].to_numpy()
+            assert m["token_type_ids"].tolist() == [e.type_ids for e in theirs[1]]
+    wp.no_truncation()
+    wp.no_padding()
+    hf.no_truncation()
+    hf.no_padding()
+    same(wp.encode(sample_texts[2], sample_texts[3]), hf.encode(sample_texts[2], sample_texts[3]), "reset")
+    with pytest.raises(ValueError, match="stride"):
+        wp.enable_truncation(5, stride=4)
+    with pytest.raises(ValueError, match="pad_token"):
+        wp.enable_padding(pad_token="<nope>")
+
+
+def test_settings_survive_save_pickle_and_json(small_vocab, sample_texts, tmp_path) -> None:
+    import pickle
+
+    wp = segkit.WordPiece.bert(small_vocab, lowercase=False, template=TEMPLATES["multi"],
+                               truncation={"max_length": 20, "strategy": "longest_first", "stride": 4, "direction": "left"},
+                               padding={"length": None, "pad_to_multiple_of": 8, "direction": "left", "pad_type_id": 2})
+    wp.save(tmp_path / "m.segkit")
+    wp.save_tokenizer_json(tmp_path / "t.json")
+    copies = [pickle.loads(pickle.dumps(wp)), segkit.load(tmp_path / "m.segkit"),
+              segkit.WordPiece.from_tokenizer_json(tmp_path / "t.json")]
+    args = (sample_texts[2], sample_texts[5])
+    want = wp.encode(*args)
+    assert want.overflowing and want.tokens[0] == "[PAD]"
+    for other in copies:
+        assert other.template == wp.template
+        same(other.encode(*args), want, type(other).__name__)
+    same(want, tokenizers.Tokenizer.from_file(str(tmp_path / "t.json")).encode(*args), "HF")

@@ -24,6 +24,7 @@ from .postprocess import (
     assemble,
     options_vector,
 )
+from .template import bert_template, template_slots
 
 SIDES = ("right", "left")
 
@@ -50,6 +51,19 @@ class PostProcessor:
     ovf_seq_types
         Overflowing pieces take their sequence index as type id (HF
         ``TemplateProcessing``); False: their template slot's.
+
+    Examples
+    --------
+    >>> from segkit.wordpiece.postprocess import K_A, K_B, K_SPECIAL, O_BUDGET, O_PAD_TO, O_SLOTS
+    >>> bert = [(K_SPECIAL, 2, 0), (K_A, 0, 0), (K_SPECIAL, 3, 0)]
+    >>> slots = {(False, True): bert, (False, False): [(K_A, 0, 0)],
+    ...          (True, True): bert + [(K_B, 0, 1), (K_SPECIAL, 3, 1)], (True, False): [(K_A, 0, 0), (K_B, 0, 1)]}
+    >>> post = PostProcessor(slots, {"max_length": 8, "stride": 2}, None, pad_id=0)
+    >>> opts = post.options(True)  # a pair, the tokenizer's defaults
+    >>> int(opts[O_BUDGET]), int(opts[O_PAD_TO])  # 8 - 3 special tokens; no padding
+    (5, -1)
+    >>> opts[O_SLOTS:].reshape(-1, 3).tolist()  # (kind, token id, type id) per slot
+    [[0, 2, 0], [1, 0, 0], [0, 3, 0], [2, 0, 1], [0, 3, 1]]
     """
 
     def __init__(self, slots: dict, truncation, padding, pad_id: int, ovf_seq_types: bool = True) -> None:
@@ -60,6 +74,18 @@ class PostProcessor:
         self.ovf_seq_types = ovf_seq_types
         #: Option vectors by the keyword values of the call (and pair or not).
         self.cache: dict = {}
+
+    @classmethod
+    def from_settings(cls, s: dict, vocab, derived: tuple) -> "PostProcessor":
+        """The post-processing stage a WordPiece's settings imply
+        (``derived``: :func:`~segkit.wordpiece.settings.derived_ids`)."""
+        template = s["template"]
+        if template == "bert":
+            template = bert_template(s["cls_token"], s["sep_token"])
+        known = {s["sep_token"]: derived[4], s["cls_token"]: derived[3]}
+        slots = {(pair, add): template_slots(template, vocab, "pair" if pair else "single", add, known)
+                 for pair in (False, True) for add in (False, True)}
+        return cls(slots, s["truncation"], s["padding"], derived[2])
 
     def options(
         self,
@@ -189,34 +215,8 @@ class PostProcessor:
             )
         return out, out_rows, (ovf, ovf_rows, ovf_texts)
 
-
-def check_post_settings(s: dict) -> None:
-    """``truncation`` and ``padding`` settings: None or dicts of the keys
-    :class:`PostProcessor` reads, with values it accepts."""
-    t = s["truncation"]
-    if t is not None:
-        if not isinstance(t, dict) or not set(t) <= {"max_length", "strategy", "stride", "direction"}:
-            raise ValueError(
-                f"truncation must be None or a dict with keys max_length, strategy, stride, direction; found {t!r:.80}"
-            )
-        if t.get("strategy", "longest_first") not in TRUNCATION:
-            raise ValueError(f"truncation strategy must be one of {sorted(TRUNCATION)}, found {t.get('strategy')!r:.80}")
-        if t.get("direction", "right") not in SIDES:
-            raise ValueError(f"truncation direction must be 'right' or 'left', found {t.get('direction')!r:.80}")
-        for key in ("max_length", "stride"):
-            m = t.get(key)
-            if m is not None and (isinstance(m, bool) or not isinstance(m, int) or not 0 <= m < 1 << 31):
-                raise ValueError(f"truncation {key} must be a non-negative int or None, found {m!r:.80}")
-    p = s["padding"]
-    if p is not None:
-        if not isinstance(p, dict) or not set(p) <= {"length", "pad_to_multiple_of", "direction", "pad_type_id"}:
-            raise ValueError(
-                "padding must be None or a dict with keys length, pad_to_multiple_of, direction, pad_type_id; "
-                f"found {p!r:.80}"
-            )
-        if p.get("direction", "right") not in SIDES:
-            raise ValueError(f"padding direction must be 'right' or 'left', found {p.get('direction')!r:.80}")
-        for key in ("length", "pad_to_multiple_of", "pad_type_id"):
-            m = p.get(key)
-            if m is not None and (isinstance(m, bool) or not isinstance(m, int) or not 0 <= m < 1 << 31):
-                raise ValueError(f"padding {key} must be a non-negative int or None, found {m!r:.80}")
+    @staticmethod
+    def first_overflow(ovf):
+        """The overflow of a one-text batch as :class:`~segkit.Encoding` takes it."""
+        data, rows, texts = ovf
+        return (data, rows, 0, int(texts[1])) if texts[1] > 0 else None

@@ -1,73 +1,50 @@
-"""The WordPiece preset: BERT's subword tokenizer on the LinMaxMatch engine."""
+"""The WordPiece preset: BERT's subword tokenizer on the LinMaxMatch engine.
+
+:class:`WordPiece` assembles the stages of its pipeline and passes a call
+through them, in one direction:
+
+* :mod:`~segkit.wordpiece.settings`: the settings, checked, and what they
+  imply (engine configuration, boundary classes, normalization table);
+* :mod:`~segkit.wordpiece.matching`: the compiled pass (normalization,
+  pre-tokenization, matching) from texts to token arrays;
+* :mod:`~segkit.wordpiece.options`: the caller's post-processing options,
+  resolved and applied by the kernel of :mod:`~segkit.wordpiece.postprocess`;
+* :mod:`segkit.encoding`: the results, :class:`~segkit.Encoding` and
+  :class:`~segkit.BatchEncoding`;
+* :mod:`~segkit.wordpiece.decoding`: ids back to text;
+* :mod:`~segkit.wordpiece.tokenizer_json`: HuggingFace ``tokenizer.json``
+  in and out.
+"""
 
 from __future__ import annotations
 
 import os
-import threading
 from collections.abc import Sequence
 from typing import Any, Union
 
 import numpy as np
 
-from ..encoding import BatchEncoding, Encoding
-from ..engine import Automaton, EngineConfig
-from ..engine.automaton import _MAX_SCRATCH, join_code_points, to_code_points
-from ..engine.byte_offsets import to_byte_offsets
-from ..engine.dispatch import resolve_entry
-from ..engine.kernels import token_rows
-from ..engine.rewrite import (
-    SCRATCH_ROWS,
-    build_rewrite_table,
-    pack_rewrite,
-    segment_batch_rewritten,
-    segment_rewritten_into,
-)
 from ..cache import cache_key, cacheable_file, cached
-from ..parallel import concat_segments, map_text_runs
+from ..encoding import BatchEncoding, Encoding
+from ..engine import Automaton
+from ..parallel import concat_segments
 from ..vocab import Vocabulary, VocabSource
-from .normalization import bert_rewrite_table
-from .options import PostProcessor, check_post_settings
-from .postprocess import N_ROWS, O_PAD_TYPE, SINGLE_CUT, SINGLE_FAILED, encode_single
-from .template import bert_template, normalize_template, template_slots
 from .call import VERY_LARGE_INTEGER, ModelInputs, call, call_single
 from .inputs import as_words, encode_mixed, segment_words, split_batch
-from .pretokenize import bert_classes
-
-#: Special tokens of BERT vocabularies: never split when they occur in text.
-BERT_SPECIAL_TOKENS = ("[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]")
-
-# Settings that, with the vocabulary, define a WordPiece (saved in model files).
-_SETTINGS = (
-    "suffix_indicator",
-    "unk_token",
-    "max_input_chars_per_word",
-    "cjk",
-    "lowercase",
-    "strip_accents",
-    "clean_text",
-    "handle_chinese_chars",
-    "special_tokens",
-    "template",
-    "cls_token",
-    "sep_token",
-    "pad_token",
-    "truncation",
-    "padding",
-    "flavour",
-)
-
-_DECODE_CLEANUP = (
-    (" .", "."),
-    (" ?", "?"),
-    (" !", "!"),
-    (" ,", ","),
-    (" ' ", "'"),
-    (" n't", "n't"),
-    (" 'm", "'m"),
-    (" do not", " don't"),
-    (" 's", "'s"),
-    (" 've", "'ve"),
-    (" 're", "'re"),
+from .decoding import Decoder
+from .matching import Matcher
+from .options import PostProcessor
+from .postprocess import O_PAD_TYPE
+from .template import normalize_template
+from .settings import (
+    SETTINGS,
+    boundary_classes,
+    check_setting_types,
+    check_post_settings,
+    check_settings,
+    derived_ids,
+    engine_config,
+    packed_rewrite,
 )
 
 TextOrPair = Union[str, tuple[str, str], list]
@@ -169,7 +146,7 @@ class WordPiece:
         handle_chinese_chars: bool = True,
         cjk: str = "hf",
         special_tokens: Sequence[str] | None = None,
-        template: str | None = None,
+        template: str | dict | None = None,
         cls_token: str = "[CLS]",
         sep_token: str = "[SEP]",
         pad_token: str = "[PAD]",
@@ -212,47 +189,45 @@ class WordPiece:
                     self._assemble(built.vocab, built.automaton, settings, built._rewrite, built._derived)
                     return
         vocab = Vocabulary.load(vocab, duplicates=duplicates)
-        _check_settings(settings, vocab)
-        config = _engine_config(settings, vocab)
-        automaton = Automaton.build(vocab.tokens, vocab.ids, config, _classes(settings))
+        check_settings(settings, vocab)
+        config = engine_config(settings, vocab)
+        automaton = Automaton.build(vocab.tokens, vocab.ids, config, boundary_classes(settings))
         self._assemble(vocab, automaton, settings, None)
+
 
     # ------------------------------------------------------------ assembly
     def _assemble(self, vocab: Vocabulary, automaton: Automaton, settings: dict, rewrite, derived=None) -> None:
+        """Set the settings and build the stages (``rewrite``, ``derived``:
+        the normalization table and :func:`~segkit.wordpiece.settings.derived_ids`
+        when already known, else None)."""
         self.vocab = vocab
         self.automaton = automaton
-        self._packed = automaton.packed  # read on every call
         self._settings = dict(settings)
-        for k in _SETTINGS:
+        for k in SETTINGS:
             setattr(self, k, settings[k])
         self.unk_id = automaton.config.unk_id
         if derived is None:
-            # Ids of the special, template and padding tokens (looked up once;
-            # pickles carry them, so unpickling needs no vocabulary lookup).
-            if self.special_tokens is None:
-                specials = [t for t in BERT_SPECIAL_TOKENS if t in vocab]
-            else:
-                specials = list(self.special_tokens)
-            pad = vocab.id(self.pad_token)
-            derived = (specials, [vocab.id(t) for t in specials], 0 if pad is None else pad,
-                       vocab.id(self.cls_token), vocab.id(self.sep_token))
+            derived = derived_ids(settings, vocab)
         specials, special_ids, self.pad_id, self.cls_id, self.sep_id = derived
         self._derived = derived
         self.special_token_list = list(specials)
         self.special_ids = frozenset(special_ids)
         if rewrite is None:
-            strip = self.lowercase if self.strip_accents is None else bool(self.strip_accents)
-            tables = "current" if self.flavour == "tf_text" else "hf"
-            # An identity table when nothing is normalized: every text then
-            # goes through the same compiled path (one to compile, not two).
-            table = bert_rewrite_table(self.clean_text, strip, self.lowercase, tables) or _identity_table()
-            rewrite = pack_rewrite(table[0], table[1], specials, list(special_ids))
-            rewrite.setflags(write=False)
-        self._rewrite = rewrite
-        self._local = threading.local()
-        self._post = _post_processor(settings, vocab, derived)
-        self._encode_entry = None  # see _encode_single
-        self._segment_entry = None
+            rewrite = packed_rewrite(settings, specials, special_ids)
+        # The stages a call goes through, in order.
+        self._matcher = Matcher(automaton.packed, rewrite, byte_offsets=self.flavour == "tf_text")
+        self._post = PostProcessor.from_settings(settings, vocab, derived)
+        self._decoder = Decoder(vocab, self.suffix_indicator, self.special_ids)
+
+    @property
+    def _rewrite(self) -> np.ndarray:
+        """The packed normalization table of the compiled pass."""
+        return self._matcher.rewrite
+
+    @property
+    def _packed(self):
+        """The automaton's packed arrays, as the compiled pass reads them."""
+        return self._matcher.packed
 
     @classmethod
     def bert(
@@ -364,7 +339,7 @@ class WordPiece:
         varrays, blobs = vocabulary_state(self.vocab)
         arrays.update(varrays)
         arrays["rewrite.packed"] = self._rewrite
-        config = {k: getattr(self, k) for k in _SETTINGS}
+        config = {k: getattr(self, k) for k in SETTINGS}
         config["automaton"] = aconf
         config["has_rewrite"] = True
         return config, arrays, blobs
@@ -378,18 +353,18 @@ class WordPiece:
         the settings (cached per process) and must equal the stored ones."""
         from ..models import automaton_from_arrays, valid_id_mask, vocabulary_from_state, vocabulary_keys
 
-        missing = [k for k in _SETTINGS if k not in config]
+        missing = [k for k in SETTINGS if k not in config]
         if missing:
             raise ValueError(f"{source}: settings {missing} are missing")
-        settings = {k: config[k] for k in _SETTINGS}
-        _check_setting_types(settings)
+        settings = {k: config[k] for k in SETTINGS}
+        check_setting_types(settings)
         vocab = vocabulary_from_state(arrays, blobs, source=source)
-        _check_settings(settings, vocab)
+        check_settings(settings, vocab)
         automaton = automaton_from_arrays(
             config["automaton"], arrays, "automaton", source, valid_id_mask(vocab), vocabulary_keys(vocab),
-            _classes(settings),
+            boundary_classes(settings),
         )
-        expected = _engine_config(settings, vocab)
+        expected = engine_config(settings, vocab)
         if automaton.config != expected:
             raise ValueError(f"{source}: the automaton's configuration {automaton.config} does not match the "
                              f"settings, which imply {expected}")
@@ -404,78 +379,12 @@ class WordPiece:
         # Pickles as arrays (automaton, tables) and a packed vocabulary: no rebuild.
         return (_wordpiece_from_parts, (self.vocab, self.automaton, self._settings, self._rewrite, self._derived))
 
+
     # ------------------------------------------------------------- tokenize
     def _segment(self, texts: Sequence[str], num_threads: int | None = None):
         """(4, n) tokens (ids, starts, ends, words; offsets in the original
         texts) and row splits, after normalization and special tokens."""
-        return concat_segments(*self._segment_parts(texts, num_threads))
-
-    def _segment_parts(self, texts: Sequence[str], num_threads: int | None = None):
-        """:meth:`_segment` as ``(parts, threads used)``: one ``(tokens,
-        row splits)`` part per run of texts a thread matched (one part when
-        the batch was not split)."""
-        if num_threads is not None and num_threads != 1:
-            # Each thread matches its runs as one thread matches a batch (a
-            # block of texts at a time, its code points still in cache).
-            return map_text_runs(self._segment_one_thread, texts, num_threads)
-        return [self._segment_one_thread(texts)], 1
-
-    def _segment_one_thread(self, texts: Sequence[str]):
-        n = len(texts)
-        if n <= _BLOCK_TEXTS:  # one block: none of the blocks' bookkeeping
-            return self._segment_cps(*join_code_points(texts))
-        # One thread: the texts are measured, joined into code points and
-        # matched a block at a time, all appended to one output.  Measuring a
-        # block just before joining it reads each text object once from
-        # memory, not once per pass over the whole batch (a cache miss per
-        # text: about 15 ms on the 83,000 texts of the corpus), and a
-        # block's code points are reused memory, still in cache.
-        rows = np.empty(n + 1, dtype=np.int64)
-        rows[0] = 0
-        out = None
-        k = 0
-        for a in range(0, n, _BLOCK_TEXTS):
-            cps, bounds = join_code_points(texts[a : a + _BLOCK_TEXTS])
-            if out is None:  # room for the whole batch if the texts are alike (grown if not)
-                out = token_rows(cps.size * (n // _BLOCK_TEXTS + 1) * 5 // 4)
-            out, k = self._match(cps, bounds, out, k, rows[a:])
-        return out[:, :k], rows
-
-    def _segment_cps(self, cps: np.ndarray, bounds: np.ndarray):
-        """:meth:`_segment` of texts joined by :func:`join_code_points`."""
-        rows = np.empty(bounds.size, dtype=np.int64)
-        rows[0] = 0
-        out, k = self._match(cps, bounds, token_rows(cps.size), 0, rows)
-        return out[:, :k], rows
-
-    def _match(self, cps: np.ndarray, bounds: np.ndarray, out: np.ndarray, k: int, rows: np.ndarray):
-        """Tokens of the joined texts appended to ``out`` from slot ``k`` on
-        (``rows[t + 1]``: the slot after text ``t``); returns ``(out, k)``."""
-        out, k = segment_batch_rewritten(cps, bounds, self._packed, self._rewrite, _CLSMASK, out, k, rows)
-        if self.flavour == "tf_text":
-            to_byte_offsets(cps, bounds, out, rows[: bounds.size])
-        return out, k
-
-    def _segment_one(self, text: str) -> np.ndarray:
-        """(4, n) tokens of one text: one compiled call, per-thread buffers."""
-        if len(text) > _MAX_SCRATCH:
-            out, _ = self._segment([text])
-            return out
-        cps = to_code_points(text)
-        buf = self._buffers(cps.size + 16)
-        while True:
-            entry = self._segment_entry  # fixed argument types, as in _encode_single
-            if entry is None:
-                k, self._segment_entry = resolve_entry(segment_rewritten_into, cps, self._packed, self._rewrite, _CLSMASK, buf)
-            else:
-                k = entry(cps, self._packed, self._rewrite, _CLSMASK, buf)
-            if k >= 0:
-                out = buf[:4, :k].copy()
-                break
-            buf = self._buffers(-k + 16)  # the rewritten text is longer than the original
-        if self.flavour == "tf_text":
-            to_byte_offsets(cps, np.array([0, cps.size], dtype=np.int64), out, np.array([0, k], dtype=np.int64))
-        return out
+        return self._matcher.segment(texts, num_threads)
 
     def tokenize(self, text: str) -> list[str]:
         """Normalize (as configured), pre-tokenize and WordPiece ``text``.
@@ -484,7 +393,7 @@ class WordPiece:
         ['a', '##b', ',', '[UNK]']
         """
         itos = self.vocab.id_to_token
-        return [itos[i] for i in self._segment_one(_check_text(text))[0].tolist()]
+        return [itos[i] for i in self._matcher.segment_one(_check_text(text))[0].tolist()]
 
     def tokenize_word(self, word: str) -> list[str]:
         """WordPiece one word as it is (no normalization, no pre-tokenization).
@@ -502,7 +411,7 @@ class WordPiece:
 
     def encode_ids(self, text: str) -> list[int]:
         """Just the token ids of ``text``, no template (the fastest path)."""
-        return self._segment_one(_check_text(text))[0].tolist()
+        return self._matcher.segment_one(_check_text(text))[0].tolist()
 
     # --------------------------------------------------------------- encode
     def encode(
@@ -580,63 +489,20 @@ class WordPiece:
         if opts is None:
             opts = post.options(*key)
         if pair is None and self.flavour == "hf":
-            data, ovf = self._encode_single(text, opts)
+            # The latency path: a cached option vector, one compiled call.
+            data, ovf = self._matcher.encode_one(text, opts, post)
             return Encoding(data, self.vocab, 1, ovf)
         if pair is not None:
             _check_text(pair)
         if pair is None:
             if post.is_plain(opts):
-                return Encoding(self._segment_one(text), self.vocab)
-            tok = self._segment_one(text)
+                return Encoding(self._matcher.segment_one(text), self.vocab)
+            tok = self._matcher.segment_one(text)
             rows = np.array([0, tok.shape[1]], dtype=np.int64)
         else:
-            tok, rows = self._segment([text, pair])
+            tok, rows = self._matcher.segment([text, pair])
         out, _, ovf = post.apply(tok, rows, 1, pair is not None, opts)
-        return Encoding(out, self.vocab, 1 if pair is None else 2, _one_overflow(ovf))
-
-    def _buffers(self, need: int) -> np.ndarray:
-        """Per-thread scratch for single texts (grown, never shared): one
-        int32 array, rows as :func:`encode_single` expects them."""
-        loc = self._local
-        buf = getattr(loc, "buf", None)
-        if buf is None or buf.shape[1] < need:
-            buf = loc.buf = np.empty((SCRATCH_ROWS + N_ROWS, max(need + 8, 512)), np.int32)
-        return buf
-
-    def _encode_single(self, text: str, opts: np.ndarray):
-        """``(data, overflow)`` of one text: its (8, n) encoding, in one
-        compiled call (per-thread buffers) unless truncation cuts and
-        overflow is asked for."""
-        if len(text) > _MAX_SCRATCH:
-            tok, rows = self._segment([text])
-            if self._post.is_plain(opts):
-                return tok, None
-            return self._post_one(tok, rows, opts)
-        cps = to_code_points(text)
-        buf = getattr(self._local, "buf", None)
-        if buf is None:  # (too small: the kernel says so, and how much it needs)
-            buf = self._buffers(len(text) + 16)
-        while True:
-            # Always the same argument types (a read-only uint32 text, the
-            # preset's arrays, cached read-only int64 options, an int32
-            # scratch), so the specialization is resolved once.
-            entry = self._encode_entry
-            if entry is None:
-                n, self._encode_entry = resolve_entry(encode_single, cps, self._packed, self._rewrite, opts, buf)
-            else:
-                n = entry(cps, self._packed, self._rewrite, opts, buf)
-            if n >= 0:
-                return buf[SCRATCH_ROWS:, :n].copy(), None
-            if n == SINGLE_FAILED:
-                raise ValueError("cannot truncate as asked: max_length leaves no room for the text")
-            if n <= SINGLE_CUT:  # cut with overflow: the tokens are in the scratch
-                k = SINGLE_CUT - n
-                return self._post_one(buf[:4, :k], np.array([0, k], dtype=np.int64), opts)
-            buf = self._buffers(-n + 16)
-
-    def _post_one(self, tok, rows, opts):
-        out, _, ovf = self._post.apply(tok, rows, 1, False, opts)
-        return out, _one_overflow(ovf)
+        return Encoding(out, self.vocab, 1 if pair is None else 2, post.first_overflow(ovf))
 
     def encode_batch(
         self,
@@ -685,13 +551,15 @@ class WordPiece:
         else:
             paired = False
             joined = texts  # each item is checked by the join (str.join raises TypeError)
-        opts = self._post.options(paired, add_special_tokens, max_length, truncation, padding, pad_to_multiple_of,
-                                  stride, truncation_side, padding_side)
+        n = len(texts)
+        post = self._post
+        opts = post.options(paired, add_special_tokens, max_length, truncation, padding, pad_to_multiple_of, stride,
+                            truncation_side, padding_side)
         try:
             if is_pretokenized:
                 parts, used = [segment_words(self, joined, num_threads)], 1
             else:
-                parts, used = self._segment_parts(joined, num_threads)
+                parts, used = self._matcher.segment_parts(joined, num_threads)
         except TypeError:
             if paired or is_pretokenized:
                 raise
@@ -700,12 +568,86 @@ class WordPiece:
             if mixed is None:
                 raise
             return encode_mixed(self, texts, mixed, False, mixed_options)
-        if not paired and self._post.is_plain(opts):  # per-thread parts are not copied into one array unless asked for
+        if not paired and post.is_plain(opts):  # per-thread parts are not copied into one array unless asked for
             return BatchEncoding._from_parts(parts, self.vocab, self.pad_id)
         tok, rows = concat_segments(parts, used)
-        out, out_rows, ovf = self._post.apply(tok, rows, len(texts), paired, opts)
+        out, out_rows, ovf = post.apply(tok, rows, n, paired, opts)
         return BatchEncoding(out, out_rows, self.vocab, self.pad_id, 2 if paired else 1, overflow=ovf,
-                             pad_type_id=int(opts[O_PAD_TYPE]), padding_side=self._post.padding_side(opts))
+                             pad_type_id=int(opts[O_PAD_TYPE]), padding_side=post.padding_side(opts))
+
+    # ------------------------------------------- defaults, as HF's state
+    def enable_truncation(
+        self, max_length: int, stride: int = 0, strategy: str = "longest_first", direction: str = "right"
+    ) -> None:
+        """Set the default truncation of :meth:`encode` and
+        :meth:`encode_batch` (HF ``Tokenizer.enable_truncation``; saved with
+        the tokenizer and in ``tokenizer.json``).
+
+        >>> wp = WordPiece.bert(["[PAD]", "[UNK]", "[CLS]", "[SEP]", "a", "b"])
+        >>> wp.enable_truncation(4, stride=1)
+        >>> e = wp.encode("a b a")
+        >>> e.tokens, [o.tokens for o in e.overflowing]
+        (['[CLS]', 'a', 'b', '[SEP]'], [['[CLS]', 'b', 'a', '[SEP]']])
+        """
+        self._set_post(truncation={"max_length": max_length, "strategy": strategy, "stride": stride,
+                                   "direction": direction})
+
+    def no_truncation(self) -> None:
+        """No default truncation (HF ``Tokenizer.no_truncation``)."""
+        self._set_post(truncation=None)
+
+    def enable_padding(
+        self,
+        direction: str = "right",
+        pad_id: int | None = None,
+        pad_type_id: int = 0,
+        pad_token: str | None = None,
+        length: int | None = None,
+        pad_to_multiple_of: int | None = None,
+    ) -> None:
+        """Set the default padding (HF ``Tokenizer.enable_padding``):
+        ``length`` None pads a batch to its longest encoding.  ``pad_token``
+        must be in the vocabulary (default: the tokenizer's); ``pad_id``, if
+        given, must be its id.
+
+        >>> wp = WordPiece.bert(["[PAD]", "[UNK]", "[CLS]", "[SEP]", "a", "b"])
+        >>> wp.enable_padding(direction="left", pad_type_id=1, length=6)
+        >>> e = wp.encode("a b")
+        >>> e.ids, e.type_ids, wp.pad_type_id
+        ([0, 0, 2, 4, 5, 3], [1, 1, 0, 0, 0, 0], 1)
+        """
+        token = self.pad_token if pad_token is None else pad_token
+        found = self.vocab.id(token) if isinstance(token, str) else None
+        if found is None:
+            raise ValueError(f"pad_token {token!r:.60} is not in the vocabulary")
+        if pad_id is not None and pad_id != found:
+            raise ValueError(f"pad_id {pad_id!r:.40} is not the id of pad_token {token!r:.60} ({found})")
+        self._set_post(pad_token=token, padding={"length": length, "pad_to_multiple_of": pad_to_multiple_of,
+                                                 "direction": direction, "pad_type_id": pad_type_id})
+
+    def no_padding(self) -> None:
+        """No default padding (HF ``Tokenizer.no_padding``)."""
+        self._set_post(padding=None)
+
+    @property
+    def pad_type_id(self) -> int:
+        """Type id of padding tokens (set with :meth:`enable_padding`)."""
+        return int((self.padding or {}).get("pad_type_id") or 0)
+
+    def _set_post(self, **changes) -> None:
+        """New post-processing defaults: checked, then the stage rebuilt."""
+        settings = dict(self._settings, **changes)
+        check_post_settings(settings)
+        derived = self._derived
+        if settings["pad_token"] != self._settings["pad_token"]:
+            derived = derived_ids(settings, self.vocab)
+        post = PostProcessor.from_settings(settings, self.vocab, derived)
+        post.options(False)  # the defaults resolve (ValueError otherwise)
+        post.options(True)
+        self._settings, self._derived, self._post = settings, derived, post
+        for k in changes:
+            setattr(self, k, settings[k])
+        self.pad_id = derived[2]
 
     #: transformers' settings that :meth:`__call__` reads: the length of
     #: ``truncation=True`` / ``padding="max_length"`` without ``max_length``
@@ -773,25 +715,7 @@ class WordPiece:
         >>> wp.decode(wp.encode("unaffable !").ids)
         'unaffable!'
         """
-        sfx = self.suffix_indicator
-        ls = len(sfx)
-        special = self.special_ids
-        parts: list[str] = []
-        for i in ids:
-            i = int(i)
-            if skip_special_tokens and i in special:
-                continue
-            try:
-                tok = self.vocab.token(i)
-            except IndexError:
-                raise IndexError(f"decode: no token has id {i} (vocabulary of {len(self.vocab)} tokens)") from None
-            if parts:
-                tok = tok[ls:] if sfx and tok.startswith(sfx) else " " + tok
-            if cleanup:
-                for a, b in _DECODE_CLEANUP:
-                    tok = tok.replace(a, b)
-            parts.append(tok)
-        return "".join(parts)
+        return self._decoder.decode(ids, skip_special_tokens, cleanup)
 
     def decode_batch(
         self, sequences: Sequence[Sequence[int]], skip_special_tokens: bool = True, cleanup: bool = True
@@ -803,9 +727,7 @@ class WordPiece:
         >>> wp.decode_batch([[1, 2, 3], [4, 1]])
         ['unaffable', '! un']
         """
-        if isinstance(sequences, (str, bytes)):
-            raise TypeError(f"decode_batch expects a sequence of id sequences, found {type(sequences).__name__}")
-        return [self.decode(ids, skip_special_tokens=skip_special_tokens, cleanup=cleanup) for ids in sequences]
+        return self._decoder.decode_batch(sequences, skip_special_tokens, cleanup)
 
     # ------------------------------------------------------------ vocabulary
     def get_vocab(self, with_added_tokens: bool = True) -> dict[str, int]:
@@ -846,105 +768,6 @@ def _check_text(text: object) -> str:
     if not isinstance(text, str):
         raise TypeError(f"expected text as str, found {type(text).__name__}: {text!r:.80}")
     return text
-
-
-def _classes(s: dict) -> np.ndarray:
-    """The boundary class of every code point the settings imply."""
-    tf = s["flavour"] == "tf_text"
-    return bert_classes(("bert" if tf else s["cjk"]) if s["handle_chinese_chars"] else None, "current" if tf else "hf")
-
-
-def _engine_config(s: dict, vocab: Vocabulary) -> EngineConfig:
-    """The engine configuration the settings imply."""
-    tf = s["flavour"] == "tf_text"
-    m = s["max_input_chars_per_word"]
-    return EngineConfig(
-        suffix_indicator=s["suffix_indicator"],
-        unknown="word",
-        unk_id=vocab.id(s["unk_token"]),
-        max_word_chars=None if tf else m,
-        max_word_bytes=m if tf else None,
-    )
-
-
-def _check_setting_types(s: dict) -> None:
-    """Types of the settings a model file stores (the constructor's
-    arguments are checked by their use; a file's are checked here)."""
-    for key in ("suffix_indicator", "unk_token", "cls_token", "sep_token", "pad_token", "cjk", "flavour"):
-        if not isinstance(s[key], str):
-            raise ValueError(f"setting {key} must be a str, found {s[key]!r:.80}")
-    for key in ("lowercase", "clean_text", "handle_chinese_chars"):
-        if not isinstance(s[key], bool):
-            raise ValueError(f"setting {key} must be True or False, found {s[key]!r:.80}")
-    if s["strip_accents"] is not None and not isinstance(s["strip_accents"], bool):
-        raise ValueError(f"setting strip_accents must be True, False or None, found {s['strip_accents']!r:.80}")
-    try:
-        ok = normalize_template(s["template"]) == s["template"]
-    except ValueError:
-        ok = False
-    if not ok:
-        raise ValueError(f"setting template must be None, 'bert' or a template in canonical form, found {s['template']!r:.80}")
-    if s["special_tokens"] is not None and not isinstance(s["special_tokens"], list):
-        raise ValueError(f"setting special_tokens must be a list or None, found {s['special_tokens']!r:.80}")
-
-
-def _check_settings(s: dict, vocab: Vocabulary) -> None:
-    if vocab.id(s["unk_token"]) is None:
-        raise ValueError(
-            f"unk_token {s['unk_token']!r} is not in the vocabulary ({len(vocab)} tokens); "
-            "pass the vocabulary's unknown token as unk_token="
-        )
-    m = s["max_input_chars_per_word"]
-    if isinstance(m, bool) or not isinstance(m, int) or m < 1:
-        raise ValueError(f"max_input_chars_per_word must be a positive int, found {m!r}")
-    if s["flavour"] not in ("hf", "tf_text"):
-        raise ValueError(f"flavour must be 'hf' or 'tf_text', found {s['flavour']!r}")
-    if s["cjk"] not in ("hf", "bert"):
-        raise ValueError(f"cjk must be 'hf' or 'bert', found {s['cjk']!r}")
-    if s["template"] == "bert":
-        for key in ("cls_token", "sep_token"):
-            if vocab.id(s[key]) is None:
-                raise ValueError(f"{key} {s[key]!r} is not in the vocabulary; the 'bert' template needs it")
-    elif s["template"] is not None:
-        for which in ("single", "pair"):
-            template_slots(s["template"], vocab, which)
-    for t in s["special_tokens"] or ():
-        if not isinstance(t, str) or not t:
-            raise ValueError(f"special tokens must be non-empty strings, found {t!r}")
-        if vocab.id(t) is None:
-            raise ValueError(f"special token {t!r} is not in the vocabulary")
-    check_post_settings(s)
-
-
-#: Texts measured, joined and matched at a time by a one-thread batch.
-_BLOCK_TEXTS = 2048
-_CLSMASK = np.int64(3)  # honour the boundary classes of the char map
-_IDENTITY = None
-
-
-def _identity_table():
-    global _IDENTITY
-    if _IDENTITY is None:
-        _IDENTITY = build_rewrite_table({})
-    return _IDENTITY
-
-
-def _post_processor(s: dict, vocab: Vocabulary, derived: tuple) -> PostProcessor:
-    """The post-processing stage the settings imply."""
-    template = s["template"]
-    if template == "bert":
-        template = bert_template(s["cls_token"], s["sep_token"])
-    known = {s["sep_token"]: derived[4], s["cls_token"]: derived[3]}
-    slots = {(pair, add): template_slots(template, vocab, "pair" if pair else "single", add, known)
-             for pair in (False, True) for add in (False, True)}
-    pad_id = derived[2]
-    return PostProcessor(slots, s["truncation"], s["padding"], pad_id)
-
-
-def _one_overflow(ovf):
-    """The overflow of a one-text batch as :class:`Encoding` takes it."""
-    data, rows, texts = ovf
-    return (data, rows, 0, int(texts[1])) if texts[1] > 0 else None
 
 
 def _wordpiece_from_parts(vocab, automaton, settings, rewrite, derived=None) -> WordPiece:

@@ -194,6 +194,10 @@ def _general_template(path: Path, post: dict, specials: dict, vocab: dict) -> di
             if itos.get(i) != t:
                 raise _fail(path, f"template token {name!r:.40}: id {i} is {itos.get(i)!r:.40} in the vocabulary, not {t!r:.40}")
         ids[name] = got
+    # Names that are the vocabulary token of their one id need no entry
+    # (segkit's canonical form; checked below to be in the template's map).
+    listed = set(ids)
+    ids = {name: got for name, got in ids.items() if got != [vocab.get(name)]}
     try:
         template = normalize_template({"single": post.get("single", []), "pair": post.get("pair", []), "special_tokens": ids})
     except ValueError as e:
@@ -201,7 +205,7 @@ def _general_template(path: Path, post: dict, specials: dict, vocab: dict) -> di
     for which in ("single", "pair"):
         for piece in template[which]:
             name = piece.get("SpecialToken", {}).get("id")
-            if name is not None and name not in ids:
+            if name is not None and name not in listed:
                 raise _fail(path, f"post_processor: template token {name!r:.40} is not in its special_tokens")
     return template
 
