@@ -197,6 +197,22 @@ def test_tokenizer_json_defaults_are_not_used(shared_data: Path) -> None:
         check(wp, hf, *args, **kwargs)
 
 
+def test_tokenizer_defaults_do_not_change_the_call(both) -> None:
+    """transformers resets the backend's truncation and padding on every
+    call: segkit's defaults (enable_truncation / enable_padding, or a
+    tokenizer.json's) leave the call's result alone, except the padding
+    side (transformers' padding_side attribute comes from the same file)."""
+    wp, hf = both
+    wp.enable_truncation(8, stride=2)
+    wp.enable_padding(length=40, pad_to_multiple_of=16)
+    try:
+        for args, kwargs in CASES[:14]:
+            check(wp, hf, *args, **kwargs)
+    finally:
+        wp.no_truncation()
+        wp.no_padding()
+
+
 def test_result_is_a_dict_with_attributes() -> None:
     wp = segkit.WordPiece.bert(["[PAD]", "[UNK]", "[CLS]", "[SEP]", "a", "b"])
     out = wp(["a b", "b"], padding=True)
