@@ -43,6 +43,7 @@ SCRIPTS: list[tuple[str, str, bool, str, int]] = [
     ("bench_scaling", "bench_scaling.py", True, "bench_scaling", 900),
     ("bench_startup", "bench_startup.py", True, "bench_startup", 900),
     ("bench_peers", "bench_peers.py", True, "bench_peers", 900),
+    ("bench_call", "bench_call.py", True, "bench_call", 600),
     ("bench_threads", "bench_threads.py", True, "bench_threads", 600),
     ("bench_models", "bench_models.py", True, "bench_models", 600),
     ("bench_chinese", "bench_chinese.py", True, "chinese", 900),
@@ -221,6 +222,14 @@ def collect(res: dict[str, Any]) -> Figures:
                  p.get("word_mismatches"))
         if "transformers" in c:
             zero(F, src, "vs transformers BertTokenizerLegacy: texts that differ", c["transformers"]["ids_mismatch_texts"])
+    r = res.get("bench_call")
+    if r is not None:
+        fig = r.get("figures", {})
+        F.at_least("bench_call", "WordPiece.__call__ vs BertTokenizerFast.__call__, one sentence",
+                   g(fig, "(a) one sentence, lists", "ratio"), 5)
+        F.info("bench_call", "WordPiece.__call__ vs BertTokenizerFast.__call__, batches of 64 to numpy",
+               g(fig, "(c) batches of 64, np", "ratio"), lambda v: f"{v:.1f}x")
+        zero(F, "bench_call", "__call__ results differing from transformers", r.get("differing"))
     r = res.get("bench_wordpiece")
     if r is not None:
         src = "bench_wordpiece"

@@ -6,6 +6,8 @@ Public API
     BERT's WordPiece tokenizer (greedy longest-match-first), end to end.
 :class:`Encoding`, :class:`BatchEncoding`
     Results of ``encode`` / ``encode_batch``.
+:class:`ModelInputs`
+    Result of calling a :class:`WordPiece` as a transformers tokenizer.
 :func:`load`, :class:`ModelFileError`
     Load any preset saved with ``.save(path)`` (every value checked; see docs/saving.rst).
 :class:`Vocabulary`, :class:`VocabularyError`
@@ -27,6 +29,7 @@ from .models import load
 from .storage import ModelFileError
 from .vocab import Vocabulary, VocabularyError
 from .wordpiece import WordPiece
+from .wordpiece.call import ModelInputs
 
 __version__ = "0.1.0"
 
@@ -50,6 +53,7 @@ __all__ = [
     "WordPiece",
     "Encoding",
     "BatchEncoding",
+    "ModelInputs",
     "Vocabulary",
     "VocabularyError",
     "Automaton",

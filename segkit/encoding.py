@@ -2,9 +2,9 @@
 
 Both hold int32 arrays; Python lists are made only for the attribute that
 is read.  Rows of the underlying array: ids, type ids, attention mask,
-special tokens mask, starts, ends, word indices (-1 for none); results of
-plain tokenization (no template, truncation or padding) keep only ids,
-starts, ends and word indices, the other rows being implied.
+special tokens mask, starts, ends, word indices, sequence indices (-1 for
+none); results of plain tokenization (no template, truncation or padding)
+keep only ids, starts, ends and word indices, the other rows being implied.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from numba import njit
 from .boxing import int_lists_of
 from .gcpause import paused_gc
 
-_FULL = 7
+_FULL = 8
 _PLAIN = 4
 
 
@@ -29,12 +29,12 @@ def _itos(source):
 
 
 def _rows(data: np.ndarray):
-    """(ids, type, attention, special, starts, ends, words) of either layout."""
+    """(ids, type, attention, special, starts, ends, words, sequences) of either layout."""
     if data.shape[0] == _FULL:
         return tuple(data)
     n = data.shape[1]
     zeros = np.zeros(n, dtype=np.int32)
-    return data[0], zeros, np.ones(n, dtype=np.int32), zeros, data[1], data[2], data[3]
+    return data[0], zeros, np.ones(n, dtype=np.int32), zeros, data[1], data[2], data[3], zeros
 
 
 class Encoding:
@@ -51,8 +51,8 @@ class Encoding:
         exclusive); ``(0, 0)`` for template and padding tokens.  In a pair,
         offsets of the second sequence refer to the second text.
     type_ids : list[int]
-        0 for the first sequence (with ``[CLS]`` and the first ``[SEP]``), 1
-        for the second.
+        As the template says; BERT's: 0 for the first sequence (with
+        ``[CLS]`` and the first ``[SEP]``), 1 for the second.
     attention_mask : list[int]
         1 for real tokens, 0 for padding.
     special_tokens_mask : list[int]
@@ -65,6 +65,10 @@ class Encoding:
     sequence_ids : list[int | None]
         0 or 1: the sequence each token comes from; None for template and
         padding tokens.
+    overflowing : list[Encoding]
+        When truncation cut the text: the encodings of the pieces that did
+        not fit, each with the template (HuggingFace's ``overflowing``;
+        consecutive pieces share ``stride`` tokens).  Empty otherwise.
 
     Notes
     -----
@@ -88,12 +92,22 @@ class Encoding:
     ((0, 2), 1, 5)
     """
 
-    __slots__ = ("_data", "_id_to_token", "_n_seq")
+    __slots__ = ("_data", "_id_to_token", "_n_seq", "_ovf")
 
-    def __init__(self, data: np.ndarray, id_to_token: Sequence, n_sequences: int = 1):
+    def __init__(self, data: np.ndarray, id_to_token: Sequence, n_sequences: int = 1, overflow=None):
         self._data = data
         self._id_to_token = id_to_token
         self._n_seq = n_sequences
+        # None, or (data, row splits, first, end): the overflowing
+        # encodings are pieces first:end of an overflow batch.
+        self._ovf = overflow
+
+    @property
+    def overflowing(self) -> list["Encoding"]:
+        if self._ovf is None:
+            return []
+        data, rows, p0, p1 = self._ovf
+        return [Encoding(data[:, rows[p] : rows[p + 1]], self._id_to_token, self._n_seq) for p in range(p0, p1)]
 
     @property
     def ids(self) -> list[int]:
@@ -149,12 +163,8 @@ class Encoding:
         return self._n_seq
 
     def _sequence_row(self) -> np.ndarray:
-        """The sequence of every token, -1 for template and padding tokens.
-        BERT's template gives the second sequence type id 1 and its special
-        tokens the special mask, so the sequence is the type id of the
-        tokens that are not special."""
-        r = _rows(self._data)
-        return np.where(r[3] != 0, -1, r[1])
+        """The sequence of every token, -1 for template and padding tokens."""
+        return _rows(self._data)[7]
 
     @property
     def sequence_ids(self) -> list[int | None]:
@@ -179,8 +189,8 @@ class Encoding:
         i = self._token(token_index)
         if i is None:
             return None
-        r = _rows(self._data)
-        return None if r[3][i] else int(r[1][i])  # see _sequence_row
+        q = int(_rows(self._data)[7][i])
+        return None if q < 0 else q
 
     def token_to_chars(self, token_index: int) -> tuple[int, int] | None:
         """``(start, end)`` character offsets of a token in its own text;
@@ -249,12 +259,39 @@ def _index(name: str, value: object) -> int:
 
 
 @njit(cache=True, nogil=True)
-def _to_matrix(values, rows, width, fill, out):
+def _to_matrix(values, rows, width, fill, left, out):
     for t in range(rows.size - 1):
         a = rows[t]
         n = rows[t + 1] - a
+        pad = width - n if left else 0
         for j in range(width):
-            out[t, j] = values[a + j] if j < n else fill
+            out[t, j] = values[a + j - pad] if pad <= j < pad + n else fill
+
+
+@njit(cache=True, nogil=True)
+def _with_overflow(data, rows, ovf, ovf_rows, ovf_texts):
+    """Every encoding of a batch, each text's kept one followed by its
+    overflowing ones: ``(data, row splits, text of each encoding)``."""
+    n_texts = rows.size - 1
+    n = n_texts + ovf_rows.size - 1
+    out_rows = np.empty(n + 1, np.int64)
+    owner = np.empty(n, np.int64)
+    out = np.empty((data.shape[0], rows[n_texts] + ovf_rows[ovf_rows.size - 1]), data.dtype)
+    e = 0
+    k = 0
+    out_rows[0] = 0
+    for t in range(n_texts):
+        for p in range(ovf_texts[t] - 1, ovf_texts[t + 1]):
+            src = data if p < ovf_texts[t] else ovf
+            a = rows[t] if p < ovf_texts[t] else ovf_rows[p]
+            b = rows[t + 1] if p < ovf_texts[t] else ovf_rows[p + 1]
+            for r in range(out.shape[0]):
+                out[r, k : k + b - a] = src[r, a:b]
+            k += b - a
+            owner[e] = t
+            e += 1
+            out_rows[e] = k
+    return out, out_rows, owner
 
 
 class BatchEncoding(Sequence):
@@ -268,12 +305,17 @@ class BatchEncoding(Sequence):
     ----------
     row_splits : numpy.ndarray
         Tokens of text ``t`` are ``row_splits[t]:row_splits[t+1]`` of the flat arrays.
+    overflow_to_sample_mapping : numpy.ndarray
+        The text of every encoding, overflowing ones included, in the order
+        of ``to_numpy(include_overflowing=True)`` (transformers' key).
     """
 
-    __slots__ = ("_flat", "_splits", "_parts", "_part_starts", "_id_to_token", "pad_id", "n_sequences")
+    __slots__ = ("_flat", "_splits", "_parts", "_part_starts", "_id_to_token", "pad_id", "n_sequences", "_ovf",
+                 "pad_type_id", "padding_side")
 
     def __init__(
-        self, data: np.ndarray, row_splits: np.ndarray, id_to_token: Sequence, pad_id: int = 0, n_sequences: int = 1
+        self, data: np.ndarray, row_splits: np.ndarray, id_to_token: Sequence, pad_id: int = 0, n_sequences: int = 1,
+        *, overflow=None, pad_type_id: int = 0, padding_side: str = "right",
     ):
         self._flat = data
         self._splits = row_splits
@@ -281,7 +323,12 @@ class BatchEncoding(Sequence):
         self._part_starts = None
         self._id_to_token = id_to_token
         self.pad_id = pad_id
-        self.n_sequences = n_sequences  # 2: every item is a pair
+        self.n_sequences = n_sequences  # 2: every item is a pair; an int array for a mixed batch
+        # None, or (data, row splits, text -> encodings splits) of the
+        # overflowing encodings (see postprocess.assemble).
+        self._ovf = overflow if overflow is not None and overflow[2][-1] > 0 else None
+        self.pad_type_id = pad_type_id
+        self.padding_side = padding_side  # where to_numpy pads rows shorter than the longest
 
     @classmethod
     def _from_parts(cls, parts: list, id_to_token: Sequence, pad_id: int = 0) -> "BatchEncoding":
@@ -343,8 +390,17 @@ class BatchEncoding(Sequence):
             p = bisect_right(self._part_starts, i) - 1
             data, splits = self._parts[p]
             i -= self._part_starts[p]
+        nseq = self.n_sequences
+        if type(nseq) is not int:  # a batch mixing texts and pairs: one count per text
+            nseq = int(nseq[i if self._parts is None else i + self._part_starts[p]])
         a, b = int(splits[i]), int(splits[i + 1])
-        return Encoding(data[:, a:b], self._id_to_token, self.n_sequences)
+        ovf = None
+        if self._ovf is not None:
+            o = self._ovf
+            p0, p1 = int(o[2][i]), int(o[2][i + 1])
+            if p1 > p0:
+                ovf = (o[0], o[1], p0, p1)
+        return Encoding(data[:, a:b], self._id_to_token, nseq, ovf)
 
     def __iter__(self) -> Iterator[Encoding]:
         for i in range(len(self)):
@@ -371,13 +427,18 @@ class BatchEncoding(Sequence):
         return_special_tokens_mask: bool = False,
         return_offsets: bool = False,
         return_word_ids: bool = False,
+        include_overflowing: bool = False,
     ) -> dict[str, np.ndarray]:
         """Model inputs as (batch, length) matrices.
 
-        Rows shorter than the longest are padded (pad id, type 0, attention
-        0).  Keys: ``input_ids``, ``token_type_ids``, ``attention_mask``,
-        and on request ``special_tokens_mask``, ``offset_mapping`` (batch,
-        length, 2) and ``word_ids`` (-1 for none).
+        Rows shorter than the longest are padded (pad id, pad type id,
+        attention 0) on the side of :attr:`padding_side`.  Keys:
+        ``input_ids``, ``token_type_ids``, ``attention_mask``, and on request
+        ``special_tokens_mask``, ``offset_mapping`` (batch, length, 2) and
+        ``word_ids`` (-1 for none).  With ``include_overflowing``, each
+        text's row is followed by the rows of its overflowing encodings, and
+        ``overflow_to_sample_mapping`` gives the text of every row (as
+        transformers' ``return_overflowing_tokens=True``).
 
         >>> import segkit
         >>> wp = segkit.WordPiece(["[PAD]", "[UNK]", "a", "##b"])
@@ -385,9 +446,17 @@ class BatchEncoding(Sequence):
         array([[2, 3, 0],
                [2, 2, 2]])
         """
-        pieces = [(t0, _rows(data), rows) for t0, data, rows in self._pieces()]
+        owner = None
+        if include_overflowing:
+            owner = np.arange(len(self), dtype=np.int64)
+            if self._ovf is not None:
+                data, rows, owner = _with_overflow(self._data, self.row_splits, *self._ovf)
+                pieces = [(0, _rows(data), rows)]
+        if owner is None or self._ovf is None:
+            pieces = [(t0, _rows(data), rows) for t0, data, rows in self._pieces()]
         width = max((int(np.diff(rows).max()) for _, _, rows in pieces if rows.size > 1), default=0)
-        b = len(self)
+        b = sum(rows.size - 1 for _, _, rows in pieces)
+        left = self.padding_side == "left"
         ntok = sum(int(rows[-1]) for _, _, rows in pieces)
         uniform = b > 0 and len(pieces) == 1 and ntok == b * width  # padded: every row has the same length
 
@@ -396,12 +465,12 @@ class BatchEncoding(Sequence):
                 return pieces[0][1][field].reshape(b, width).astype(dtype)
             out = np.empty((b, width), dtype=dtype)
             for t0, r, rows in pieces:
-                _to_matrix(np.ascontiguousarray(r[field]), rows, width, fill, out[t0 : t0 + rows.size - 1])
+                _to_matrix(np.ascontiguousarray(r[field]), rows, width, fill, left, out[t0 : t0 + rows.size - 1])
             return out
 
         result = {
             "input_ids": mat(0, self.pad_id),
-            "token_type_ids": mat(1, 0),
+            "token_type_ids": mat(1, self.pad_type_id),
             "attention_mask": mat(2, 0),
         }
         if return_special_tokens_mask:
@@ -410,7 +479,15 @@ class BatchEncoding(Sequence):
             result["offset_mapping"] = np.stack([mat(4, 0), mat(5, 0)], axis=-1)
         if return_word_ids:
             result["word_ids"] = mat(6, -1)
+        if owner is not None:
+            result["overflow_to_sample_mapping"] = owner
         return result
+
+    @property
+    def overflow_to_sample_mapping(self) -> np.ndarray:
+        if self._ovf is None:
+            return np.arange(len(self), dtype=np.int64)
+        return np.repeat(np.arange(len(self), dtype=np.int64), np.diff(self._ovf[2]) + 1)
 
     def __repr__(self) -> str:
         ntok = sum(int(rows[-1]) for _, _, rows in self._pieces())

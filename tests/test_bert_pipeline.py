@@ -253,13 +253,15 @@ def test_encode_pairs(uncased: segkit.WordPiece) -> None:
 @pytest.mark.parametrize(
     "batch",
     [
-        [("a", "b"), "c"],
-        ["a", ("b", "c")],
         [("a", "b"), ("c", "d", "e")],
+        ["a", ("b",)],
+        ["a", ("b", 1)],
+        ["a", None],
     ],
 )
-def test_mixed_batch_is_type_error(uncased: segkit.WordPiece, batch) -> None:
-    with pytest.raises(TypeError):
+def test_bad_batch_item_is_type_error(uncased: segkit.WordPiece, batch) -> None:
+    # (batches mixing texts and pairs are fine: tests/test_input_forms.py)
+    with pytest.raises(TypeError, match="index 1"):
         uncased.encode_batch(batch)
 
 

@@ -61,8 +61,8 @@ def test_defaults_travel(tmp_path: Path) -> None:
         a, b = wp.encode(t), tok.encode(t)
         assert len(a.ids) == 16 and (a.ids, a.attention_mask, a.offsets) == (b.ids, b.attention_mask, b.offsets)
     back = segkit.WordPiece.from_tokenizer_json(path)
-    assert back.truncation == {"max_length": 12, "strategy": "longest_first"}
-    assert back.padding == {"length": 16, "pad_to_multiple_of": None}
+    assert back.truncation == {"max_length": 12, "strategy": "longest_first", "stride": 0, "direction": "right"}
+    assert back.padding == {"length": 16, "pad_to_multiple_of": None, "direction": "right", "pad_type_id": 0}
 
 
 def test_hf_file_round_trip(shared_data: Path, tmp_path: Path) -> None:

@@ -23,7 +23,7 @@ from ..engine.dispatch import resolve_entry
 from ..engine.kernels import token_rows
 from ..engine.rewrite import SCRATCH_ROWS, segment_batch_rewritten, segment_rewritten_into
 from ..parallel import concat_segments, map_text_runs
-from .postprocess import O_MODE, O_PAD_TO, O_TEMPLATE, encode_single
+from .postprocess import N_ROWS, SINGLE_CUT, SINGLE_FAILED, encode_single
 
 #: Texts measured, joined and matched at a time by a one-thread batch.
 _BLOCK_TEXTS = 2048
@@ -121,7 +121,7 @@ class Matcher:
         loc = self._local
         buf = getattr(loc, "buf", None)
         if buf is None or buf.shape[1] < need:
-            buf = loc.buf = np.empty((SCRATCH_ROWS + 7, max(need + 8, 512)), np.int32)
+            buf = loc.buf = np.empty((SCRATCH_ROWS + N_ROWS, max(need + 8, 512)), np.int32)
         return buf
 
     def segment_one(self, text: str) -> np.ndarray:
@@ -145,18 +145,22 @@ class Matcher:
             to_byte_offsets(cps, np.array([0, cps.size], dtype=np.int64), out, np.array([0, k], dtype=np.int64))
         return out
 
-    def encode_one(self, text: str, opts: np.ndarray, post) -> np.ndarray:
-        """(7, n) encoding of one text with the post-processing option
-        vector ``opts`` (:meth:`segkit.wordpiece.options.PostProcessor.single`),
-        matched and post-processed in one compiled call (per-thread
-        buffers).  Code-point offsets only (the HF flavour).  ``post`` (the
+    def encode_one(self, text: str, opts: np.ndarray, post):
+        """``(data, overflow)`` of one text with the post-processing option
+        vector ``opts`` (:meth:`segkit.wordpiece.options.PostProcessor.options`):
+        its (8, n) encoding, matched and post-processed in one compiled call
+        (per-thread buffers), and its overflowing encodings as
+        :class:`~segkit.Encoding` takes them (None: none).  Code-point
+        offsets only (the HF flavour).  ``post`` (the
         :class:`~segkit.wordpiece.options.PostProcessor`) serves texts too
-        long for the scratch, which go through the batch pass."""
+        long for the scratch, which go through the batch pass, and texts
+        that truncation cuts into overflowing pieces."""
         if len(text) > _MAX_SCRATCH:
             tok, rows = self.segment([text])
-            if not opts[O_TEMPLATE] and opts[O_MODE] == 0 and opts[O_PAD_TO] < 0:
-                return tok
-            return post.apply_options(tok, rows, opts)
+            if post.is_plain(opts):
+                return tok, None
+            out, _, ovf = post.apply(tok, rows, 1, False, opts)
+            return out, post.first_overflow(ovf)
         cps = to_code_points(text)
         buf = getattr(self._local, "buf", None)
         if buf is None:  # (too small: the kernel says so, and how much it needs)
@@ -171,7 +175,11 @@ class Matcher:
             else:
                 n = entry(cps, self.packed, self.rewrite, opts, buf)
             if n >= 0:
-                return buf[SCRATCH_ROWS:, :n].copy()
-            if n == -(1 << 40):
+                return buf[SCRATCH_ROWS:, :n].copy(), None
+            if n == SINGLE_FAILED:
                 raise ValueError("cannot truncate as asked: max_length leaves no room for the text")
+            if n <= SINGLE_CUT:  # cut into pieces: the tokens are in the scratch
+                k = SINGLE_CUT - n
+                out, _, ovf = post.apply(buf[:4, :k], np.array([0, k], dtype=np.int64), 1, False, opts)
+                return out, post.first_overflow(ovf)
             buf = self._buffers(-n + 16)

@@ -29,13 +29,18 @@ from ..encoding import BatchEncoding, Encoding
 from ..engine import Automaton
 from ..parallel import concat_segments
 from ..vocab import Vocabulary, VocabSource
+from .call import VERY_LARGE_INTEGER, ModelInputs, call, call_single
+from .inputs import as_words, encode_mixed, segment_words, split_batch
 from .decoding import Decoder
 from .matching import Matcher
 from .options import PostProcessor
+from .postprocess import O_PAD_TYPE
+from .template import normalize_template
 from .settings import (
     SETTINGS,
     boundary_classes,
     check_setting_types,
+    check_post_settings,
     check_settings,
     derived_ids,
     engine_config,
@@ -83,11 +88,20 @@ class WordPiece:
         ``[PAD] [UNK] [CLS] [SEP] [MASK]`` that are in the vocabulary.
     template
         ``"bert"``: :meth:`encode` adds ``[CLS] A [SEP]`` or
-        ``[CLS] A [SEP] B [SEP]``; None (default): no special tokens are added.
+        ``[CLS] A [SEP] B [SEP]``; None (default): no special tokens are
+        added; or a dict in HuggingFace's ``TemplateProcessing`` syntax,
+        ``{"single": "<s> $A </s>", "pair": "<s> $A </s> </s> $B </s>"}``
+        (``:N`` after a piece sets its type id; optional
+        ``"special_tokens": {name: id or [ids]}`` for names that are not
+        vocabulary tokens; pairs default to ``"$A:0 $B:1"``).
     cls_token, sep_token, pad_token
         The tokens the template and padding use.
     truncation, padding
-        Defaults for :meth:`encode` (see there); None: off.
+        Defaults for :meth:`encode` (see there); None: off.  Keys of
+        ``truncation``: ``max_length``, ``strategy``, ``stride``,
+        ``direction`` (``"right"``/``"left"``); of ``padding``: ``length``
+        (None: the longest), ``pad_to_multiple_of``, ``direction``,
+        ``pad_type_id``.
     flavour
         ``"hf"`` (default): HuggingFace ``tokenizers``.  ``"tf_text"``:
         TensorFlow Text's ``FastWordpieceTokenizer``: Google's CJK ranges,
@@ -132,7 +146,7 @@ class WordPiece:
         handle_chinese_chars: bool = True,
         cjk: str = "hf",
         special_tokens: Sequence[str] | None = None,
-        template: str | None = None,
+        template: str | dict | None = None,
         cls_token: str = "[CLS]",
         sep_token: str = "[SEP]",
         pad_token: str = "[PAD]",
@@ -151,7 +165,7 @@ class WordPiece:
             "clean_text": bool(clean_text),
             "handle_chinese_chars": bool(handle_chinese_chars),
             "special_tokens": None if special_tokens is None else list(special_tokens),
-            "template": template,
+            "template": normalize_template(template),
             "cls_token": cls_token,
             "sep_token": sep_token,
             "pad_token": pad_token,
@@ -202,10 +216,7 @@ class WordPiece:
             rewrite = packed_rewrite(settings, specials, special_ids)
         # The stages a call goes through, in order.
         self._matcher = Matcher(automaton.packed, rewrite, byte_offsets=self.flavour == "tf_text")
-        self._post = PostProcessor(
-            self.template, self.truncation, self.padding, self.cls_id, self.sep_id, self.pad_id,
-            self.cls_token, self.sep_token,
-        )
+        self._post = PostProcessor.from_settings(settings, vocab, derived)
         self._decoder = Decoder(vocab, self.suffix_indicator, self.special_ids)
 
     @property
@@ -413,6 +424,10 @@ class WordPiece:
         truncation: bool | str | None = None,
         padding: bool | str | None = None,
         pad_to_multiple_of: int | None = None,
+        stride: int | None = None,
+        truncation_side: str | None = None,
+        padding_side: str | None = None,
+        is_pretokenized: bool = False,
     ) -> Encoding:
         """Encode a text or a pair of texts, as HuggingFace ``Tokenizer.encode``.
 
@@ -434,33 +449,60 @@ class WordPiece:
             ``"max_length"``; None: the tokenizer's default.
         pad_to_multiple_of
             Round padded lengths up to a multiple of this.
+        is_pretokenized
+            ``text`` (and ``pair``) are lists of words, as HF's
+            ``is_pretokenized=True``: each word is encoded on its own, its
+            offsets relative to the word, word index = index of the word.
+        stride
+            When truncation cuts a sequence, the pieces that do not fit
+            become :attr:`Encoding.overflowing` encodings (each with the
+            template); consecutive pieces share ``stride`` tokens.  It must
+            be smaller than the length a sequence is cut to.
+        truncation_side, padding_side
+            ``"right"`` (default) or ``"left"``: cut tokens from the end or
+            from the start; pad after the tokens or before them.
+
+        Each keyword left to None takes the tokenizer's default (its
+        ``truncation`` and ``padding`` settings; ``padding`` may also set
+        ``pad_type_id``).
 
         >>> wp = WordPiece.bert(["[PAD]", "[UNK]", "[CLS]", "[SEP]", "a", "b"])
         >>> e = wp.encode("a b", "b", max_length=8, padding="max_length")
         >>> e.ids, e.type_ids, e.attention_mask
         ([2, 4, 5, 3, 5, 3, 0, 0], [0, 0, 0, 0, 1, 1, 0, 0], [1, 1, 1, 1, 1, 1, 0, 0])
         """
-        if type(text) is not str:
+        if type(text) is not str or is_pretokenized:
+            if is_pretokenized:
+                for seq in (text, pair):
+                    if seq is not None and as_words(seq) is None:
+                        raise TypeError(f"is_pretokenized=True expects a list of words (a list, tuple or 1-D numpy "
+                                        f"array of str), found {type(seq).__name__} {seq!r:.60}")
+                return self.encode_batch([text if pair is None else (text, pair)], is_pretokenized=True,
+                                         add_special_tokens=add_special_tokens, max_length=max_length,
+                                         truncation=truncation, padding=padding, pad_to_multiple_of=pad_to_multiple_of,
+                                         stride=stride, truncation_side=truncation_side, padding_side=padding_side)[0]
             _check_text(text)
+        post = self._post
+        key = (pair is not None, add_special_tokens, max_length, truncation, padding, pad_to_multiple_of, stride,
+               truncation_side, padding_side, True)
+        opts = post.cache.get(key)
+        if opts is None:
+            opts = post.options(*key)
         if pair is None and self.flavour == "hf":
             # The latency path: a cached option vector, one compiled call.
-            post = self._post
-            opts = post.cache.get((add_special_tokens, max_length, truncation, padding, pad_to_multiple_of))
-            if opts is None:
-                opts = post.single(add_special_tokens, max_length, truncation, padding, pad_to_multiple_of)
-            return Encoding(self._matcher.encode_one(text, opts, post), self.vocab)
+            data, ovf = self._matcher.encode_one(text, opts, post)
+            return Encoding(data, self.vocab, 1, ovf)
         if pair is not None:
             _check_text(pair)
-        r = self._post.resolve(pair is not None, add_special_tokens, max_length, truncation, padding, pad_to_multiple_of)
-        if r.plain:
-            return Encoding(self._matcher.segment_one(text), self.vocab)
         if pair is None:
+            if post.is_plain(opts):
+                return Encoding(self._matcher.segment_one(text), self.vocab)
             tok = self._matcher.segment_one(text)
             rows = np.array([0, tok.shape[1]], dtype=np.int64)
         else:
             tok, rows = self._matcher.segment([text, pair])
-        out, _ = self._post.apply(tok, rows, 1, pair is not None, r)
-        return Encoding(out, self.vocab, 1 if pair is None else 2)
+        out, _, ovf = post.apply(tok, rows, 1, pair is not None, opts)
+        return Encoding(out, self.vocab, 1 if pair is None else 2, post.first_overflow(ovf))
 
     def encode_batch(
         self,
@@ -471,29 +513,187 @@ class WordPiece:
         truncation: bool | str | None = None,
         padding: bool | str | None = None,
         pad_to_multiple_of: int | None = None,
+        stride: int | None = None,
+        truncation_side: str | None = None,
+        padding_side: str | None = None,
         num_threads: int | None = None,
+        is_pretokenized: bool = False,
     ) -> BatchEncoding:
         """Encode many texts or pairs ``(text, pair)`` in a few compiled calls.
 
         Takes the same options as :meth:`encode`; ``padding=True`` pads to
-        the longest encoding of the batch.  ``num_threads`` (default one; 0
+        the longest encoding of the batch (overflowing encodings, if any,
+        are padded to the same length; their lengths do not count).  ``num_threads`` (default one; 0
         for all cores) splits large batches over threads (the compiled
         kernels release the GIL); small batches stay on one thread.  Returns a
         :class:`BatchEncoding` (a sequence of :class:`Encoding`;
         ``.to_numpy()`` gives matrices).
+
+        Items are read as HF ``encode_batch`` reads them (see
+        :mod:`segkit.wordpiece.inputs`): texts and pairs may be mixed, a pair
+        is a tuple, a list or a numpy row of two texts; with
+        ``is_pretokenized=True`` an item is a list of words (or a pair of
+        them), each word encoded on its own, offsets relative to the word.
         """
-        joined, n, paired = _batch_texts(texts)
-        r = self._post.resolve(paired, add_special_tokens, max_length, truncation, padding, pad_to_multiple_of)
+        if isinstance(texts, str):
+            raise TypeError("encode_batch expects a sequence of texts, found a single str; use encode()")
+        texts = list(texts)
+        mixed_options = dict(add_special_tokens=add_special_tokens, max_length=max_length, truncation=truncation,
+                             padding=padding, pad_to_multiple_of=pad_to_multiple_of, stride=stride,
+                             truncation_side=truncation_side, padding_side=padding_side, num_threads=num_threads)
+        if is_pretokenized or (texts and type(texts[0]) is not str):  # HF's input forms (segkit/wordpiece/inputs.py)
+            joined, seconds, mixed = split_batch(texts, is_pretokenized)
+            if mixed is not None:
+                return encode_mixed(self, texts, mixed, is_pretokenized, mixed_options)
+            paired = seconds is not None
+            if paired:
+                joined = joined + seconds
+        else:
+            paired = False
+            joined = texts  # each item is checked by the join (str.join raises TypeError)
+        n = len(texts)
+        post = self._post
+        opts = post.options(paired, add_special_tokens, max_length, truncation, padding, pad_to_multiple_of, stride,
+                            truncation_side, padding_side)
         try:
-            parts, used = self._matcher.segment_parts(joined, num_threads)
+            if is_pretokenized:
+                parts, used = [segment_words(self, joined, num_threads)], 1
+            else:
+                parts, used = self._matcher.segment_parts(joined, num_threads)
         except TypeError:
-            _check_batch_items(joined)
-            raise
-        if r.plain:  # per-thread parts are not copied into one array unless asked for
+            if paired or is_pretokenized:
+                raise
+            # Not all texts: a batch mixing texts and pairs, or an error naming the item.
+            mixed = split_batch(texts, False)[2]
+            if mixed is None:
+                raise
+            return encode_mixed(self, texts, mixed, False, mixed_options)
+        if not paired and post.is_plain(opts):  # per-thread parts are not copied into one array unless asked for
             return BatchEncoding._from_parts(parts, self.vocab, self.pad_id)
         tok, rows = concat_segments(parts, used)
-        out, out_rows = self._post.apply(tok, rows, n, paired, r)
-        return BatchEncoding(out, out_rows, self.vocab, self.pad_id, 2 if paired else 1)
+        out, out_rows, ovf = post.apply(tok, rows, n, paired, opts)
+        return BatchEncoding(out, out_rows, self.vocab, self.pad_id, 2 if paired else 1, overflow=ovf,
+                             pad_type_id=int(opts[O_PAD_TYPE]), padding_side=post.padding_side(opts))
+
+    # ------------------------------------------- defaults, as HF's state
+    def enable_truncation(
+        self, max_length: int, stride: int = 0, strategy: str = "longest_first", direction: str = "right"
+    ) -> None:
+        """Set the default truncation of :meth:`encode` and
+        :meth:`encode_batch` (HF ``Tokenizer.enable_truncation``; saved with
+        the tokenizer and in ``tokenizer.json``).
+
+        >>> wp = WordPiece.bert(["[PAD]", "[UNK]", "[CLS]", "[SEP]", "a", "b"])
+        >>> wp.enable_truncation(4, stride=1)
+        >>> e = wp.encode("a b a")
+        >>> e.tokens, [o.tokens for o in e.overflowing]
+        (['[CLS]', 'a', 'b', '[SEP]'], [['[CLS]', 'b', 'a', '[SEP]']])
+        """
+        self._set_post(truncation={"max_length": max_length, "strategy": strategy, "stride": stride,
+                                   "direction": direction})
+
+    def no_truncation(self) -> None:
+        """No default truncation (HF ``Tokenizer.no_truncation``)."""
+        self._set_post(truncation=None)
+
+    def enable_padding(
+        self,
+        direction: str = "right",
+        pad_id: int | None = None,
+        pad_type_id: int = 0,
+        pad_token: str | None = None,
+        length: int | None = None,
+        pad_to_multiple_of: int | None = None,
+    ) -> None:
+        """Set the default padding (HF ``Tokenizer.enable_padding``):
+        ``length`` None pads a batch to its longest encoding.  ``pad_token``
+        must be in the vocabulary (default: the tokenizer's); ``pad_id``, if
+        given, must be its id.
+
+        >>> wp = WordPiece.bert(["[PAD]", "[UNK]", "[CLS]", "[SEP]", "a", "b"])
+        >>> wp.enable_padding(direction="left", pad_type_id=1, length=6)
+        >>> e = wp.encode("a b")
+        >>> e.ids, e.type_ids, wp.pad_type_id
+        ([0, 0, 2, 4, 5, 3], [1, 1, 0, 0, 0, 0], 1)
+        """
+        token = self.pad_token if pad_token is None else pad_token
+        found = self.vocab.id(token) if isinstance(token, str) else None
+        if found is None:
+            raise ValueError(f"pad_token {token!r:.60} is not in the vocabulary")
+        if pad_id is not None and pad_id != found:
+            raise ValueError(f"pad_id {pad_id!r:.40} is not the id of pad_token {token!r:.60} ({found})")
+        self._set_post(pad_token=token, padding={"length": length, "pad_to_multiple_of": pad_to_multiple_of,
+                                                 "direction": direction, "pad_type_id": pad_type_id})
+
+    def no_padding(self) -> None:
+        """No default padding (HF ``Tokenizer.no_padding``)."""
+        self._set_post(padding=None)
+
+    @property
+    def pad_type_id(self) -> int:
+        """Type id of padding tokens (set with :meth:`enable_padding`)."""
+        return int((self.padding or {}).get("pad_type_id") or 0)
+
+    def _set_post(self, **changes) -> None:
+        """New post-processing defaults: checked, then the stage rebuilt."""
+        settings = dict(self._settings, **changes)
+        check_post_settings(settings)
+        derived = self._derived
+        if settings["pad_token"] != self._settings["pad_token"]:
+            derived = derived_ids(settings, self.vocab)
+        post = PostProcessor.from_settings(settings, self.vocab, derived)
+        post.options(False)  # the defaults resolve (ValueError otherwise)
+        post.options(True)
+        self._settings, self._derived, self._post = settings, derived, post
+        for k in changes:
+            setattr(self, k, settings[k])
+        self.pad_id = derived[2]
+
+    #: transformers' settings that :meth:`__call__` reads: the length of
+    #: ``truncation=True`` / ``padding="max_length"`` without ``max_length``
+    #: (transformers' "no limit" by default, as for a tokenizer made from a
+    #: vocabulary file; e.g. 512 to match ``from_pretrained``), and the keys
+    #: returned by default.
+    model_max_length: int = VERY_LARGE_INTEGER
+    model_input_names: tuple = ("input_ids", "token_type_ids", "attention_mask")
+
+    def __call__(self, text, text_pair=None, **options: Any) -> ModelInputs:
+        """Encode as ``transformers.BertTokenizerFast(...)(text, text_pair, ...)``:
+        the same arguments, keys and values (see :mod:`segkit.wordpiece.call`).
+
+        Parameters
+        ----------
+        text, text_pair
+            A text, a list of texts (a batch), or with
+            ``is_split_into_words=True`` a list of words or a list of lists
+            of words; ``text_pair`` likewise (pairs).
+        add_special_tokens, padding, truncation, max_length, stride, pad_to_multiple_of, padding_side, truncation_side, is_split_into_words
+            As in transformers: ``padding`` is False, True, ``"longest"``,
+            ``"max_length"`` or ``"do_not_pad"``; ``truncation`` is None,
+            False, True, ``"longest_first"``, ``"only_first"``,
+            ``"only_second"`` or ``"do_not_truncate"``.
+        return_tensors
+            None (lists), ``"np"`` (int64 arrays) or ``"pt"`` (torch
+            tensors; ImportError without PyTorch).
+        return_overflowing_tokens, return_offsets_mapping, return_special_tokens_mask, return_attention_mask, return_token_type_ids, return_length
+            The keys to return, as in transformers.
+
+        Returns
+        -------
+        ModelInputs
+            A dict (keys also attributes) of ``input_ids``,
+            ``token_type_ids``, ``attention_mask`` and those asked for.
+
+        >>> wp = WordPiece.bert(["[PAD]", "[UNK]", "[CLS]", "[SEP]", "a", "b"])
+        >>> wp("a b")
+        {'input_ids': [2, 4, 5, 3], 'token_type_ids': [0, 0, 0, 0], 'attention_mask': [1, 1, 1, 1]}
+        >>> wp(["a", "b a"], padding=True, return_tensors="np").input_ids
+        array([[2, 4, 3, 0],
+               [2, 5, 4, 3]])
+        """
+        if not options and text_pair is None and type(text) is str:
+            return call_single(self, text)
+        return call(self, text, text_pair, **options)
 
     def encode_pairs(self, texts: Sequence[str], pairs: Sequence[str], **options: Any) -> BatchEncoding:
         """:meth:`encode_batch` for two parallel lists (of equal length)."""
@@ -568,43 +768,6 @@ def _check_text(text: object) -> str:
     if not isinstance(text, str):
         raise TypeError(f"expected text as str, found {type(text).__name__}: {text!r:.80}")
     return text
-
-
-def _batch_texts(texts) -> tuple[list, int, bool]:
-    """``(joined, n, paired)`` of a batch given to ``encode_batch``: its
-    ``n`` texts, or for ``n`` pairs the first texts followed by the second
-    ones (pairs checked here; single texts are checked by the join)."""
-    if isinstance(texts, str):
-        raise TypeError("encode_batch expects a sequence of texts, found a single str; use encode()")
-    texts = list(texts)
-    paired = bool(texts) and isinstance(texts[0], (tuple, list))
-    if not paired:
-        return texts, len(texts), False
-    firsts, seconds = [], []
-    for i, item in enumerate(texts):
-        if not isinstance(item, (tuple, list)) or len(item) != 2:
-            raise TypeError(
-                f"encode_batch: the item at index {i} is {type(item).__name__} {item!r:.60}; a batch holds "
-                "either texts or (text, pair) tuples, not both"
-            )
-        for j, part in enumerate(item):
-            if not isinstance(part, str):
-                raise TypeError(
-                    f"encode_batch: the {'second' if j else 'first'} text of the pair at index {i} is "
-                    f"{type(part).__name__} {part!r:.60}; expected str"
-                )
-        firsts.append(item[0])
-        seconds.append(item[1])
-    return firsts + seconds, len(texts), True
-
-
-def _check_batch_items(texts: list) -> None:
-    """TypeError naming the first item of ``texts`` that is not a str."""
-    for i, item in enumerate(texts):
-        if not isinstance(item, str):
-            raise TypeError(
-                f"encode_batch: the text at index {i} is {type(item).__name__} {item!r:.60}; expected str"
-            ) from None
 
 
 def _wordpiece_from_parts(vocab, automaton, settings, rewrite, derived=None) -> WordPiece:

@@ -17,6 +17,9 @@ from ..engine.rewrite import build_rewrite_table, pack_rewrite
 from ..vocab import Vocabulary
 from .normalization import bert_rewrite_table
 from .postprocess import TRUNCATION
+from .template import normalize_template, template_slots
+
+_SIDES = ("right", "left")
 from .pretokenize import bert_classes
 
 #: Special tokens of BERT vocabularies: never split when they occur in text.
@@ -55,28 +58,43 @@ def check_setting_types(s: dict) -> None:
             raise ValueError(f"setting {key} must be True or False, found {s[key]!r:.80}")
     if s["strip_accents"] is not None and not isinstance(s["strip_accents"], bool):
         raise ValueError(f"setting strip_accents must be True, False or None, found {s['strip_accents']!r:.80}")
+    try:
+        ok = normalize_template(s["template"]) == s["template"]
+    except ValueError:
+        ok = False
+    if not ok:
+        raise ValueError(f"setting template must be None, 'bert' or a template in canonical form, found {s['template']!r:.80}")
     if s["special_tokens"] is not None and not isinstance(s["special_tokens"], list):
         raise ValueError(f"setting special_tokens must be a list or None, found {s['special_tokens']!r:.80}")
 
 
 def check_post_settings(s: dict) -> None:
-    """``truncation`` and ``padding``: None or dicts of the keys
-    :meth:`segkit.wordpiece.options.PostProcessor.resolve` reads, with
-    values it accepts."""
+    """``truncation`` and ``padding`` settings: None or dicts of the keys
+    :class:`PostProcessor` reads, with values it accepts."""
     t = s["truncation"]
     if t is not None:
-        if not isinstance(t, dict) or not set(t) <= {"max_length", "strategy"}:
-            raise ValueError(f"truncation must be None or a dict with keys max_length, strategy; found {t!r:.80}")
+        if not isinstance(t, dict) or not set(t) <= {"max_length", "strategy", "stride", "direction"}:
+            raise ValueError(
+                f"truncation must be None or a dict with keys max_length, strategy, stride, direction; found {t!r:.80}"
+            )
         if t.get("strategy", "longest_first") not in TRUNCATION:
             raise ValueError(f"truncation strategy must be one of {sorted(TRUNCATION)}, found {t.get('strategy')!r:.80}")
-        m = t.get("max_length")
-        if m is not None and (isinstance(m, bool) or not isinstance(m, int) or not 0 <= m < 1 << 31):
-            raise ValueError(f"truncation max_length must be a non-negative int or None, found {m!r:.80}")
+        if t.get("direction", "right") not in _SIDES:
+            raise ValueError(f"truncation direction must be 'right' or 'left', found {t.get('direction')!r:.80}")
+        for key in ("max_length", "stride"):
+            m = t.get(key)
+            if m is not None and (isinstance(m, bool) or not isinstance(m, int) or not 0 <= m < 1 << 31):
+                raise ValueError(f"truncation {key} must be a non-negative int or None, found {m!r:.80}")
     p = s["padding"]
     if p is not None:
-        if not isinstance(p, dict) or not set(p) <= {"length", "pad_to_multiple_of"}:
-            raise ValueError(f"padding must be None or a dict with keys length, pad_to_multiple_of; found {p!r:.80}")
-        for key in ("length", "pad_to_multiple_of"):
+        if not isinstance(p, dict) or not set(p) <= {"length", "pad_to_multiple_of", "direction", "pad_type_id"}:
+            raise ValueError(
+                "padding must be None or a dict with keys length, pad_to_multiple_of, direction, pad_type_id; "
+                f"found {p!r:.80}"
+            )
+        if p.get("direction", "right") not in _SIDES:
+            raise ValueError(f"padding direction must be 'right' or 'left', found {p.get('direction')!r:.80}")
+        for key in ("length", "pad_to_multiple_of", "pad_type_id"):
             m = p.get(key)
             if m is not None and (isinstance(m, bool) or not isinstance(m, int) or not 0 <= m < 1 << 31):
                 raise ValueError(f"padding {key} must be a non-negative int or None, found {m!r:.80}")
@@ -96,12 +114,13 @@ def check_settings(s: dict, vocab: Vocabulary) -> None:
         raise ValueError(f"flavour must be 'hf' or 'tf_text', found {s['flavour']!r}")
     if s["cjk"] not in ("hf", "bert"):
         raise ValueError(f"cjk must be 'hf' or 'bert', found {s['cjk']!r}")
-    if s["template"] not in (None, "bert"):
-        raise ValueError(f"template must be 'bert' or None, found {s['template']!r}")
     if s["template"] == "bert":
         for key in ("cls_token", "sep_token"):
             if vocab.id(s[key]) is None:
                 raise ValueError(f"{key} {s[key]!r} is not in the vocabulary; the 'bert' template needs it")
+    elif s["template"] is not None:
+        for which in ("single", "pair"):
+            template_slots(s["template"], vocab, which)
     for t in s["special_tokens"] or ():
         if not isinstance(t, str) or not t:
             raise ValueError(f"special tokens must be non-empty strings, found {t!r}")

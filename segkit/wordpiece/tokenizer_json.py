@@ -101,24 +101,32 @@ def _read(path: Path, data: dict) -> tuple[dict[str, int], dict[str, Any]]:
         strategy = {"LongestFirst": "longest_first", "OnlyFirst": "only_first", "OnlySecond": "only_second"}.get(
             _get(path, trunc, "strategy", (str,), "LongestFirst", "truncation.")
         )
-        if strategy is None or trunc.get("stride", 0) or trunc.get("direction", "Right") != "Right":
+        direction = _DIRECTIONS.get(_get(path, trunc, "direction", (str,), "Right", "truncation."))
+        if strategy is None or direction is None:
             raise _fail(path, f"truncation settings {trunc} are not supported")
         max_length = _get(path, trunc, "max_length", (int,), None, "truncation.")
-        kwargs["truncation"] = {"max_length": max_length, "strategy": strategy}
+        stride = _get(path, trunc, "stride", (int,), 0, "truncation.")
+        kwargs["truncation"] = {"max_length": max_length, "strategy": strategy, "stride": stride, "direction": direction}
     pad = _get(path, data, "padding", (dict, type(None)), None, "")
     if pad:
         strategy = pad.get("strategy", "BatchLongest")
         length = strategy.get("Fixed") if isinstance(strategy, dict) else None
         if length is not None and (isinstance(length, bool) or not isinstance(length, int)):
             raise _fail(path, f"field padding.strategy.Fixed must be an integer, found {_json_type(length)} {length!r:.60}")
-        if pad.get("direction", "Right") != "Right" or pad.get("pad_type_id", 0) != 0:
+        direction = _DIRECTIONS.get(_get(path, pad, "direction", (str,), "Right", "padding."))
+        if direction is None:
             raise _fail(path, f"padding settings {pad} are not supported")
         kwargs["pad_token"] = _get(path, pad, "pad_token", (str,), "[PAD]", "padding.")
         kwargs["padding"] = {
             "length": length,
             "pad_to_multiple_of": _get(path, pad, "pad_to_multiple_of", (int, type(None)), None, "padding."),
+            "direction": direction,
+            "pad_type_id": _get(path, pad, "pad_type_id", (int,), 0, "padding."),
         }
     return dict(vocab), kwargs
+
+
+_DIRECTIONS = {"Right": "right", "Left": "left"}
 
 
 def _post_processor(path: Path, post: dict | None, vocab: dict) -> dict[str, Any]:
@@ -138,7 +146,7 @@ def _post_processor(path: Path, post: dict | None, vocab: dict) -> dict[str, Any
             return out
 
         single, pair = shape(post.get("single", [])), shape(post.get("pair", []))
-        ok = (
+        bert_shape = (
             len(single) == 3
             and single[0][0] == "S"
             and single[1] == ("Q", "A", 0)
@@ -149,13 +157,14 @@ def _post_processor(path: Path, post: dict | None, vocab: dict) -> dict[str, Any
             and pair[3] == ("Q", "B", 1)
             and pair[4] == ("S", single[2][1], 1)
         )
-        if not ok:
-            raise _fail(path, "only BERT's template ([CLS] $A [SEP] / [CLS] $A [SEP] $B:1 [SEP]:1) is supported")
+        specials = _get(path, post, "special_tokens", (dict,), {}, "post_processor.")
+        plain_ids = all(
+            isinstance(name, str) and (specials.get(name) or {}).get("ids", [vocab.get(name)]) == [vocab.get(name)]
+            for name in (single[0][1], single[2][1])
+        ) if bert_shape else False
+        if not plain_ids:
+            return {"template": _general_template(path, post, specials, vocab)}
         cls_tok, sep_tok = single[0][1], single[2][1]
-        for name in (cls_tok, sep_tok):
-            ids = post.get("special_tokens", {}).get(name, {}).get("ids")
-            if ids is not None and list(ids) != [vocab.get(name)]:
-                raise _fail(path, f"template token {name!r} maps to {ids}, not to its vocabulary id")
     else:
         raise _fail(path, f"post-processor {kind!r} is not supported")
     for name in (cls_tok, sep_tok):
@@ -165,6 +174,53 @@ def _post_processor(path: Path, post: dict | None, vocab: dict) -> dict[str, Any
         if name not in vocab:
             raise _fail(path, f"template token {name!r} is not in the vocabulary")
     return {"template": "bert", "cls_token": cls_tok, "sep_token": sep_tok}
+
+
+def _general_template(path: Path, post: dict, specials: dict, vocab: dict) -> dict:
+    """A ``TemplateProcessing`` other than BERT's, in segkit's canonical form
+    (its special tokens' ids and token strings checked against the vocabulary)."""
+    from .template import normalize_template
+
+    itos = {i: t for t, i in vocab.items()}
+    ids = {}
+    for name, spec in specials.items():
+        if not isinstance(spec, dict):
+            raise _fail(path, f"post_processor.special_tokens[{name!r:.40}] must be an object, found {_json_type(spec)}")
+        got = _get(path, spec, "ids", (list,), None, f"post_processor.special_tokens[{name!r:.40}].")
+        toks = _get(path, spec, "tokens", (list,), None, f"post_processor.special_tokens[{name!r:.40}].")
+        if len(got) != len(toks) or any(isinstance(i, bool) or not isinstance(i, int) for i in got):
+            raise _fail(path, f"post_processor.special_tokens[{name!r:.40}]: ids {got!r:.60} and tokens {toks!r:.60} do not match")
+        for i, t in zip(got, toks):
+            if itos.get(i) != t:
+                raise _fail(path, f"template token {name!r:.40}: id {i} is {itos.get(i)!r:.40} in the vocabulary, not {t!r:.40}")
+        ids[name] = got
+    # Names that are the vocabulary token of their one id need no entry
+    # (segkit's canonical form; checked below to be in the template's map).
+    listed = set(ids)
+    ids = {name: got for name, got in ids.items() if got != [vocab.get(name)]}
+    try:
+        template = normalize_template({"single": post.get("single", []), "pair": post.get("pair", []), "special_tokens": ids})
+    except ValueError as e:
+        raise _fail(path, f"post_processor: {e}") from None
+    for which in ("single", "pair"):
+        for piece in template[which]:
+            name = piece.get("SpecialToken", {}).get("id")
+            if name is not None and name not in listed:
+                raise _fail(path, f"post_processor: template token {name!r:.40} is not in its special_tokens")
+    return template
+
+
+def _template_json(template: dict, vocab) -> dict:
+    """HF ``TemplateProcessing`` of a canonical template."""
+    specials = {}
+    for which in ("single", "pair"):
+        for piece in template[which]:
+            name = piece.get("SpecialToken", {}).get("id")
+            if name is not None and name not in specials:
+                ids = template["special_tokens"].get(name) or [vocab.id(name)]
+                specials[name] = {"id": name, "ids": list(ids), "tokens": [vocab.token(i) for i in ids]}
+    return {"type": "TemplateProcessing", "single": template["single"], "pair": template["pair"],
+            "special_tokens": specials}
 
 
 # ------------------------------------------------------------------ writing
@@ -189,7 +245,9 @@ def tokenizer_json_of(wp) -> dict[str, Any]:
             "lowercase": s["lowercase"],
         }
     post = None
-    if s["template"] == "bert":
+    if isinstance(s["template"], dict):
+        post = _template_json(s["template"], wp.vocab)
+    elif s["template"] == "bert":
         cls_tok, sep_tok = s["cls_token"], s["sep_token"]
 
         def special(tok: str, type_id: int) -> dict:
@@ -208,20 +266,20 @@ def tokenizer_json_of(wp) -> dict[str, Any]:
     if s["truncation"]:
         strategy = {"longest_first": "LongestFirst", "only_first": "OnlyFirst", "only_second": "OnlySecond"}
         truncation = {
-            "direction": "Right",
+            "direction": s["truncation"].get("direction", "right").capitalize(),
             "max_length": s["truncation"]["max_length"],
             "strategy": strategy[s["truncation"].get("strategy", "longest_first")],
-            "stride": 0,
+            "stride": s["truncation"].get("stride") or 0,
         }
     padding = None
     if s["padding"]:
         length = s["padding"].get("length")
         padding = {
             "strategy": {"Fixed": length} if length is not None else "BatchLongest",
-            "direction": "Right",
+            "direction": s["padding"].get("direction", "right").capitalize(),
             "pad_to_multiple_of": s["padding"].get("pad_to_multiple_of"),
             "pad_id": wp.pad_id,
-            "pad_type_id": 0,
+            "pad_type_id": s["padding"].get("pad_type_id") or 0,
             "pad_token": s["pad_token"],
         }
     added = [
