@@ -4,6 +4,8 @@ Public API
 ----------
 :class:`WordPiece`
     BERT's WordPiece tokenizer (greedy longest-match-first), end to end.
+:class:`AddedToken`
+    A token matched in the text before WordPiece (``WordPiece.add_tokens``).
 :class:`Encoding`, :class:`BatchEncoding`
     Results of ``encode`` / ``encode_batch``.
 :func:`load`, :class:`ModelFileError`
@@ -27,6 +29,7 @@ from .models import load
 from .storage import ModelFileError
 from .vocab import Vocabulary, VocabularyError
 from .wordpiece import WordPiece
+from .wordpiece.added_tokens import AddedToken
 
 __version__ = "0.1.0"
 
@@ -48,6 +51,7 @@ def __getattr__(name: str):
 
 __all__ = [
     "WordPiece",
+    "AddedToken",
     "Encoding",
     "BatchEncoding",
     "Vocabulary",

@@ -9,7 +9,7 @@ from typing import Any, Union
 
 import numpy as np
 
-from ..encoding import BatchEncoding, Encoding
+from ..encoding import BatchEncoding, Encoding, _itos
 from ..engine import Automaton, EngineConfig
 from ..engine.automaton import _MAX_SCRATCH, join_code_points, to_code_points
 from ..engine.byte_offsets import to_byte_offsets
@@ -25,6 +25,7 @@ from ..engine.rewrite import (
 from ..cache import cache_key, cacheable_file, cached
 from ..parallel import concat_segments, map_text_runs
 from ..vocab import Vocabulary, VocabSource
+from . import added_tokens as _added
 from .normalization import bert_rewrite_table
 from .postprocess import N_OPTIONS, O_BUDGET, O_CLS, O_MODE, O_MULT, O_PAD_ID, O_PAD_TO, O_SEP, O_TEMPLATE
 from .postprocess import TRUNCATION, assemble, encode_single
@@ -241,6 +242,7 @@ class WordPiece:
         self._opts_cache: dict = {}
         self._encode_entry = None  # see _encode_single
         self._segment_entry = None
+        _added.install(self, None)  # no added tokens (see add_tokens)
 
     @classmethod
     def bert(
@@ -307,10 +309,14 @@ class WordPiece:
         from .tokenizer_json import read_tokenizer_json
 
         vocab, kwargs = read_tokenizer_json(path)
+        added = kwargs.pop("added_tokens", None)
         try:
-            return cls(vocab, **kwargs)
+            wp = cls(vocab, **kwargs)
         except ValueError as e:  # a setting or the vocabulary: name the file
             raise type(e)(f"{path}: {e}") from None
+        if added is not None:  # added tokens with flags, or not in the vocabulary
+            _added.restore_added(wp, added, str(path))
+        return wp
 
     def save_tokenizer_json(self, path: str | os.PathLike) -> None:
         """Write a HuggingFace ``tokenizer.json`` that gives this tokenizer's
@@ -355,6 +361,8 @@ class WordPiece:
         config = {k: getattr(self, k) for k in _SETTINGS}
         config["automaton"] = aconf
         config["has_rewrite"] = True
+        if self._added is not None:
+            config["added_tokens"] = _added.added_state(self)
         return config, arrays, blobs
 
     @classmethod
@@ -383,6 +391,7 @@ class WordPiece:
                              f"settings, which imply {expected}")
         obj = cls.__new__(cls)
         obj._assemble(vocab, automaton, settings, None)
+        _added.restore_added(obj, config.get("added_tokens"), source)
         stored = arrays.get("rewrite.packed")
         if stored is not None and not np.array_equal(stored, obj._rewrite):
             raise ValueError(f"{source}: invalid normalization tables: they are not the ones the settings give")
@@ -390,7 +399,8 @@ class WordPiece:
 
     def __reduce__(self):
         # Pickles as arrays (automaton, tables) and a packed vocabulary: no rebuild.
-        return (_wordpiece_from_parts, (self.vocab, self.automaton, self._settings, self._rewrite, self._derived))
+        return (_wordpiece_from_parts,
+                (self.vocab, self.automaton, self._settings, self._rewrite, self._derived, _added.added_state(self)))
 
     # ------------------------------------------------------------- tokenize
     def _segment(self, texts: Sequence[str], num_threads: int | None = None):
@@ -402,6 +412,12 @@ class WordPiece:
         """:meth:`_segment` as ``(parts, threads used)``: one ``(tokens,
         row splits)`` part per run of texts a thread matched (one part when
         the batch was not split)."""
+        if self._added is not None:  # added tokens are split out first, the rest matched below
+            plain = lambda ts: concat_segments(*self._segment_plain_parts(ts, num_threads))  # noqa: E731
+            return [_added.segment_with_added(self._added, list(texts), plain)], 1
+        return self._segment_plain_parts(texts, num_threads)
+
+    def _segment_plain_parts(self, texts: Sequence[str], num_threads: int | None = None):
         if num_threads is not None and num_threads != 1:
             # Each thread matches its runs as one thread matches a batch (a
             # block of texts at a time, its code points still in cache).
@@ -446,7 +462,7 @@ class WordPiece:
 
     def _segment_one(self, text: str) -> np.ndarray:
         """(4, n) tokens of one text: one compiled call, per-thread buffers."""
-        if len(text) > _MAX_SCRATCH:
+        if len(text) > _MAX_SCRATCH or self._added is not None:
             out, _ = self._segment([text])
             return out
         cps = to_code_points(text)
@@ -471,7 +487,7 @@ class WordPiece:
         >>> WordPiece(["[UNK]", "a", "##b", ","]).tokenize("ab, c")
         ['a', '##b', ',', '[UNK]']
         """
-        itos = self.vocab.id_to_token
+        itos = _itos(self._itos)
         return [itos[i] for i in self._segment_one(_check_text(text))[0].tolist()]
 
     def tokenize_word(self, word: str) -> list[str]:
@@ -581,25 +597,25 @@ class WordPiece:
         """
         if type(text) is not str:
             _check_text(text)
-        if pair is None and self.flavour == "hf":
+        if pair is None and self.flavour == "hf" and self._added is None:
             opts = self._opts_cache.get((add_special_tokens, max_length, truncation, padding, pad_to_multiple_of))
             if opts is None:
                 opts = self._single_options(add_special_tokens, max_length, truncation, padding, pad_to_multiple_of)
-            return Encoding(self._encode_single(text, opts), self.vocab)
+            return Encoding(self._encode_single(text, opts), self._itos)
         if pair is not None:
             _check_text(pair)
         plain, template, budget, mode, pad_to, mult = self._post_options(
             pair is not None, add_special_tokens, max_length, truncation, padding, pad_to_multiple_of
         )
         if plain:
-            return Encoding(self._segment_one(text), self.vocab)
+            return Encoding(self._segment_one(text), self._itos)
         if pair is None:
             tok = self._segment_one(text)
             rows = np.array([0, tok.shape[1]], dtype=np.int64)
         else:
             tok, rows = self._segment([text, pair])
         out, out_rows = self._assemble_out(tok, rows, 1, pair is not None, template, budget, mode, pad_to, mult)
-        return Encoding(out, self.vocab, 1 if pair is None else 2)
+        return Encoding(out, self._itos, 1 if pair is None else 2)
 
     def _single_options(self, add_special_tokens, max_length, truncation, padding, pad_to_multiple_of) -> np.ndarray:
         key = (add_special_tokens, max_length, truncation, padding, pad_to_multiple_of)
@@ -729,10 +745,10 @@ class WordPiece:
                     ) from None
             raise
         if plain:  # per-thread parts are not copied into one array unless asked for
-            return BatchEncoding._from_parts(parts, self.vocab, self.pad_id)
+            return BatchEncoding._from_parts(parts, self._itos, self.pad_id)
         tok, rows = concat_segments(parts, used)
         out, out_rows = self._assemble_out(tok, rows, len(texts), paired, template, budget, mode, pad_to, mult)
-        return BatchEncoding(out, out_rows, self.vocab, self.pad_id, 2 if paired else 1)
+        return BatchEncoding(out, out_rows, self._itos, self.pad_id, 2 if paired else 1)
 
     def encode_pairs(self, texts: Sequence[str], pairs: Sequence[str], **options: Any) -> BatchEncoding:
         """:meth:`encode_batch` for two parallel lists (of equal length)."""
@@ -756,16 +772,17 @@ class WordPiece:
         """
         sfx = self.suffix_indicator
         ls = len(sfx)
-        special = self.special_ids
+        special = self._skip_ids
+        token = self.vocab.token if self._added is None else self.id_to_token
         parts: list[str] = []
         for i in ids:
             i = int(i)
             if skip_special_tokens and i in special:
                 continue
             try:
-                tok = self.vocab.token(i)
-            except IndexError:
-                raise IndexError(f"decode: no token has id {i} (vocabulary of {len(self.vocab)} tokens)") from None
+                tok = token(i)
+            except IndexError as e:
+                raise IndexError(f"decode: {e}") from None
             if parts:
                 tok = tok[ls:] if sfx and tok.startswith(sfx) else " " + tok
             if cleanup:
@@ -789,31 +806,65 @@ class WordPiece:
         return [self.decode(ids, skip_special_tokens=skip_special_tokens, cleanup=cleanup) for ids in sequences]
 
     # ------------------------------------------------------------ vocabulary
+    def add_tokens(self, tokens: Sequence) -> int:
+        """Add tokens matched in the text before WordPiece, as HF
+        ``Tokenizer.add_tokens``: each item a str (normalized, not special)
+        or a :class:`segkit.AddedToken` (``single_word``, ``lstrip``,
+        ``rstrip``, ``normalized``, ``special``).  A token in the vocabulary
+        keeps its id; new ones get ids after it.  Returns how many were new
+        or changed.  See :mod:`segkit.wordpiece.added_tokens` for the rules.
+
+        >>> wp = WordPiece.bert(["[UNK]", "[CLS]", "[SEP]", "hello", "world"])
+        >>> wp.add_tokens(["<new>", "hello"])
+        2
+        >>> wp.encode("Hello<NEW>world").tokens
+        ['[CLS]', 'hello', '<new>', 'world', '[SEP]']
+        >>> wp.token_to_id("<new>"), wp.get_vocab_size(), wp.get_vocab_size(with_added_tokens=False)
+        (5, 6, 5)
+        """
+        return _added.add_tokens(self, tokens, None)
+
+    def add_special_tokens(self, tokens: Sequence) -> int:
+        """:meth:`add_tokens` for special tokens (HF ``add_special_tokens``):
+        matched on the raw text unless the :class:`~segkit.AddedToken` says
+        ``normalized=True``, and dropped by ``decode(skip_special_tokens=True)``.
+
+        >>> wp = WordPiece.bert(["[UNK]", "[CLS]", "[SEP]", "hi"])
+        >>> wp.add_special_tokens(["<eot>"])
+        1
+        >>> e = wp.encode("hi<eot>")
+        >>> e.tokens, wp.decode(e.ids), wp.decode(e.ids, skip_special_tokens=False)
+        (['[CLS]', 'hi', '<eot>', '[SEP]'], 'hi', '[CLS] hi <eot> [SEP]')
+        """
+        return _added.add_tokens(self, tokens, True)
+
     def get_vocab(self, with_added_tokens: bool = True) -> dict[str, int]:
-        """The vocabulary as a new ``{token: id}`` dict (HF ``get_vocab``;
-        segkit has no added tokens apart from the vocabulary's own, so
-        ``with_added_tokens`` changes nothing).
+        """The vocabulary as a new ``{token: id}`` dict (HF ``get_vocab``),
+        with the added tokens unless ``with_added_tokens=False``.
 
         >>> WordPiece(["[UNK]", "un", "##able"]).get_vocab()
         {'[UNK]': 0, 'un': 1, '##able': 2}
         """
-        return {t: i for i, t in enumerate(self.vocab.id_to_token) if t is not None}
+        return _added.get_vocab(self, with_added_tokens)
 
     def get_vocab_size(self, with_added_tokens: bool = True) -> int:
-        """Number of tokens (HF ``get_vocab_size``).
+        """Number of tokens (HF ``get_vocab_size``): with the added tokens
+        that are not in the vocabulary unless ``with_added_tokens=False``.
 
         >>> WordPiece(["[UNK]", "un", "##able"]).get_vocab_size()
         3
         """
+        if with_added_tokens and self._added is not None:
+            return len(_added.get_vocab(self, True))
         return len(self.vocab)
 
     def token_to_id(self, token: str) -> int | None:
-        """Id of ``token`` or None."""
-        return self.vocab.id(token)
+        """Id of ``token`` (an added token's or the vocabulary's) or None."""
+        return _added.token_to_id(self, token)
 
     def id_to_token(self, id: int) -> str:
-        """Token of ``id``."""
-        return self.vocab.token(id)
+        """Token of ``id`` (an added token's normalized content, as HF)."""
+        return _added.id_to_token(self, id)
 
     def __repr__(self) -> str:
         return (
@@ -925,7 +976,9 @@ def _identity_table():
     return _IDENTITY
 
 
-def _wordpiece_from_parts(vocab, automaton, settings, rewrite, derived=None) -> WordPiece:
+def _wordpiece_from_parts(vocab, automaton, settings, rewrite, derived=None, added=None) -> WordPiece:
     obj = WordPiece.__new__(WordPiece)
     obj._assemble(vocab, automaton, settings, rewrite, derived)
+    if added is not None:
+        _added.restore_added(obj, added, "pickle")
     return obj

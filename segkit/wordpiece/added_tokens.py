@@ -1,0 +1,540 @@
+"""Added tokens: strings matched in the text before WordPiece, as HuggingFace's
+``AddedVocabulary`` does.
+
+An :class:`AddedToken` is found wherever it occurs in the text and becomes one
+token (one word) of its own; the text between added tokens goes through the
+usual compiled pass.  HuggingFace's rules, reproduced here:
+
+* tokens with ``normalized=False`` are matched first, on the raw text; then
+  each remaining piece is normalized and the tokens with ``normalized=True``
+  (their content normalized the same way) are matched on it;
+* matches are leftmost-longest and do not overlap; a match that fails its
+  ``single_word`` test is dropped (the search does not restart inside it);
+* ``single_word``: the match must not have a word character (``\\w``) right
+  before or after it (within its piece);
+* ``lstrip`` / ``rstrip``: the whitespace before / after the match (within
+  its piece, not before the end of the previous match) belongs to the token
+  (its offsets include it);
+* a token already in the vocabulary keeps its id; others get new ids after
+  the vocabulary, in the order added;
+* each added token is a word of its own: word ids count the pieces' words
+  and the added tokens in text order.
+
+The splitting is Python (a ``regex`` alternation, longest first, which is
+leftmost-longest) but runs only on texts where an added token occurs: one
+scan of the joined batch finds them.  The pieces between tokens are matched
+as one batch by the compiled pass, and the results are stitched with numpy.
+Nothing here runs for a tokenizer without added tokens.
+"""
+
+from __future__ import annotations
+
+from typing import Callable, Iterable
+
+import numpy as np
+import regex
+
+#: Rust ``regex``'s Unicode ``\w`` and ``\s`` (what HF's boundary tests use).
+_WORD = regex.compile(r"[\p{Alphabetic}\p{M}\p{Nd}\p{Pc}\p{Join_Control}]")
+_SPACE = regex.compile(r"\p{White_Space}")
+_SPACES = frozenset(chr(c) for c in range(0x3000 + 1) if _SPACE.match(chr(c)))
+#: HuggingFace BertNormalizer's CJK ranges (``handle_chinese_chars``).
+_CJK = ((0x4E00, 0x9FFF), (0x3400, 0x4DBF), (0x20000, 0x2A6DF), (0x2A700, 0x2B73F), (0x2B740, 0x2B81F),
+        (0x2B920, 0x2CEAF), (0xF900, 0xFAFF), (0x2F800, 0x2FA1F))
+#: Limits for added tokens read from files (a crafted file must not exhaust memory).
+MAX_ADDED_TOKENS = 1 << 20
+MAX_ADDED_CHARS = 1 << 24
+
+
+class AddedToken:
+    """A string to match in the text before WordPiece (HF ``tokenizers.AddedToken``).
+
+    Parameters
+    ----------
+    content
+        The string (non-empty).
+    single_word
+        Match only where no word character is right before or after it.
+    lstrip, rstrip
+        The whitespace before / after a match belongs to the token.
+    normalized
+        Match on the normalized text (the content normalized likewise)
+        rather than on the raw text.  None (default): True, except for
+        special tokens (``special=True`` or added by
+        :meth:`segkit.WordPiece.add_special_tokens`).
+    special
+        A special token: ``decode(skip_special_tokens=True)`` drops it.
+
+    Examples
+    --------
+    >>> AddedToken("[NEW]", lstrip=True)
+    AddedToken('[NEW]', single_word=False, lstrip=True, rstrip=False, normalized=True, special=False)
+    """
+
+    __slots__ = ("content", "single_word", "lstrip", "rstrip", "_normalized", "special")
+
+    def __init__(self, content: str, single_word: bool = False, lstrip: bool = False, rstrip: bool = False,
+                 normalized: bool | None = None, special: bool = False) -> None:
+        if not isinstance(content, str):
+            raise TypeError(f"AddedToken content must be a str, found {type(content).__name__} {content!r:.60}")
+        for name, v in (("single_word", single_word), ("lstrip", lstrip), ("rstrip", rstrip), ("special", special)):
+            if not isinstance(v, bool):
+                raise TypeError(f"AddedToken {name} must be True or False, found {v!r:.60}")
+        if normalized is not None and not isinstance(normalized, bool):
+            raise TypeError(f"AddedToken normalized must be True, False or None, found {normalized!r:.60}")
+        self.content = content
+        self.single_word = single_word
+        self.lstrip = lstrip
+        self.rstrip = rstrip
+        self._normalized = normalized
+        self.special = special
+
+    @property
+    def normalized(self) -> bool:
+        return (not self.special) if self._normalized is None else self._normalized
+
+    def _key(self) -> tuple:
+        return (self.content, self.single_word, self.lstrip, self.rstrip, self.normalized, self.special)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, AddedToken) and self._key() == other._key()
+
+    def __hash__(self) -> int:
+        return hash(self.content)
+
+    def __str__(self) -> str:
+        return self.content
+
+    def __repr__(self) -> str:
+        return (f"AddedToken({self.content!r}, single_word={self.single_word}, lstrip={self.lstrip}, "
+                f"rstrip={self.rstrip}, normalized={self.normalized}, special={self.special})")
+
+    def __reduce__(self):
+        return (AddedToken, (self.content, self.single_word, self.lstrip, self.rstrip, self._normalized, self.special))
+
+
+def _resolved(tok: AddedToken, special: bool | None) -> AddedToken:
+    """``tok`` with ``normalized`` fixed (and ``special`` forced when given)."""
+    sp = tok.special if special is None else special
+    norm = (not sp) if tok._normalized is None else tok._normalized
+    return AddedToken(tok.content, tok.single_word, tok.lstrip, tok.rstrip, norm, sp)
+
+
+# ------------------------------------------------------------ normalization
+def normalization_table(clean_text: bool, strip_accents: bool, lowercase: bool, chinese: bool) -> dict[int, str | None]:
+    """``str.translate`` table of HF's BertNormalizer (what each changed
+    character becomes; None: deleted)."""
+    from .hf_tables import hf_mapping, hf_mask
+
+    table: dict[int, str | None] = dict(hf_mapping(strip_accents, lowercase)) if (strip_accents or lowercase) else {}
+    if clean_text:
+        for cp in np.flatnonzero(hf_mask("control")).tolist():
+            table[cp] = None
+        for ch in _SPACES:
+            if ch != " " and table.get(ord(ch), ch) is not None:
+                table[ord(ch)] = " "
+    if chinese:
+        for a, b in _CJK:
+            for cp in range(a, b + 1):
+                table[cp] = f" {chr(cp)} "
+    return table
+
+
+class AddedVocabulary:
+    """The added tokens of one tokenizer and their splitter.
+
+    ``tokens``: id -> :class:`AddedToken` (with ``normalized`` resolved), in
+    the order added; ``vocab_size``: ids from here on are new.
+    """
+
+    def __init__(self, vocab, table: dict, vocab_size: int) -> None:
+        self._vocab = vocab
+        self._table = table
+        self.vocab_size = vocab_size
+        self.tokens: dict[int, AddedToken] = {}
+        self.ids: dict[str, int] = {}
+        self.sticky_special: set[str] = set()  # contents ever added as special (HF never unmarks one)
+        self._refresh()
+
+    def copy(self) -> "AddedVocabulary":
+        new = AddedVocabulary(self._vocab, self._table, self.vocab_size)
+        new.tokens = dict(self.tokens)
+        new.ids = dict(self.ids)
+        new.sticky_special = set(self.sticky_special)
+        new._refresh()
+        return new
+
+    # -------------------------------------------------------------- adding
+    def token_to_id(self, content: str) -> int | None:
+        i = self.ids.get(content)
+        return self._vocab.id(content) if i is None else i
+
+    def add(self, tokens: Iterable, special: bool | None) -> int:
+        """Add tokens (str or :class:`AddedToken`) as HF ``add_tokens`` does;
+        the number of tokens that were new or changed."""
+        items = []
+        for t in tokens:
+            if isinstance(t, str):
+                t = AddedToken(t, special=bool(special))
+            elif not isinstance(t, AddedToken):
+                raise TypeError(f"expected str or AddedToken, found {type(t).__name__} {t!r:.60}")
+            items.append(_resolved(t, special))
+        if self.tokens:
+            top = max(self.tokens)
+            next_id = top + 1 if top >= self.vocab_size else self.vocab_size
+        else:
+            next_id = self.vocab_size
+        added = 0
+        for tok in items:
+            if not tok.content:
+                continue
+            old = self.ids.get(tok.content)
+            if old is not None and self.tokens.get(old) == tok:
+                continue
+            new_id = self.token_to_id(tok.content)
+            if new_id is None:
+                new_id = next_id
+                next_id += 1
+            self.ids[tok.content] = new_id
+            self.tokens[new_id] = tok
+            added += 1
+        self._refresh()
+        return added
+
+    def normalize(self, text: str) -> str:
+        return text.translate(self._table)
+
+    # ----------------------------------------------------------- splitting
+    def _refresh(self) -> None:
+        raw: dict[str, int] = {}
+        norm: dict[str, int] = {}
+        self.id_strings: dict[int, str] = {}  # what id_to_token gives (normalized content, as HF)
+        for i, tok in self.tokens.items():
+            if tok.normalized:
+                pat = self.normalize(tok.content)
+                if pat != tok.content:
+                    self.id_strings[i] = pat
+                norm.setdefault(pat, i)
+            else:
+                raw.setdefault(tok.content, i)
+        self._raw = raw
+        self._norm = norm
+        self._raw_re = _alternation(raw)
+        self._norm_re = _alternation(norm)
+        self.special_ids = frozenset(i for i, t in self.tokens.items() if t.special)
+        used = {c for s in list(raw) + list(norm) for c in s}
+        self._sep = next(c for c in ("\ufdd0", "\ufdd1", "\ufdd2", "\ufdd3", "\U0010fffe") if c not in used)
+
+    def _find(self, sentence: str, pattern, ids: dict[str, int], out: list, base: int, plain: Callable) -> None:
+        """HF ``find_matches`` over ``sentence``: ``out`` gets ``(id, start,
+        end)`` for tokens (positions in ``sentence`` + ``base``) and
+        ``plain(start, end)`` is called for the text between them."""
+        n = len(sentence)
+        start_offset = 0
+        spaces = _SPACES
+        for m in pattern.finditer(sentence):
+            start, stop = m.span()
+            i = ids[m.group()]
+            tok = self.tokens[i]
+            if tok.single_word:
+                if start > 0 and _WORD.match(sentence, start - 1):
+                    continue
+                if stop < n and _WORD.match(sentence, stop):
+                    continue
+            if tok.lstrip:
+                s = start
+                while s > 0 and sentence[s - 1] in spaces:
+                    s -= 1
+                start = max(s, start_offset)
+            if tok.rstrip:
+                while stop < n and sentence[stop] in spaces:
+                    stop += 1
+            if start_offset < start:
+                plain(start_offset, start)
+            out.append((i, start, stop))
+            start_offset = stop
+        if start_offset < n:
+            plain(start_offset, n)
+
+    def split(self, text: str) -> list[tuple[int, int, int]]:
+        """The pieces of ``text``: ``(id, start, end)`` for added tokens and
+        ``(-1, start, end)`` for the text between (character offsets)."""
+        pieces: list[tuple[int, int, int]] = []
+        if self._raw_re is not None:
+            found: list = []
+
+            def raw_plain(a: int, b: int) -> None:
+                found.append((-1, a, b))
+
+            self._find(text, self._raw_re, self._raw, found, 0, raw_plain)
+            seq = found
+        else:
+            seq = [(-1, 0, len(text))] if text else []
+        if self._norm_re is None:
+            return seq
+        for i, a, b in seq:
+            if i >= 0:
+                pieces.append((i, a, b))
+                continue
+            piece = text[a:b]
+            normed = self.normalize(piece)
+            if not self._norm_re.search(normed):
+                pieces.append((-1, a, b))
+                continue
+            # Where each normalized character comes from (HF aligns the
+            # characters a normalizer adds with the one they replace).
+            table = self._table
+            lens = np.fromiter((len(table.get(ord(c), c) or "") for c in piece), dtype=np.int64, count=len(piece))
+            origin = np.repeat(np.arange(len(piece), dtype=np.int64), lens) + a
+            out: list = []
+
+            def norm_plain(s: int, e: int, out=out, origin=origin) -> None:
+                out.append((-1, int(origin[s]), int(origin[e - 1]) + 1))
+
+            self._find(normed, self._norm_re, self._norm, out, 0, norm_plain)
+            for j, s, e in out:
+                if j >= 0:
+                    pieces.append((j, int(origin[s]), int(origin[e - 1]) + 1))
+                else:
+                    pieces.append((j, s, e))
+        return pieces
+
+    def candidates(self, texts: list[str]) -> np.ndarray:
+        """Indices of the texts where some added token may occur (one scan
+        of the joined batch per pattern)."""
+        n = len(texts)
+        if n == 0:
+            return np.zeros(0, dtype=np.int64)
+        sep = self._sep
+        hits = np.zeros(n, dtype=bool)
+        for pattern, normalize in ((self._raw_re, False), (self._norm_re, True)):
+            if pattern is None:
+                continue
+            joined = sep.join(texts)
+            if normalize:
+                joined = self.normalize(joined)
+            starts = [m.start() for m in pattern.finditer(joined)]
+            if not starts:
+                continue
+            cps = np.frombuffer(joined.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
+            seps = np.flatnonzero(cps == ord(sep))
+            hits[np.searchsorted(seps, np.asarray(starts, dtype=np.int64))] = True
+        return np.flatnonzero(hits)
+
+
+def _alternation(strings: dict[str, int]):
+    """A pattern matching the strings leftmost-longest (longest alternative first)."""
+    if not strings:
+        return None
+    ordered = sorted(strings, key=lambda s: (-len(s), s))
+    return regex.compile("|".join(regex.escape(s) for s in ordered))
+
+
+# ---------------------------------------------------------------- segmenting
+def segment_with_added(added: AddedVocabulary, texts: list[str], segment_plain: Callable):
+    """``(tokens (4, n), row splits)`` of ``texts`` as the compiled pass
+    gives them, with the added tokens split out: the pieces between added
+    tokens are segmented by ``segment_plain`` (one batch), then offsets
+    are shifted and word ids renumbered with numpy."""
+    for k, t in enumerate(texts):
+        if type(t) is not str:
+            raise TypeError(f"the text at index {k} is {type(t).__name__} {t!r:.60}; expected str")
+    n = len(texts)
+    cand = added.candidates(texts)
+    is_cand = np.zeros(n, dtype=bool)
+    is_cand[cand] = True
+    # Items, in text order: plain pieces (id -1) and added tokens.
+    item_text: list[int] = []
+    item_id: list[int] = []
+    item_start: list[int] = []
+    item_end: list[int] = []
+    plain_texts: list[str] = []
+    cand_set = set(cand.tolist())
+    for t in range(n):
+        text = texts[t]
+        if t not in cand_set:
+            item_text.append(t)
+            item_id.append(-1)
+            item_start.append(0)
+            item_end.append(len(text))
+            plain_texts.append(text)
+            continue
+        for i, a, b in added.split(text):
+            item_text.append(t)
+            item_id.append(i)
+            item_start.append(a)
+            item_end.append(b)
+            if i < 0:
+                plain_texts.append(text[a:b])
+    tok, rows = segment_plain(plain_texts)
+    return stitch(tok, rows, np.asarray(item_text, dtype=np.int64), np.asarray(item_id, dtype=np.int64),
+                  np.asarray(item_start, dtype=np.int64), np.asarray(item_end, dtype=np.int64), n)
+
+
+def stitch(tok, rows, item_text, item_id, item_start, item_end, n_texts: int):
+    """Merge the tokens of the plain pieces (``tok``/``rows``, in order)
+    with the added tokens into one ``(4, n)`` array per the items' order."""
+    n_items = item_id.size
+    plain = item_id < 0
+    pidx = np.cumsum(plain) - 1  # index of each plain item among the plain pieces
+    pcount = np.zeros(n_items, dtype=np.int64)
+    pfirst = np.zeros(n_items, dtype=np.int64)
+    if plain.any():
+        p = pidx[plain]
+        pfirst[plain] = rows[p]
+        pcount[plain] = rows[p + 1] - rows[p]
+    cnt = np.where(plain, pcount, 1)
+    # Words per item: a plain piece's are numbered 0.. (its last token's + 1).
+    words = np.ones(n_items, dtype=np.int64)
+    words[plain] = 0
+    has = plain & (pcount > 0)
+    words[has] = tok[3, pfirst[has] + pcount[has] - 1].astype(np.int64) + 1
+    wcum = np.cumsum(words) - words  # exclusive
+    first_item = np.searchsorted(item_text, np.arange(n_texts, dtype=np.int64))
+    first_item_c = np.minimum(first_item, max(n_items - 1, 0))
+    word_base = wcum - (wcum[first_item_c[item_text]] if n_items else 0)
+    ostart = np.cumsum(cnt) - cnt
+    total = int(cnt.sum())
+    of = np.repeat(np.arange(n_items, dtype=np.int64), cnt)
+    within = np.arange(total, dtype=np.int64) - ostart[of]
+    isplain = plain[of]
+    src = np.where(isplain, pfirst[of] + within, 0)
+    out = np.empty((4, total), dtype=np.int32)
+    if tok.shape[1]:
+        g = tok[:, src]
+    else:
+        g = np.zeros((4, total), dtype=tok.dtype)
+    shift = item_start[of]
+    out[0] = np.where(isplain, g[0], item_id[of])
+    out[1] = np.where(isplain, g[1] + shift, item_start[of])
+    out[2] = np.where(isplain, g[2] + shift, item_end[of])
+    out[3] = np.where(isplain, g[3], 0) + word_base[of]
+    per_text = np.bincount(item_text, weights=cnt, minlength=n_texts).astype(np.int64)
+    out_rows = np.zeros(n_texts + 1, dtype=np.int64)
+    np.cumsum(per_text, out=out_rows[1:])
+    return out, out_rows
+
+
+# ------------------------------------------------------- the WordPiece side
+def added_vocabulary_for(wp) -> AddedVocabulary:
+    """A new added vocabulary for ``wp``, holding its special tokens (as
+    HF's BERT tokenizers hold them: special, not normalized)."""
+    s = wp._settings
+    if s["flavour"] != "hf":
+        raise ValueError(f"added tokens need flavour 'hf' (HuggingFace's rules), this tokenizer has {s['flavour']!r}")
+    if s["cjk"] != "hf" and s["handle_chinese_chars"]:
+        raise ValueError("added tokens need cjk='hf' (HuggingFace's CJK ranges), this tokenizer has cjk='bert'")
+    strip = s["lowercase"] if s["strip_accents"] is None else bool(s["strip_accents"])
+    table = normalization_table(s["clean_text"], strip, s["lowercase"], s["handle_chinese_chars"])
+    av = AddedVocabulary(wp.vocab, table, wp.vocab.size)
+    av.add([AddedToken(t, special=True) for t in wp.special_token_list], True)
+    av.sticky_special = set(wp.special_token_list)
+    return av
+
+
+def add_tokens(wp, tokens, special: bool | None) -> int:
+    """``wp.add_tokens`` / ``wp.add_special_tokens``: the number added."""
+    if isinstance(tokens, (str, AddedToken)):
+        raise TypeError("add_tokens expects a list of str or AddedToken, found a single "
+                        f"{type(tokens).__name__}; wrap it in a list")
+    tokens = list(tokens)
+    av = added_vocabulary_for(wp) if wp._added is None else wp._added.copy()
+    n = av.add(tokens, special)
+    av.sticky_special.update(t.content for t in av.tokens.values() if t.special)
+    install(wp, av)
+    return n
+
+
+def install(wp, av: AddedVocabulary | None) -> None:
+    """Make ``av`` the added vocabulary of ``wp`` (id -> token list, special ids)."""
+    wp._added = av
+    if av is None:
+        wp._itos = wp.vocab
+        wp._skip_ids = wp.special_ids
+        return
+    itos = list(wp.vocab.id_to_token)
+    top = max(av.tokens, default=-1) + 1
+    if top > len(itos):
+        itos.extend([None] * (top - len(itos)))
+    for i, tok in av.tokens.items():
+        itos[i] = av.id_strings.get(i, tok.content)
+    wp._itos = itos
+    wp._skip_ids = frozenset(i for i in (av.token_to_id(t) for t in av.sticky_special) if i is not None)
+
+
+def get_vocab(wp, with_added_tokens: bool) -> dict[str, int]:
+    vocab = {t: i for i, t in enumerate(wp.vocab.id_to_token) if t is not None}
+    if with_added_tokens and wp._added is not None:
+        vocab.update(wp._added.ids)
+    return vocab
+
+
+def token_to_id(wp, token: str) -> int | None:
+    return wp.vocab.id(token) if wp._added is None else wp._added.token_to_id(token)
+
+
+def id_to_token(wp, i: int) -> str | None:
+    if wp._added is None:
+        return wp.vocab.token(i)
+    itos = wp._itos
+    t = itos[i] if 0 <= i < len(itos) else None
+    if t is None:
+        raise IndexError(f"no token has id {i} (vocabulary of {len(wp.vocab)} tokens and {len(wp._added.tokens)} added)")
+    return t
+
+
+# ----------------------------------------------------------- stored state
+def added_state(wp) -> list | None:
+    """The added tokens as JSON (model files, pickles): ``[[id, content,
+    single_word, lstrip, rstrip, normalized, special], ...]`` in the order
+    added, then the contents of every token ever added as special."""
+    av = wp._added
+    if av is None:
+        return None
+    rows = [[i, t.content, t.single_word, t.lstrip, t.rstrip, t.normalized, t.special] for i, t in av.tokens.items()]
+    return [rows, sorted(av.sticky_special)]
+
+
+def restore_added(wp, state, source: str = "model") -> None:
+    """Install the added tokens of :func:`added_state` (from a file: every
+    value checked; ValueError naming what is wrong)."""
+    if state is None:
+        install(wp, None)
+        return
+    if not isinstance(state, list) or len(state) != 2 or not all(isinstance(x, list) for x in state):
+        raise ValueError(f"{source}: added_tokens must be a list [tokens, special contents], found {state!r:.80}")
+    rows, sticky = state
+    if len(rows) > MAX_ADDED_TOKENS:
+        raise ValueError(f"{source}: {len(rows)} added tokens, more than the limit of {MAX_ADDED_TOKENS}")
+    av = added_vocabulary_for(wp)
+    av.tokens, av.ids = {}, {}
+    chars = 0
+    for k, row in enumerate(rows):
+        if not isinstance(row, list) or len(row) != 7:
+            raise ValueError(f"{source}: added token {k} must be [id, content, single_word, lstrip, rstrip, "
+                             f"normalized, special], found {row!r:.80}")
+        i, content = row[0], row[1]
+        if isinstance(i, bool) or not isinstance(i, int) or not 0 <= i < (1 << 31) - 1:
+            raise ValueError(f"{source}: added token {k} has id {i!r:.60}, expected an int in [0, 2**31 - 1)")
+        if not isinstance(content, str) or not content:
+            raise ValueError(f"{source}: added token {k} has content {content!r:.60}, expected a non-empty str")
+        if not all(isinstance(f, bool) for f in row[2:]):
+            raise ValueError(f"{source}: added token {k} ({content!r:.40}) has flags {row[2:]!r:.80}, expected true/false")
+        chars += len(content)
+        if chars > MAX_ADDED_CHARS:
+            raise ValueError(f"{source}: the added tokens hold more than {MAX_ADDED_CHARS} characters")
+        own = wp.vocab.id(content)
+        if own is not None and own != i:
+            raise ValueError(f"{source}: added token {content!r:.40} has id {i}, but the vocabulary gives it id {own}")
+        if own is None and i < wp.vocab.size:
+            raise ValueError(f"{source}: added token {content!r:.40} has id {i}, which the vocabulary uses "
+                             f"(ids of new tokens start at {wp.vocab.size})")
+        if i in av.tokens or content in av.ids:
+            raise ValueError(f"{source}: added token {content!r:.40} (id {i}) is listed twice")
+        av.tokens[i] = AddedToken(content, *row[2:])
+        av.ids[content] = i
+    if not all(isinstance(c, str) for c in sticky):
+        raise ValueError(f"{source}: the special contents of the added tokens must be strings")
+    av._refresh()
+    av.sticky_special = set(sticky)
+    install(wp, av)
