@@ -446,20 +446,75 @@ def add_tokens(wp, tokens, special: bool | None) -> int:
 
 
 def install(wp, av: AddedVocabulary | None) -> None:
-    """Make ``av`` the added vocabulary of ``wp`` (id -> token list, special ids)."""
-    wp._added = av
+    """Make ``av`` the added vocabulary of ``wp``: its matching stage splits
+    the added tokens out first (:class:`AddedMatcher`), its results and
+    decoder name tokens by the extended id -> token list."""
+    from .decoding import Decoder
+
     if av is None:
-        wp._itos = wp.vocab
-        wp._skip_ids = wp.special_ids
+        wp._added = None
+        wp._names = wp.vocab
         return
+    if wp._added is None:
+        wp._plain_matcher = wp._matcher
+    wp._added = av
     itos = list(wp.vocab.id_to_token)
     top = max(av.tokens, default=-1) + 1
     if top > len(itos):
         itos.extend([None] * (top - len(itos)))
     for i, tok in av.tokens.items():
         itos[i] = av.id_strings.get(i, tok.content)
-    wp._itos = itos
-    wp._skip_ids = frozenset(i for i in (av.token_to_id(t) for t in av.sticky_special) if i is not None)
+    wp._names = itos
+    skip = frozenset(i for i in (av.token_to_id(t) for t in av.sticky_special) if i is not None)
+    wp._matcher = AddedMatcher(wp._plain_matcher, av)
+    wp._decoder = Decoder(_Names(itos, len(wp.vocab), len(av.tokens)), wp.suffix_indicator, skip)
+
+
+class _Names:
+    """id -> token of a vocabulary with added tokens, as the decoder reads it."""
+
+    def __init__(self, itos: list, n_vocab: int, n_added: int) -> None:
+        self.itos = itos
+        self.what = f"vocabulary of {n_vocab} tokens and {n_added} added"
+
+    def token(self, i: int) -> str:
+        t = self.itos[i] if 0 <= i < len(self.itos) else None
+        if t is None:
+            raise IndexError(f"no token has id {i} ({self.what})")
+        return t
+
+    def __len__(self) -> int:
+        return sum(t is not None for t in self.itos)
+
+
+class AddedMatcher:
+    """The matching stage of a tokenizer with added tokens: the added tokens
+    are split out of the texts, the rest goes through ``base`` (a
+    :class:`~segkit.wordpiece.matching.Matcher`) as one batch."""
+
+    def __init__(self, base, added: AddedVocabulary) -> None:
+        self.base = base
+        self.added = added
+        self.packed = base.packed
+        self.rewrite = base.rewrite
+        self.byte_offsets = base.byte_offsets
+
+    def segment(self, texts, num_threads: int | None = None):
+        return segment_with_added(self.added, list(texts), lambda ts: self.base.segment(ts, num_threads))
+
+    def segment_parts(self, texts, num_threads: int | None = None):
+        return [self.segment(texts, num_threads)], 1
+
+    def segment_one(self, text: str) -> np.ndarray:
+        return self.segment([text])[0]
+
+    def encode_one(self, text: str, opts: np.ndarray, post) -> np.ndarray:
+        from .postprocess import O_MODE, O_PAD_TO, O_TEMPLATE
+
+        tok, rows = self.segment([text])
+        if not opts[O_TEMPLATE] and opts[O_MODE] == 0 and opts[O_PAD_TO] < 0:
+            return tok
+        return post.apply_options(tok, rows, opts)
 
 
 def get_vocab(wp, with_added_tokens: bool) -> dict[str, int]:
@@ -476,11 +531,7 @@ def token_to_id(wp, token: str) -> int | None:
 def id_to_token(wp, i: int) -> str | None:
     if wp._added is None:
         return wp.vocab.token(i)
-    itos = wp._itos
-    t = itos[i] if 0 <= i < len(itos) else None
-    if t is None:
-        raise IndexError(f"no token has id {i} (vocabulary of {len(wp.vocab)} tokens and {len(wp._added.tokens)} added)")
-    return t
+    return wp._decoder.vocab.token(i)
 
 
 # ----------------------------------------------------------- stored state
