@@ -29,6 +29,7 @@ Nothing here runs for a tokenizer without added tokens.
 
 from __future__ import annotations
 
+from functools import lru_cache
 from typing import Callable, Iterable
 
 import numpy as np
@@ -121,6 +122,7 @@ def _resolved(tok: AddedToken, special: bool | None) -> AddedToken:
 
 
 # ------------------------------------------------------------ normalization
+@lru_cache(maxsize=None)
 def normalization_table(clean_text: bool, strip_accents: bool, lowercase: bool, chinese: bool) -> dict[int, str | None]:
     """``str.translate`` table of HF's BertNormalizer (what each changed
     character becomes; None: deleted)."""
@@ -140,6 +142,85 @@ def normalization_table(clean_text: bool, strip_accents: bool, lowercase: bool, 
     return table
 
 
+class _Vectorised:
+    """A ``str.translate`` table as arrays: each code point's output length,
+    its single output character, or its place in a pool of longer outputs."""
+
+    def __init__(self, table: dict) -> None:
+        self.length = np.ones(0x110000, dtype=np.int64)
+        self.single = np.arange(0x110000, dtype=np.uint32)
+        self.pool_start = np.zeros(0x110000, dtype=np.int64)
+        pool: list[int] = []
+        for cp, out in table.items():
+            out = out or ""
+            self.length[cp] = len(out)
+            if len(out) == 1:
+                self.single[cp] = ord(out)
+            elif out:
+                self.pool_start[cp] = len(pool)
+                pool.extend(map(ord, out))
+        self.pool = np.asarray(pool, dtype=np.uint32)
+
+    def apply(self, cps: np.ndarray) -> np.ndarray:
+        """The normalized code points of ``cps``."""
+        lens = self.length[cps]
+        if (lens == 1).all():
+            return self.single[cps]
+        starts = np.cumsum(lens) - lens
+        out = np.empty(int(lens.sum()), dtype=np.uint32)
+        one = lens == 1
+        out[starts[one]] = self.single[cps[one]]
+        multi = np.flatnonzero(lens > 1)
+        if multi.size:
+            ml = lens[multi]
+            ramp = np.arange(int(ml.sum()), dtype=np.int64) - np.repeat(np.cumsum(ml) - ml, ml)
+            out[np.repeat(starts[multi], ml) + ramp] = self.pool[np.repeat(self.pool_start[cps[multi]], ml) + ramp]
+        return out
+
+
+_VECTORISED: dict = {}
+
+
+def _code_points(text: str) -> np.ndarray:
+    return np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
+
+
+#: Up to this many strings, texts are searched with ``str.find`` (a fast
+#: substring search) once per string rather than with the alternation.
+_FIND_STRINGS = 16
+
+
+def _matching_texts(strings: list[str], pattern, joined: str, seps: list[int]) -> list[int]:
+    """Indices of the texts (joined, their separators at ``seps``) that
+    contain one of ``strings`` (``pattern``: their alternation): one search
+    per such text and string."""
+    from bisect import bisect_left
+
+    hits = []
+    end = len(joined)
+    if len(strings) <= _FIND_STRINGS:
+        for needle in strings:
+            find = joined.find
+            pos = find(needle)
+            while pos >= 0:
+                k = bisect_left(seps, pos)
+                hits.append(k)
+                if k >= len(seps):
+                    break
+                pos = find(needle, seps[k] + 1)
+        return hits
+    pos = 0
+    search = pattern.search
+    while pos < end:
+        m = search(joined, pos)
+        if m is None:
+            break
+        k = bisect_left(seps, m.start())
+        hits.append(k)
+        pos = seps[k] + 1 if k < len(seps) else end
+    return hits
+
+
 class AddedVocabulary:
     """The added tokens of one tokenizer and their splitter.
 
@@ -147,20 +228,25 @@ class AddedVocabulary:
     the order added; ``vocab_size``: ids from here on are new.
     """
 
-    def __init__(self, vocab, table: dict, vocab_size: int) -> None:
+    def __init__(self, vocab, table: dict, vocab_size: int, key=None) -> None:
         self._vocab = vocab
         self._table = table
+        self._key = key  # identifies the table (its arrays are shared)
         self.vocab_size = vocab_size
         self.tokens: dict[int, AddedToken] = {}
         self.ids: dict[str, int] = {}
         self.sticky_special: set[str] = set()  # contents ever added as special (HF never unmarks one)
+        # id -> normalized content of tokens added as normalized=True (as
+        # HF's cache: kept when the token is re-added with normalized=False).
+        self.norm_cache: dict[int, str] = {}
         self._refresh()
 
     def copy(self) -> "AddedVocabulary":
-        new = AddedVocabulary(self._vocab, self._table, self.vocab_size)
+        new = AddedVocabulary(self._vocab, self._table, self.vocab_size, self._key)
         new.tokens = dict(self.tokens)
         new.ids = dict(self.ids)
         new.sticky_special = set(self.sticky_special)
+        new.norm_cache = dict(self.norm_cache)
         new._refresh()
         return new
 
@@ -195,6 +281,10 @@ class AddedVocabulary:
             if new_id is None:
                 new_id = next_id
                 next_id += 1
+            if tok.normalized:
+                normed = self.normalize(tok.content)
+                if normed != tok.content:
+                    self.norm_cache[new_id] = normed
             self.ids[tok.content] = new_id
             self.tokens[new_id] = tok
             added += 1
@@ -208,13 +298,9 @@ class AddedVocabulary:
     def _refresh(self) -> None:
         raw: dict[str, int] = {}
         norm: dict[str, int] = {}
-        self.id_strings: dict[int, str] = {}  # what id_to_token gives (normalized content, as HF)
         for i, tok in self.tokens.items():
             if tok.normalized:
-                pat = self.normalize(tok.content)
-                if pat != tok.content:
-                    self.id_strings[i] = pat
-                norm.setdefault(pat, i)
+                norm.setdefault(self.norm_cache.get(i, tok.content), i)
             else:
                 raw.setdefault(tok.content, i)
         self._raw = raw
@@ -283,8 +369,7 @@ class AddedVocabulary:
                 continue
             # Where each normalized character comes from (HF aligns the
             # characters a normalizer adds with the one they replace).
-            table = self._table
-            lens = np.fromiter((len(table.get(ord(c), c) or "") for c in piece), dtype=np.int64, count=len(piece))
+            lens = self._vectorised().length[_code_points(piece)]
             origin = np.repeat(np.arange(len(piece), dtype=np.int64), lens) + a
             out: list = []
 
@@ -299,26 +384,35 @@ class AddedVocabulary:
                     pieces.append((j, s, e))
         return pieces
 
+    def _vectorised(self) -> _Vectorised:
+        v = _VECTORISED.get(self._key) if self._key is not None else None
+        if v is None:
+            v = _Vectorised(self._table)
+            if self._key is not None:
+                _VECTORISED[self._key] = v
+        return v
+
     def candidates(self, texts: list[str]) -> np.ndarray:
-        """Indices of the texts where some added token may occur (one scan
-        of the joined batch per pattern)."""
+        """Indices of the texts where some added token occurs: one scan of
+        the joined batch per pattern (the normalized one on the batch
+        normalized with numpy)."""
         n = len(texts)
         if n == 0:
             return np.zeros(0, dtype=np.int64)
         sep = self._sep
+        joined = sep.join(texts)
         hits = np.zeros(n, dtype=bool)
-        for pattern, normalize in ((self._raw_re, False), (self._norm_re, True)):
-            if pattern is None:
-                continue
-            joined = sep.join(texts)
-            if normalize:
-                joined = self.normalize(joined)
-            starts = [m.start() for m in pattern.finditer(joined)]
-            if not starts:
-                continue
-            cps = np.frombuffer(joined.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
-            seps = np.flatnonzero(cps == ord(sep))
-            hits[np.searchsorted(seps, np.asarray(starts, dtype=np.int64))] = True
+        if self._raw_re is not None:
+            lengths = np.fromiter(map(len, texts), dtype=np.int64, count=n)
+            seps = (np.cumsum(lengths + 1) - 1)[:-1].tolist()
+            hits[_matching_texts(list(self._raw), self._raw_re, joined, seps)] = True
+        if self._norm_re is not None:
+            normed = self._vectorised().apply(_code_points(joined))
+            seps = np.flatnonzero(normed == ord(sep)).tolist()
+            if len(seps) != n - 1:  # a text holds the separator: look at every text
+                return np.arange(n, dtype=np.int64)
+            text = normed.tobytes().decode("utf-32-le", "surrogatepass")
+            hits[_matching_texts(list(self._norm), self._norm_re, text, seps)] = True
         return np.flatnonzero(hits)
 
 
@@ -340,35 +434,41 @@ def segment_with_added(added: AddedVocabulary, texts: list[str], segment_plain: 
         if type(t) is not str:
             raise TypeError(f"the text at index {k} is {type(t).__name__} {t!r:.60}; expected str")
     n = len(texts)
-    cand = added.candidates(texts)
+    cand = added.candidates(texts).tolist()
+    if not cand:  # no added token occurs: the batch as it is
+        return segment_plain(texts)
+    # Items: each text without an added token is one plain piece; the
+    # others are split (plain pieces, id -1, and added tokens).
+    c_text: list[int] = []
+    c_sub: list[int] = []
+    c_id: list[int] = []
+    c_start: list[int] = []
+    c_end: list[int] = []
+    c_str: list = []
+    for t in cand:
+        text = texts[t]
+        for j, (i, a, b) in enumerate(added.split(text)):
+            c_text.append(t)
+            c_sub.append(j)
+            c_id.append(i)
+            c_start.append(a)
+            c_end.append(b)
+            c_str.append(text[a:b] if i < 0 else None)
     is_cand = np.zeros(n, dtype=bool)
     is_cand[cand] = True
-    # Items, in text order: plain pieces (id -1) and added tokens.
-    item_text: list[int] = []
-    item_id: list[int] = []
-    item_start: list[int] = []
-    item_end: list[int] = []
-    plain_texts: list[str] = []
-    cand_set = set(cand.tolist())
-    for t in range(n):
-        text = texts[t]
-        if t not in cand_set:
-            item_text.append(t)
-            item_id.append(-1)
-            item_start.append(0)
-            item_end.append(len(text))
-            plain_texts.append(text)
-            continue
-        for i, a, b in added.split(text):
-            item_text.append(t)
-            item_id.append(i)
-            item_start.append(a)
-            item_end.append(b)
-            if i < 0:
-                plain_texts.append(text[a:b])
+    others = np.flatnonzero(~is_cand)
+    lengths = np.fromiter(map(len, texts), dtype=np.int64, count=n)
+    m = others.size
+    item_text = np.concatenate([others, np.asarray(c_text, dtype=np.int64)])
+    item_sub = np.concatenate([np.zeros(m, dtype=np.int64), np.asarray(c_sub, dtype=np.int64)])
+    order = np.lexsort((item_sub, item_text))
+    item_id = np.concatenate([np.full(m, -1, dtype=np.int64), np.asarray(c_id, dtype=np.int64)])[order]
+    item_start = np.concatenate([np.zeros(m, dtype=np.int64), np.asarray(c_start, dtype=np.int64)])[order]
+    item_end = np.concatenate([lengths[others], np.asarray(c_end, dtype=np.int64)])[order]
+    strings = [texts[t] for t in others.tolist()] + c_str
+    plain_texts = [strings[k] for k in order[item_id < 0].tolist()]
     tok, rows = segment_plain(plain_texts)
-    return stitch(tok, rows, np.asarray(item_text, dtype=np.int64), np.asarray(item_id, dtype=np.int64),
-                  np.asarray(item_start, dtype=np.int64), np.asarray(item_end, dtype=np.int64), n)
+    return stitch(tok, rows, item_text[order], item_id, item_start, item_end, n)
 
 
 def stitch(tok, rows, item_text, item_id, item_start, item_end, n_texts: int):
@@ -426,7 +526,7 @@ def added_vocabulary_for(wp) -> AddedVocabulary:
         raise ValueError("added tokens need cjk='hf' (HuggingFace's CJK ranges), this tokenizer has cjk='bert'")
     strip = s["lowercase"] if s["strip_accents"] is None else bool(s["strip_accents"])
     table = normalization_table(s["clean_text"], strip, s["lowercase"], s["handle_chinese_chars"])
-    av = AddedVocabulary(wp.vocab, table, wp.vocab.size)
+    av = AddedVocabulary(wp.vocab, table, wp.vocab.size, (s["clean_text"], strip, s["lowercase"], s["handle_chinese_chars"]))
     av.add([AddedToken(t, special=True) for t in wp.special_token_list], True)
     av.sticky_special = set(wp.special_token_list)
     return av
@@ -463,9 +563,12 @@ def install(wp, av: AddedVocabulary | None) -> None:
     if top > len(itos):
         itos.extend([None] * (top - len(itos)))
     for i, tok in av.tokens.items():
-        itos[i] = av.id_strings.get(i, tok.content)
+        itos[i] = av.norm_cache.get(i, tok.content)  # what HF's id_to_token gives
     wp._names = itos
-    skip = frozenset(i for i in (av.token_to_id(t) for t in av.sticky_special) if i is not None)
+    # HF's decode drops a token whose string is a special token's content.
+    skip = {i for i in map(wp.vocab.id, av.sticky_special) if i is not None and i not in av.tokens}
+    skip.update(i for i in av.tokens if itos[i] in av.sticky_special)
+    skip = frozenset(skip)
     wp._matcher = AddedMatcher(wp._plain_matcher, av)
     wp._decoder = Decoder(_Names(itos, len(wp.vocab), len(av.tokens)), wp.suffix_indicator, skip)
 
@@ -558,7 +661,7 @@ def restore_added(wp, state, source: str = "model") -> None:
     if len(rows) > MAX_ADDED_TOKENS:
         raise ValueError(f"{source}: {len(rows)} added tokens, more than the limit of {MAX_ADDED_TOKENS}")
     av = added_vocabulary_for(wp)
-    av.tokens, av.ids = {}, {}
+    av.tokens, av.ids, av.norm_cache = {}, {}, {}
     chars = 0
     for k, row in enumerate(rows):
         if not isinstance(row, list) or len(row) != 7:
@@ -582,8 +685,10 @@ def restore_added(wp, state, source: str = "model") -> None:
                              f"(ids of new tokens start at {wp.vocab.size})")
         if i in av.tokens or content in av.ids:
             raise ValueError(f"{source}: added token {content!r:.40} (id {i}) is listed twice")
-        av.tokens[i] = AddedToken(content, *row[2:])
+        tok = av.tokens[i] = AddedToken(content, *row[2:])
         av.ids[content] = i
+        if tok.normalized and av.normalize(content) != content:
+            av.norm_cache[i] = av.normalize(content)
     if not all(isinstance(c, str) for c in sticky):
         raise ValueError(f"{source}: the special contents of the added tokens must be strings")
     av._refresh()
