@@ -300,7 +300,9 @@ class AddedVocabulary:
         norm: dict[str, int] = {}
         for i, tok in self.tokens.items():
             if tok.normalized:
-                norm.setdefault(self.norm_cache.get(i, tok.content), i)
+                pat = self.norm_cache.get(i, tok.content)
+                if pat:  # (a content the normalizer deletes entirely never matches)
+                    norm.setdefault(pat, i)
             else:
                 raw.setdefault(tok.content, i)
         self._raw = raw
@@ -309,7 +311,8 @@ class AddedVocabulary:
         self._norm_re = _alternation(norm)
         self.special_ids = frozenset(i for i, t in self.tokens.items() if t.special)
         used = {c for s in list(raw) + list(norm) for c in s}
-        self._sep = next(c for c in ("\ufdd0", "\ufdd1", "\ufdd2", "\ufdd3", "\U0010fffe") if c not in used)
+        # Joins a batch for the search of candidate texts (None: every text is one).
+        self._sep = next((c for c in ("\ufdd0", "\ufdd1", "\ufdd2", "\ufdd3", "\U0010fffe") if c not in used), None)
 
     def _find(self, sentence: str, pattern, ids: dict[str, int], out: list, base: int, plain: Callable) -> None:
         """HF ``find_matches`` over ``sentence``: ``out`` gets ``(id, start,
@@ -400,6 +403,8 @@ class AddedVocabulary:
         if n == 0:
             return np.zeros(0, dtype=np.int64)
         sep = self._sep
+        if sep is None:
+            return np.arange(n, dtype=np.int64)
         joined = sep.join(texts)
         hits = np.zeros(n, dtype=bool)
         if self._raw_re is not None:
