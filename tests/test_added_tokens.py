@@ -365,3 +365,39 @@ def test_unpickled_vocabulary_finds_every_token():
     wp = segkit.WordPiece(["[UNK]", "a", "##b", "", "c", "a"], duplicates="first")
     v = pickle.loads(pickle.dumps(wp)).vocab
     assert [v.id(t) for t in ["[UNK]", "a", "##b", "c", "zz"]] == [0, 1, 2, 4, None]
+
+
+_JSON_ATOMS = st.sampled_from([None, True, False, 0, 1, 5, 9, -1, 2**31, 2**40, 1.5, "", "a", "[UNK]", "<x>", [], {}])
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=list(HealthCheck))
+@given(entries=st.lists(st.dictionaries(st.sampled_from(["id", "content", "single_word", "lstrip", "rstrip",
+                                                         "normalized", "special", "other"]), _JSON_ATOMS),
+                        max_size=4))
+def test_tokenizer_json_added_tokens_any_values(tmp_path_factory, entries):
+    """Any values in a tokenizer.json's added_tokens: a tokenizer that
+    encodes, or a ValueError naming the file."""
+    data = json.loads(_with_added_json())
+    data["added_tokens"] = data["added_tokens"][:2] + entries
+    path = tmp_path_factory.mktemp("tj") / "tokenizer.json"
+    path.write_text(json.dumps(data), encoding="utf-8")
+    try:
+        wp = segkit.WordPiece.from_tokenizer_json(path)
+    except ValueError as e:
+        assert str(path) in str(e)
+        return
+    e = wp.encode("a <x> Hello  new worlds")
+    assert wp.decode(e.ids) is not None and len(e.ids) == len(e.offsets)
+
+
+_JSON: list = []
+
+
+def _with_added_json() -> str:
+    if not _JSON:
+        import tempfile
+
+        path = Path(tempfile.mkdtemp()) / "tokenizer.json"
+        _with_added().save_tokenizer_json(path)
+        _JSON.append(path.read_text(encoding="utf-8"))
+    return _JSON[0]
