@@ -23,7 +23,8 @@ usual compiled pass.  HuggingFace's rules, reproduced here:
 The splitting is Python (a ``regex`` alternation, longest first, which is
 leftmost-longest) but runs only on texts where an added token occurs: one
 scan of the joined batch finds them.  The pieces between tokens are matched
-as one batch by the compiled pass, and the results are stitched with numpy.
+as one batch by the compiled pass, and a compiled loop stitches the added
+tokens back in.
 Nothing here runs for a tokenizer without added tokens.
 """
 
@@ -34,6 +35,7 @@ from typing import Callable, Iterable
 
 import numpy as np
 import regex
+from numba import njit
 
 #: Rust ``regex``'s Unicode ``\w`` and ``\s`` (what HF's boundary tests use).
 _WORD = regex.compile(r"[\p{Alphabetic}\p{M}\p{Nd}\p{Pc}\p{Join_Control}]")
@@ -478,45 +480,59 @@ def segment_with_added(added: AddedVocabulary, texts: list[str], segment_plain: 
 
 def stitch(tok, rows, item_text, item_id, item_start, item_end, n_texts: int):
     """Merge the tokens of the plain pieces (``tok``/``rows``, in order)
-    with the added tokens into one ``(4, n)`` array per the items' order."""
+    with the added tokens into one ``(4, n)`` array per the items' order
+    (sorted by text): offsets shifted by each piece's start, word ids
+    counted on across the pieces and added tokens of a text."""
+    return _stitch(np.ascontiguousarray(tok), rows.astype(np.int64), item_text.astype(np.int64),
+                   item_id.astype(np.int64), item_start.astype(np.int64), item_end.astype(np.int64), n_texts)
+
+
+@njit(cache=True, nogil=True)
+def _stitch(tok, rows, item_text, item_id, item_start, item_end, n_texts):
     n_items = item_id.size
-    plain = item_id < 0
-    pidx = np.cumsum(plain) - 1  # index of each plain item among the plain pieces
-    pcount = np.zeros(n_items, dtype=np.int64)
-    pfirst = np.zeros(n_items, dtype=np.int64)
-    if plain.any():
-        p = pidx[plain]
-        pfirst[plain] = rows[p]
-        pcount[plain] = rows[p + 1] - rows[p]
-    cnt = np.where(plain, pcount, 1)
-    # Words per item: a plain piece's are numbered 0.. (its last token's + 1).
-    words = np.ones(n_items, dtype=np.int64)
-    words[plain] = 0
-    has = plain & (pcount > 0)
-    words[has] = tok[3, pfirst[has] + pcount[has] - 1].astype(np.int64) + 1
-    wcum = np.cumsum(words) - words  # exclusive
-    first_item = np.searchsorted(item_text, np.arange(n_texts, dtype=np.int64))
-    first_item_c = np.minimum(first_item, max(n_items - 1, 0))
-    word_base = wcum - (wcum[first_item_c[item_text]] if n_items else 0)
-    ostart = np.cumsum(cnt) - cnt
-    total = int(cnt.sum())
-    of = np.repeat(np.arange(n_items, dtype=np.int64), cnt)
-    within = np.arange(total, dtype=np.int64) - ostart[of]
-    isplain = plain[of]
-    src = np.where(isplain, pfirst[of] + within, 0)
-    out = np.empty((4, total), dtype=np.int32)
-    if tok.shape[1]:
-        g = tok[:, src]
-    else:
-        g = np.zeros((4, total), dtype=tok.dtype)
-    shift = item_start[of]
-    out[0] = np.where(isplain, g[0], item_id[of])
-    out[1] = np.where(isplain, g[1] + shift, item_start[of])
-    out[2] = np.where(isplain, g[2] + shift, item_end[of])
-    out[3] = np.where(isplain, g[3], 0) + word_base[of]
-    per_text = np.bincount(item_text, weights=cnt, minlength=n_texts).astype(np.int64)
-    out_rows = np.zeros(n_texts + 1, dtype=np.int64)
-    np.cumsum(per_text, out=out_rows[1:])
+    total = 0
+    p = 0
+    for k in range(n_items):
+        if item_id[k] < 0:
+            total += rows[p + 1] - rows[p]
+            p += 1
+        else:
+            total += 1
+    out = np.empty((4, total), np.int32)
+    out_rows = np.zeros(n_texts + 1, np.int64)
+    j = 0
+    p = 0
+    prev = -1
+    base = 0
+    for k in range(n_items):
+        t = item_text[k]
+        if t != prev:
+            base = 0
+            prev = t
+        if item_id[k] < 0:
+            a = rows[p]
+            b = rows[p + 1]
+            p += 1
+            s = item_start[k]
+            for q in range(a, b):
+                out[0, j] = tok[0, q]
+                out[1, j] = tok[1, q] + s
+                out[2, j] = tok[2, q] + s
+                out[3, j] = tok[3, q] + base
+                j += 1
+            if b > a:
+                base += tok[3, b - 1] + 1
+        else:
+            out[0, j] = item_id[k]
+            out[1, j] = item_start[k]
+            out[2, j] = item_end[k]
+            out[3, j] = base
+            j += 1
+            base += 1
+        out_rows[t + 1] = j
+    for t in range(n_texts):  # texts without items (none in practice) end where the previous one does
+        if out_rows[t + 1] < out_rows[t]:
+            out_rows[t + 1] = out_rows[t]
     return out, out_rows
 
 
