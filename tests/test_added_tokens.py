@@ -114,6 +114,10 @@ def test_sample_parity(name, tmp_path_factory):
     assert sum(any(c in t for c in contents) for t in texts) > 200
     hf_single = tk.encode_batch(texts)
     ours = wp.encode_batch(texts)
+    threaded = wp.encode_batch(texts, num_threads=2)
+    assert [e.ids for e in threaded] == [e.ids for e in hf_single]
+    assert [wp.encode_ids(t) for t in texts[:50]] == [e.ids for e in tk.encode_batch(texts[:50], add_special_tokens=False)]
+    assert wp.tokenize(texts[0]) == [t.strip() for t in tk.encode(texts[0], add_special_tokens=False).tokens]
     for k, t in enumerate(texts):
         _same(ours[k], hf_single[k], t)
         _same(wp.encode(t), hf_single[k], t)
