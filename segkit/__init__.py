@@ -4,6 +4,8 @@ Public API
 ----------
 :class:`WordPiece`
     BERT's WordPiece tokenizer (greedy longest-match-first), end to end.
+:class:`AddedToken`
+    A token matched in the text before WordPiece (``WordPiece.add_tokens``).
 :class:`Encoding`, :class:`BatchEncoding`
     Results of ``encode`` / ``encode_batch``.
 :class:`ModelInputs`
@@ -30,6 +32,7 @@ from .storage import ModelFileError
 from .vocab import Vocabulary, VocabularyError
 from .wordpiece import WordPiece
 from .wordpiece.call import ModelInputs
+from .wordpiece.added_tokens import AddedToken
 
 __version__ = "0.1.0"
 
@@ -51,6 +54,7 @@ def __getattr__(name: str):
 
 __all__ = [
     "WordPiece",
+    "AddedToken",
     "Encoding",
     "BatchEncoding",
     "ModelInputs",

@@ -289,6 +289,9 @@ class Vocabulary:
                 return (Vocabulary, (self.tokens, self.ids))
             present = np.zeros(self.size, dtype=np.int32)
             present[[i for i, t in enumerate(self.id_to_token) if t is None]] = -1
+            # id -> position in ``ids``: the blob lookups before the mapping
+            # is rebuilt (``_blob_id``) need it to tell a token's own id.
+            present[np.asarray(self.ids, dtype=np.int64)] = np.arange(len(self.ids), dtype=np.int32)
             self._packed = (None, np.asarray(self.ids, dtype=np.int32), present, bytes(blob))
         return (_vocabulary_from_bytes, self._packed)
 

@@ -339,7 +339,7 @@ def call(
             out["length"] = _vector(lengths, torch)
         if sample is not None:
             out["overflow_to_sample_mapping"] = _vector(sample, torch)
-    encodings = _Encodings(data, splits, wp.vocab, batch, sample)
+    encodings = _Encodings(data, splits, wp._names, batch, sample)
     if not batched and return_tensors is None and not return_overflowing_tokens:
         out = {k: (v[0] if v and isinstance(v[0], list) else v) for k, v in out.items()}
     return ModelInputs(out, encodings)

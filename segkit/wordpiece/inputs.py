@@ -227,6 +227,6 @@ def encode_mixed(wp, items: list, is_pair: np.ndarray, is_pretokenized: bool, op
         data, splits = pad_rows(data, splits, target, wp.pad_id, left, int(opts[O_PAD_TYPE]))
         if overflow is not None:
             overflow[:2] = pad_rows(overflow[0], overflow[1], target, wp.pad_id, left, int(opts[O_PAD_TYPE]))
-    return BatchEncoding(data, splits, wp.vocab, wp.pad_id, np.where(is_pair, 2, 1),
+    return BatchEncoding(data, splits, wp._names, wp.pad_id, np.where(is_pair, 2, 1),
                          overflow=None if overflow is None else tuple(overflow),
                          pad_type_id=int(opts[O_PAD_TYPE]), padding_side="left" if opts[O_PAD_LEFT] else "right")

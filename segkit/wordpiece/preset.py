@@ -25,12 +25,13 @@ from typing import Any, Union
 import numpy as np
 
 from ..cache import cache_key, cacheable_file, cached
-from ..encoding import BatchEncoding, Encoding
+from ..encoding import BatchEncoding, Encoding, _itos
 from ..engine import Automaton
 from ..parallel import concat_segments
 from ..vocab import Vocabulary, VocabSource
 from .call import VERY_LARGE_INTEGER, ModelInputs, call, call_single
 from .inputs import as_words, encode_mixed, segment_words, split_batch
+from . import added_tokens as _added
 from .decoding import Decoder
 from .matching import Matcher
 from .options import PostProcessor
@@ -218,6 +219,7 @@ class WordPiece:
         self._matcher = Matcher(automaton.packed, rewrite, byte_offsets=self.flavour == "tf_text")
         self._post = PostProcessor.from_settings(settings, vocab, derived)
         self._decoder = Decoder(vocab, self.suffix_indicator, self.special_ids)
+        _added.install(self, None)  # no added tokens (see add_tokens)
 
     @property
     def _rewrite(self) -> np.ndarray:
@@ -294,10 +296,14 @@ class WordPiece:
         from .tokenizer_json import read_tokenizer_json
 
         vocab, kwargs = read_tokenizer_json(path)
+        added = kwargs.pop("added_tokens", None)
         try:
-            return cls(vocab, **kwargs)
+            wp = cls(vocab, **kwargs)
         except ValueError as e:  # a setting or the vocabulary: name the file
             raise type(e)(f"{path}: {e}") from None
+        if added is not None:  # added tokens with flags, or not in the vocabulary
+            _added.restore_added(wp, added, str(path))
+        return wp
 
     def save_tokenizer_json(self, path: str | os.PathLike) -> None:
         """Write a HuggingFace ``tokenizer.json`` that gives this tokenizer's
@@ -342,6 +348,8 @@ class WordPiece:
         config = {k: getattr(self, k) for k in SETTINGS}
         config["automaton"] = aconf
         config["has_rewrite"] = True
+        if self._added is not None:
+            config["added_tokens"] = _added.added_state(self)
         return config, arrays, blobs
 
     @classmethod
@@ -370,6 +378,7 @@ class WordPiece:
                              f"settings, which imply {expected}")
         obj = cls.__new__(cls)
         obj._assemble(vocab, automaton, settings, None)
+        _added.restore_added(obj, config.get("added_tokens"), source)
         stored = arrays.get("rewrite.packed")
         if stored is not None and not np.array_equal(stored, obj._rewrite):
             raise ValueError(f"{source}: invalid normalization tables: they are not the ones the settings give")
@@ -377,7 +386,8 @@ class WordPiece:
 
     def __reduce__(self):
         # Pickles as arrays (automaton, tables) and a packed vocabulary: no rebuild.
-        return (_wordpiece_from_parts, (self.vocab, self.automaton, self._settings, self._rewrite, self._derived))
+        return (_wordpiece_from_parts,
+                (self.vocab, self.automaton, self._settings, self._rewrite, self._derived, _added.added_state(self)))
 
 
     # ------------------------------------------------------------- tokenize
@@ -392,7 +402,7 @@ class WordPiece:
         >>> WordPiece(["[UNK]", "a", "##b", ","]).tokenize("ab, c")
         ['a', '##b', ',', '[UNK]']
         """
-        itos = self.vocab.id_to_token
+        itos = _itos(self._names)
         return [itos[i] for i in self._matcher.segment_one(_check_text(text))[0].tolist()]
 
     def tokenize_word(self, word: str) -> list[str]:
@@ -491,18 +501,18 @@ class WordPiece:
         if pair is None and self.flavour == "hf":
             # The latency path: a cached option vector, one compiled call.
             data, ovf = self._matcher.encode_one(text, opts, post)
-            return Encoding(data, self.vocab, 1, ovf)
+            return Encoding(data, self._names, 1, ovf)
         if pair is not None:
             _check_text(pair)
         if pair is None:
             if post.is_plain(opts):
-                return Encoding(self._matcher.segment_one(text), self.vocab)
+                return Encoding(self._matcher.segment_one(text), self._names)
             tok = self._matcher.segment_one(text)
             rows = np.array([0, tok.shape[1]], dtype=np.int64)
         else:
             tok, rows = self._matcher.segment([text, pair])
         out, _, ovf = post.apply(tok, rows, 1, pair is not None, opts)
-        return Encoding(out, self.vocab, 1 if pair is None else 2, post.first_overflow(ovf))
+        return Encoding(out, self._names, 1 if pair is None else 2, post.first_overflow(ovf))
 
     def encode_batch(
         self,
@@ -569,10 +579,10 @@ class WordPiece:
                 raise
             return encode_mixed(self, texts, mixed, False, mixed_options)
         if not paired and post.is_plain(opts):  # per-thread parts are not copied into one array unless asked for
-            return BatchEncoding._from_parts(parts, self.vocab, self.pad_id)
+            return BatchEncoding._from_parts(parts, self._names, self.pad_id)
         tok, rows = concat_segments(parts, used)
         out, out_rows, ovf = post.apply(tok, rows, n, paired, opts)
-        return BatchEncoding(out, out_rows, self.vocab, self.pad_id, 2 if paired else 1, overflow=ovf,
+        return BatchEncoding(out, out_rows, self._names, self.pad_id, 2 if paired else 1, overflow=ovf,
                              pad_type_id=int(opts[O_PAD_TYPE]), padding_side=post.padding_side(opts))
 
     # ------------------------------------------- defaults, as HF's state
@@ -730,31 +740,65 @@ class WordPiece:
         return self._decoder.decode_batch(sequences, skip_special_tokens, cleanup)
 
     # ------------------------------------------------------------ vocabulary
+    def add_tokens(self, tokens: Sequence) -> int:
+        """Add tokens matched in the text before WordPiece, as HF
+        ``Tokenizer.add_tokens``: each item a str (normalized, not special)
+        or a :class:`segkit.AddedToken` (``single_word``, ``lstrip``,
+        ``rstrip``, ``normalized``, ``special``).  A token in the vocabulary
+        keeps its id; new ones get ids after it.  Returns how many were new
+        or changed.  See :mod:`segkit.wordpiece.added_tokens` for the rules.
+
+        >>> wp = WordPiece.bert(["[UNK]", "[CLS]", "[SEP]", "hello", "world"])
+        >>> wp.add_tokens(["<new>", "hello"])
+        2
+        >>> wp.encode("Hello<NEW>world").tokens
+        ['[CLS]', 'hello', '<new>', 'world', '[SEP]']
+        >>> wp.token_to_id("<new>"), wp.get_vocab_size(), wp.get_vocab_size(with_added_tokens=False)
+        (5, 6, 5)
+        """
+        return _added.add_tokens(self, tokens, None)
+
+    def add_special_tokens(self, tokens: Sequence) -> int:
+        """:meth:`add_tokens` for special tokens (HF ``add_special_tokens``):
+        matched on the raw text unless the :class:`~segkit.AddedToken` says
+        ``normalized=True``, and dropped by ``decode(skip_special_tokens=True)``.
+
+        >>> wp = WordPiece.bert(["[UNK]", "[CLS]", "[SEP]", "hi"])
+        >>> wp.add_special_tokens(["<eot>"])
+        1
+        >>> e = wp.encode("hi<eot>")
+        >>> e.tokens, wp.decode(e.ids), wp.decode(e.ids, skip_special_tokens=False)
+        (['[CLS]', 'hi', '<eot>', '[SEP]'], 'hi', '[CLS] hi <eot> [SEP]')
+        """
+        return _added.add_tokens(self, tokens, True)
+
     def get_vocab(self, with_added_tokens: bool = True) -> dict[str, int]:
-        """The vocabulary as a new ``{token: id}`` dict (HF ``get_vocab``;
-        segkit has no added tokens apart from the vocabulary's own, so
-        ``with_added_tokens`` changes nothing).
+        """The vocabulary as a new ``{token: id}`` dict (HF ``get_vocab``),
+        with the added tokens unless ``with_added_tokens=False``.
 
         >>> WordPiece(["[UNK]", "un", "##able"]).get_vocab()
         {'[UNK]': 0, 'un': 1, '##able': 2}
         """
-        return {t: i for i, t in enumerate(self.vocab.id_to_token) if t is not None}
+        return _added.get_vocab(self, with_added_tokens)
 
     def get_vocab_size(self, with_added_tokens: bool = True) -> int:
-        """Number of tokens (HF ``get_vocab_size``).
+        """Number of tokens (HF ``get_vocab_size``): with the added tokens
+        that are not in the vocabulary unless ``with_added_tokens=False``.
 
         >>> WordPiece(["[UNK]", "un", "##able"]).get_vocab_size()
         3
         """
+        if with_added_tokens and self._added is not None:
+            return len(_added.get_vocab(self, True))
         return len(self.vocab)
 
     def token_to_id(self, token: str) -> int | None:
-        """Id of ``token`` or None."""
-        return self.vocab.id(token)
+        """Id of ``token`` (an added token's or the vocabulary's) or None."""
+        return _added.token_to_id(self, token)
 
     def id_to_token(self, id: int) -> str:
-        """Token of ``id``."""
-        return self.vocab.token(id)
+        """Token of ``id`` (an added token's normalized content, as HF)."""
+        return _added.id_to_token(self, id)
 
     def __repr__(self) -> str:
         return (
@@ -770,7 +814,9 @@ def _check_text(text: object) -> str:
     return text
 
 
-def _wordpiece_from_parts(vocab, automaton, settings, rewrite, derived=None) -> WordPiece:
+def _wordpiece_from_parts(vocab, automaton, settings, rewrite, derived=None, added=None) -> WordPiece:
     obj = WordPiece.__new__(WordPiece)
     obj._assemble(vocab, automaton, settings, rewrite, derived)
+    if added is not None:
+        _added.restore_added(obj, added, "pickle")
     return obj

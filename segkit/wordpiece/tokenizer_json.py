@@ -85,16 +85,24 @@ def _read(path: Path, data: dict) -> tuple[dict[str, int], dict[str, Any]]:
         raise _fail(path, f"pre-tokenizer {found!r} is not supported (segkit reproduces BertPreTokenizer)")
     added = _get(path, data, "added_tokens", (list, type(None)), None, "") or []
     specials = []
+    rows = []  # every added token, for segkit.wordpiece.added_tokens
+    plain = True  # all are special tokens of the vocabulary, matched raw, no flags: the fast path does them
     for k, tok in enumerate(added):
         if not isinstance(tok, dict):
             raise _fail(path, f"added_tokens[{k}] must be an object, found {_json_type(tok)} {tok!r:.60}")
-        content = _get(path, tok, "content", (str,), None, f"added_tokens[{k}].")
-        if content not in vocab:
-            raise _fail(path, f"added token {content!r} is not in the WordPiece vocabulary")
-        if tok.get("normalized") or tok.get("lstrip") or tok.get("rstrip") or tok.get("single_word"):
-            raise _fail(path, f"added token {content!r}: normalized/lstrip/rstrip/single_word are not supported")
-        specials.append(content)
+        where = f"added_tokens[{k}]."
+        content = _get(path, tok, "content", (str,), None, where)
+        flags = [_get(path, tok, key, (bool,), default, where) for key, default in
+                 (("single_word", False), ("lstrip", False), ("rstrip", False), ("normalized", True), ("special", False))]
+        i = _get(path, tok, "id", (int,), vocab.get(content), where)
+        rows.append([i, content, *flags])
+        if content in vocab and vocab[content] == i and flags == [False, False, False, False, True]:
+            specials.append(content)
+        else:
+            plain = False
     kwargs["special_tokens"] = specials
+    if not plain:
+        kwargs["added_tokens"] = [rows, [r[1] for r in rows if r[6]]]
     kwargs.update(_post_processor(path, _get(path, data, "post_processor", (dict, type(None)), None, ""), vocab))
     trunc = _get(path, data, "truncation", (dict, type(None)), None, "")
     if trunc:
@@ -282,11 +290,18 @@ def tokenizer_json_of(wp) -> dict[str, Any]:
             "pad_type_id": s["padding"].get("pad_type_id") or 0,
             "pad_token": s["pad_token"],
         }
-    added = [
-        {"id": vocab[t], "content": t, "single_word": False, "lstrip": False, "rstrip": False,
-         "normalized": False, "special": True}
-        for t in sorted(set(wp.special_token_list), key=lambda t: vocab[t])
-    ]
+    if wp._added is None:
+        added = [
+            {"id": vocab[t], "content": t, "single_word": False, "lstrip": False, "rstrip": False,
+             "normalized": False, "special": True}
+            for t in sorted(set(wp.special_token_list), key=lambda t: vocab[t])
+        ]
+    else:
+        added = [
+            {"id": i, "content": t.content, "single_word": t.single_word, "lstrip": t.lstrip, "rstrip": t.rstrip,
+             "normalized": t.normalized, "special": t.special}
+            for i, t in sorted(wp._added.tokens.items())
+        ]
     return {
         "version": "1.0",
         "truncation": truncation,
