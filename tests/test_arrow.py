@@ -185,6 +185,26 @@ def test_encode_arrow_bad_offsets(uncased):
         uncased.encode_arrow(_string_array(b"abcdef", [0, 1, 2, 1, 6]).slice(1))
 
 
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.one_of(st.binary(max_size=8), st.text(max_size=4).map(lambda t: t.encode("utf-8", "surrogatepass"))),
+                max_size=6))
+def test_utf8_decoder_against_python(pieces):
+    """The compiled decoder accepts exactly what Python's strict UTF-8
+    decoder accepts, with the same code points."""
+    from segkit.arrow import Utf8Rows
+
+    data = b"".join(pieces)
+    arr = _string_array(data, [0, len(data)])
+    try:
+        expected = [ord(c) for c in data.decode("utf-8")]
+    except UnicodeDecodeError as e:
+        with pytest.raises(ValueError, match=f"texts: row 0: invalid UTF-8 at byte {e.start}"):
+            Utf8Rows([arr]).decode(0, 1)
+        return
+    cps, bounds = Utf8Rows([arr]).decode(0, 1)
+    assert cps.tolist() == expected and bounds.tolist() == [0, len(expected)]
+
+
 def test_encode_arrow_rejects_other_types(uncased):
     with pytest.raises(TypeError, match="expected an Arrow string column, found type int64"):
         uncased.encode_arrow(pa.array([1, 2]))
