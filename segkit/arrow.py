@@ -378,12 +378,7 @@ def _piece_columns(pa, data: np.ndarray, splits: np.ndarray, offsets: bool) -> d
     cols["special_tokens_mask"] = cols["token_type_ids"] if special is types else _list_of(
         pa, splits, _int32_values(pa, special))
     if offsets:
-        pairs = np.empty((m, 2), np.int32)
-        pairs[:, 0] = starts
-        pairs[:, 1] = ends
-        flat = _int32_values(pa, pairs.reshape(-1))
-        fixed = pa.Array.from_buffers(pa.list_(pa.int32(), 2), m, [None], children=[flat])
-        cols["offset_mapping"] = _list_of(pa, splits, fixed)
+        cols["offset_mapping"] = offset_lists(starts, ends, splits)
     return cols
 
 
@@ -395,3 +390,80 @@ def batch_to_arrow(batch, *, offsets: bool = True):
     if len(pieces) == 1:
         return pa.Table.from_arrays([pieces[0][k] for k in names], names=names)
     return pa.Table.from_arrays([pa.chunked_array([p[k] for p in pieces]) for k in names], names=names)
+
+
+# ------------------------------------------------- token strings as Arrow
+@njit(cache=True, nogil=True, inline="always")
+def _utf8_len(x):
+    return 1 + (x >= 0x80) + (x >= 0x800) + (x >= 0x10000)
+
+
+@njit(cache=True, nogil=True)
+def _spans_to_utf8(cps, bounds, starts, ends, rows):
+    """UTF-8 bytes of the spans ``starts[w]:ends[w]`` (code points of text
+    ``t``, relative to ``bounds[t]``; the spans of text ``t`` are
+    ``rows[t]:rows[t + 1]``), one after the other: ``(values, offsets)``
+    with ``offsets`` (int64, spans + 1) into ``values`` (uint8).  Two
+    passes: sizes, then bytes; no object per span.  Code points are
+    assumed not to be surrogates (they come from valid UTF-8 or str)."""
+    nw = starts.size
+    offs = np.empty(nw + 1, np.int64)
+    offs[0] = 0
+    total = 0
+    for t in range(rows.size - 1):
+        base = bounds[t]
+        for w in range(rows[t], rows[t + 1]):
+            for i in range(base + starts[w], base + ends[w]):
+                total += _utf8_len(cps[i])
+            offs[w + 1] = total
+    values = np.empty(total, np.uint8)
+    p = 0
+    for t in range(rows.size - 1):
+        base = bounds[t]
+        for w in range(rows[t], rows[t + 1]):
+            for i in range(base + starts[w], base + ends[w]):
+                x = np.uint32(cps[i])
+                if x < 0x80:
+                    values[p] = x
+                    p += 1
+                elif x < 0x800:
+                    values[p] = 0xC0 | (x >> 6)
+                    values[p + 1] = 0x80 | (x & 0x3F)
+                    p += 2
+                elif x < 0x10000:
+                    values[p] = 0xE0 | (x >> 12)
+                    values[p + 1] = 0x80 | ((x >> 6) & 0x3F)
+                    values[p + 2] = 0x80 | (x & 0x3F)
+                    p += 3
+                else:
+                    values[p] = 0xF0 | (x >> 18)
+                    values[p + 1] = 0x80 | ((x >> 12) & 0x3F)
+                    values[p + 2] = 0x80 | ((x >> 6) & 0x3F)
+                    values[p + 3] = 0x80 | (x & 0x3F)
+                    p += 4
+    return values, offs
+
+
+def string_lists(values: np.ndarray, offsets: np.ndarray, rows: np.ndarray):
+    """A ``list<string>`` array: strings ``values[offsets[w]:offsets[w + 1]]``
+    (UTF-8), list ``t`` holding strings ``rows[t]:rows[t + 1]``.  The buffers
+    are used as they are (int64 offsets cast to int32 when they fit; else
+    ``large_string``)."""
+    pa = _pa()
+    if int(offsets[-1]) <= _INT32_MAX:
+        stype, soffs = pa.string(), offsets.astype(np.int32)
+    else:
+        stype, soffs = pa.large_string(), np.ascontiguousarray(offsets, np.int64)
+    strings = pa.Array.from_buffers(stype, soffs.size - 1, [None, pa.py_buffer(soffs), pa.py_buffer(values)])
+    return _list_of(pa, rows, strings)
+
+
+def offset_lists(starts: np.ndarray, ends: np.ndarray, rows: np.ndarray):
+    """A ``list<fixed_size_list<int32, 2>>`` array of ``(start, end)`` pairs
+    (one copy, interleaving), list ``t`` holding pairs ``rows[t]:rows[t + 1]``."""
+    pa = _pa()
+    pairs = np.empty((starts.size, 2), np.int32)
+    pairs[:, 0] = starts
+    pairs[:, 1] = ends
+    fixed = pa.Array.from_buffers(pa.list_(pa.int32(), 2), starts.size, [None], children=[_int32_values(pa, pairs.reshape(-1))])
+    return _list_of(pa, rows, fixed)
