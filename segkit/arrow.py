@@ -37,8 +37,9 @@ from numba import njit
 
 from .engine.kernels import token_rows
 
-#: Rows decoded and matched at a time (as ``WordPiece`` does for lists of str).
-BLOCK_ROWS = 2048
+#: Rows decoded and matched at a time: a block's code points stay in cache
+#: for the matching (512 measured at least as fast as 256..4096 on the corpus).
+BLOCK_ROWS = 512
 
 _NULL_MODES = ("error", "empty")
 
