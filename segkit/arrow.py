@@ -272,7 +272,10 @@ def string_chunks(texts: Any, what: str = "texts") -> list:
 
 # ------------------------------------------------------------- WordPiece
 def _segment_run(wp, src: Utf8Rows, a: int, b: int):
-    """(4, n) tokens and row splits of rows ``a:b``, matched a block of rows at a time."""
+    """(4, n) tokens and row splits of rows ``a:b``, matched a block of rows
+    at a time by the WordPiece's matching stage
+    (:class:`segkit.wordpiece.matching.Matcher`), as it matches lists of str."""
+    matcher = wp._matcher
     n = b - a
     rows = np.empty(n + 1, dtype=np.int64)
     rows[0] = 0
@@ -285,7 +288,7 @@ def _segment_run(wp, src: Utf8Rows, a: int, b: int):
             buf = cps if cps.base is None else cps.base
         if out is None:  # room for all rows if they are alike (grown if not)
             out = token_rows(cps.size * (n // BLOCK_ROWS + 1) * 5 // 4)
-        out, k = wp._match(cps, bounds, out, k, rows[s - a :])
+        out, k = matcher._match(cps, bounds, out, k, rows[s - a :])
     if out is None:
         out = token_rows(0)
     return out[:, :k], rows
@@ -337,14 +340,12 @@ def encode_arrow_batch(
         if len(second) != n:
             raise ValueError(f"encode_arrow: {n} texts but {len(second)} pairs; the columns must match")
         src = src.concat(second)
-    plain, template, budget, mode, pad_to, mult = wp._post_options(
-        paired, add_special_tokens, max_length, truncation, padding, pad_to_multiple_of
-    )
+    r = wp._post.resolve(paired, add_special_tokens, max_length, truncation, padding, pad_to_multiple_of)
     parts, used = _segment_parts(wp, src, num_threads)
-    if plain:
+    if r.plain:
         return BatchEncoding._from_parts(parts, wp.vocab, wp.pad_id)
     tok, rows = concat_segments(parts, used)
-    out, out_rows = wp._assemble_out(tok, rows, n, paired, template, budget, mode, pad_to, mult)
+    out, out_rows = wp._post.apply(tok, rows, n, paired, r)
     return BatchEncoding(out, out_rows, wp.vocab, wp.pad_id, 2 if paired else 1)
 
 
