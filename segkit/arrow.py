@@ -30,6 +30,7 @@ of a :class:`~segkit.encoding.BatchEncoding`.  What is copied:
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
@@ -494,6 +495,10 @@ def datasets_map_function(
         # .with_format("arrow"), a pyarrow.Table
         table = getattr(batch, "pa_table", batch)
         if not hasattr(table, "column"):
+            if isinstance(batch, Mapping):  # a batch of another kind: lists out (slower, still correct)
+                pairs = batch[pair_column] if pair_column is not None else None
+                enc = encode_arrow_batch(wp, batch[column], pairs, null=null, **encode_kwargs).to_arrow(offsets=offsets)
+                return {name: enc.column(name).to_pylist() for name in enc.column_names}
             raise TypeError(f"expected a datasets batch or a pyarrow.Table, found {type(batch).__name__}")
         pairs = table.column(pair_column) if pair_column is not None else None
         enc = encode_arrow_batch(wp, table.column(column), pairs, null=null, **encode_kwargs).to_arrow(offsets=offsets)
