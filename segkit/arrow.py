@@ -193,9 +193,11 @@ class Utf8Rows:
             s = int(self._starts[c])
             if s >= b:
                 break
-            offs = self._chunks[c][1]
+            data, offs, _ = self._chunks[c]
             lo, hi = max(a - s, 0), min(b - s, offs.size - 1)
-            total += max(int(offs[hi]) - int(offs[lo]), 0)
+            # (no more than the buffer holds, whatever the offsets say: the
+            # rows that fit it have at most that many characters)
+            total += min(max(int(offs[hi]) - int(offs[lo]), 0), data.size)
         return total
 
     def byte_profile(self) -> np.ndarray:
@@ -282,11 +284,13 @@ def _segment_run(wp, src: Utf8Rows, a: int, b: int):
     rows[0] = 0
     out = None
     k = 0
-    buf = None  # one code point buffer for all blocks (grown when a block needs more)
+    buf = np.empty(0, np.uint32)  # one code point buffer for all blocks (grown when a block needs more)
     for s in range(a, b, BLOCK_ROWS):
-        cps, bounds = src.decode(s, min(s + BLOCK_ROWS, b), buf)
-        if buf is None or cps.base is not buf and cps is not buf:
-            buf = cps if cps.base is None else cps.base
+        e = min(s + BLOCK_ROWS, b)
+        need = src.nbytes(s, e)
+        if buf.size < need:
+            buf = np.empty(max(need, 2 * buf.size), np.uint32)
+        cps, bounds = src.decode(s, e, buf)
         if out is None:  # room for all rows if they are alike (grown if not)
             out = token_rows(cps.size * (n // BLOCK_ROWS + 1) * 5 // 4)
         out, k = matcher._match(cps, bounds, out, k, rows[s - a :])

@@ -205,6 +205,14 @@ def test_utf8_decoder_against_python(pieces):
     assert cps.tolist() == expected and bounds.tolist() == [0, len(expected)]
 
 
+def test_encode_arrow_huge_offsets_allocate_nothing(uncased):
+    """Offsets claiming 2 GB over a 6-byte buffer: an error, not a 8 GB allocation."""
+    offsets = np.array([0, 3, (1 << 31) - 1, 6], np.int32)
+    arr = pa.StringArray.from_buffers(3, pa.py_buffer(offsets), pa.py_buffer(b"abcdef"))
+    with pytest.raises(ValueError, match=r"texts: row 1: its offsets \(3, 2147483647\)"):
+        uncased.encode_arrow(arr.slice(0, 2))
+
+
 def test_encode_arrow_rejects_other_types(uncased):
     with pytest.raises(TypeError, match="expected an Arrow string column, found type int64"):
         uncased.encode_arrow(pa.array([1, 2]))
