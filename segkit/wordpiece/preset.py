@@ -578,6 +578,12 @@ class WordPiece:
             if mixed is None:
                 raise
             return encode_mixed(self, texts, mixed, False, mixed_options)
+        return self._batch_result(parts, used, n, paired, opts)
+
+    def _batch_result(self, parts, used: int, n: int, paired: bool, opts: np.ndarray) -> BatchEncoding:
+        """The post-processing stage of a batch the matching stage gave as
+        per-thread ``parts`` (``n`` texts or pairs; see :meth:`encode_batch`)."""
+        post = self._post
         if not paired and post.is_plain(opts):  # per-thread parts are not copied into one array unless asked for
             return BatchEncoding._from_parts(parts, self._names, self.pad_id)
         tok, rows = concat_segments(parts, used)
@@ -704,6 +710,49 @@ class WordPiece:
         if not options and text_pair is None and type(text) is str:
             return call_single(self, text)
         return call(self, text, text_pair, **options)
+
+    def encode_arrow(self, texts: Any, pairs: Any = None, *, null: str = "error", offsets: bool = True, **options: Any):
+        """:meth:`encode_batch` of an Arrow string column, as a ``pyarrow.Table``
+        (see :meth:`BatchEncoding.to_arrow`); needs pyarrow (``segkit[arrow]``).
+
+        ``texts`` (and ``pairs``, a parallel column): a pyarrow ``StringArray``,
+        ``LargeStringArray`` or ``ChunkedArray`` of them (their UTF-8 buffers
+        are read where they are, no Python str per row), a pandas Series, or
+        a sequence of str.  ``null="error"``: a null row raises ValueError
+        naming it; ``"empty"``: it is encoded as an empty text.  ``options``:
+        those of :meth:`encode_batch`.  Equal to
+        ``encode_batch(texts).to_arrow()`` for the same texts as str.
+
+        >>> import pyarrow as pa
+        >>> wp = WordPiece(["[UNK]", "a", "##b"])
+        >>> wp.encode_arrow(pa.array(["ab", "a a"])).column("input_ids").to_pylist()
+        [[1, 2], [1, 1]]
+        """
+        from ..arrow import encode_arrow_batch
+
+        return encode_arrow_batch(self, texts, pairs, null=null, **options).to_arrow(offsets=offsets)
+
+    def as_datasets_map(self, column: str = "text", pair_column: str | None = None, **options: Any):
+        """A function for HF ``datasets.Dataset.map(..., batched=True)`` that
+        adds the columns of :meth:`encode_arrow` (needs pyarrow).
+
+        It reads ``column`` (and ``pair_column``) of each batch as Arrow, with
+        no Python str per row, and returns the batch's table with the
+        encoding columns appended.  ``remove_columns=[...]`` drops input
+        columns (pass it here: ``map`` ignores its own ``remove_columns``
+        for functions that return a table); ``null``, ``offsets`` and the
+        options of :meth:`encode_batch` are passed on.
+
+        >>> import datasets
+        >>> wp = WordPiece(["[UNK]", "a", "##b"])
+        >>> ds = datasets.Dataset.from_dict({"text": ["ab", "a a"]})
+        >>> datasets.disable_progress_bars()
+        >>> ds.map(wp.as_datasets_map("text"), batched=True)[1]
+        {'text': 'a a', 'input_ids': [1, 1], 'token_type_ids': [0, 0], 'attention_mask': [1, 1], 'special_tokens_mask': [0, 0], 'offset_mapping': [[0, 1], [2, 3]]}
+        """
+        from ..arrow import datasets_map_function
+
+        return datasets_map_function(self, column, pair_column, **options)
 
     def encode_pairs(self, texts: Sequence[str], pairs: Sequence[str], **options: Any) -> BatchEncoding:
         """:meth:`encode_batch` for two parallel lists (of equal length)."""
