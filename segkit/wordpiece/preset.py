@@ -666,7 +666,7 @@ class WordPiece:
     def __repr__(self) -> str:
         return (
             f"WordPiece(vocab_size={len(self.vocab)}, suffix_indicator={self.suffix_indicator!r}, "
-            f"lowercase={self.lowercase}, template={self.template!r})"
+            f"lowercase={self.lowercase}, template={_template_repr(self.template)})"
         )
 
 
@@ -712,6 +712,16 @@ def _check_batch_items(texts: list) -> None:
             raise TypeError(
                 f"encode_batch: the text at index {i} is {type(item).__name__} {item!r:.60}; expected str"
             ) from None
+
+
+def _template_repr(template) -> str:
+    """``'bert'``, ``None`` or a template in HF's string syntax, for repr."""
+    if isinstance(template, dict):
+        from .template import template_to_strings
+
+        single, pair = template_to_strings(template)
+        return repr({"single": single, "pair": pair})
+    return repr(template)
 
 
 def _wordpiece_from_parts(vocab, automaton, settings, rewrite, derived=None) -> WordPiece:
