@@ -271,18 +271,19 @@ def test_tokenizer_json_settings_round_trip(small_vocab, sample_texts, tmp_path)
     i=st.integers(0, 299),
     j=st.integers(0, 299),
     paired=st.booleans(),
+    add=st.booleans(),
 )
-def test_hypothesis_matches_hf(name, max_length, strategy, stride, tdir, pdir, multiple, pad, i, j, paired,
+def test_hypothesis_matches_hf(name, max_length, strategy, stride, tdir, pdir, multiple, pad, i, j, paired, add,
                                small_vocab, sample_texts, tmp_path_factory) -> None:
     wp, hf = build(small_vocab, name, tmp_path_factory)
     args = (sample_texts[i], sample_texts[j]) if paired else (sample_texts[i],)
     theirs = outcome(lambda: (hf_configure(hf, max_length=max_length, strategy=strategy, stride=stride, tdir=tdir,
                                            padding="longest" if pad else None, pdir=pdir, multiple=multiple),
-                              hf.encode(*args))[1])
+                              hf.encode(*args, add_special_tokens=add))[1])
     ours = outcome(lambda: wp.encode(*args, max_length=max_length, truncation=strategy, stride=stride,
                                      truncation_side=tdir, padding=pad, padding_side=pdir,
-                                     pad_to_multiple_of=multiple))
-    nspec = hf.post_processor.num_special_tokens_to_add(paired) if hf.post_processor else 0
+                                     pad_to_multiple_of=multiple, add_special_tokens=add))
+    nspec = hf.post_processor.num_special_tokens_to_add(paired) if hf.post_processor and add else 0
     if max_length < nspec:
         # HF's max_length minus the special tokens wraps around (no
         # truncation at all); segkit says what is wrong.

@@ -852,7 +852,7 @@ class WordPiece:
     def __repr__(self) -> str:
         return (
             f"WordPiece(vocab_size={len(self.vocab)}, suffix_indicator={self.suffix_indicator!r}, "
-            f"lowercase={self.lowercase}, template={self.template!r})"
+            f"lowercase={self.lowercase}, template={_template_repr(self.template)})"
         )
 
 
@@ -861,6 +861,16 @@ def _check_text(text: object) -> str:
     if not isinstance(text, str):
         raise TypeError(f"expected text as str, found {type(text).__name__}: {text!r:.80}")
     return text
+
+
+def _template_repr(template) -> str:
+    """``'bert'``, ``None`` or a template in HF's string syntax, for repr."""
+    if isinstance(template, dict):
+        from .template import template_to_strings
+
+        single, pair = template_to_strings(template)
+        return repr({"single": single, "pair": pair})
+    return repr(template)
 
 
 def _wordpiece_from_parts(vocab, automaton, settings, rewrite, derived=None, added=None) -> WordPiece:
