@@ -398,20 +398,21 @@ class WordPiece:
         texts) and row splits, after normalization and special tokens."""
         return concat_segments(*self._segment_parts(texts, num_threads))
 
-    def _segment_parts(self, texts: Sequence[str], num_threads: int | None = None):
+    def _segment_parts(self, texts: Sequence[str], num_threads: int | None = None, template: bool = False):
         """:meth:`_segment` as ``(parts, threads used)``: one ``(tokens,
         row splits)`` part per run of texts a thread matched (one part when
-        the batch was not split)."""
+        the batch was not split).  ``template``: each text's tokens between
+        ``[CLS]`` and ``[SEP]`` (word index -1), as the template puts them."""
         if num_threads is not None and num_threads != 1:
             # Each thread matches its runs as one thread matches a batch (a
             # block of texts at a time, its code points still in cache).
-            return map_text_runs(self._segment_one_thread, texts, num_threads)
-        return [self._segment_one_thread(texts)], 1
+            return map_text_runs(lambda run: self._segment_one_thread(run, template), texts, num_threads)
+        return [self._segment_one_thread(texts, template)], 1
 
-    def _segment_one_thread(self, texts: Sequence[str]):
+    def _segment_one_thread(self, texts: Sequence[str], template: bool = False):
         n = len(texts)
         if n <= _BLOCK_TEXTS:  # one block: none of the blocks' bookkeeping
-            return self._segment_cps(*join_code_points(texts))
+            return self._segment_cps(*join_code_points(texts), template)
         # One thread: the texts are measured, joined into code points and
         # matched a block at a time, all appended to one output.  Measuring a
         # block just before joining it reads each text object once from
@@ -426,20 +427,21 @@ class WordPiece:
             cps, bounds = join_code_points(texts[a : a + _BLOCK_TEXTS])
             if out is None:  # room for the whole batch if the texts are alike (grown if not)
                 out = token_rows(cps.size * (n // _BLOCK_TEXTS + 1) * 5 // 4)
-            out, k = self._match(cps, bounds, out, k, rows[a:])
+            out, k = self._match(cps, bounds, out, k, rows[a:], template)
         return out[:, :k], rows
 
-    def _segment_cps(self, cps: np.ndarray, bounds: np.ndarray):
+    def _segment_cps(self, cps: np.ndarray, bounds: np.ndarray, template: bool = False):
         """:meth:`_segment` of texts joined by :func:`join_code_points`."""
         rows = np.empty(bounds.size, dtype=np.int64)
         rows[0] = 0
-        out, k = self._match(cps, bounds, token_rows(cps.size), 0, rows)
+        out, k = self._match(cps, bounds, token_rows(cps.size), 0, rows, template)
         return out[:, :k], rows
 
-    def _match(self, cps: np.ndarray, bounds: np.ndarray, out: np.ndarray, k: int, rows: np.ndarray):
+    def _match(self, cps: np.ndarray, bounds: np.ndarray, out: np.ndarray, k: int, rows: np.ndarray, template=False):
         """Tokens of the joined texts appended to ``out`` from slot ``k`` on
         (``rows[t + 1]``: the slot after text ``t``); returns ``(out, k)``."""
-        out, k = segment_batch_rewritten(cps, bounds, self._packed, self._rewrite, _CLSMASK, out, k, rows)
+        first, last = (np.int64(self.cls_id), np.int64(self.sep_id)) if template else (_NONE, _NONE)
+        out, k = segment_batch_rewritten(cps, bounds, self._packed, self._rewrite, _CLSMASK, out, k, rows, first, last)
         if self.flavour == "tf_text":
             to_byte_offsets(cps, bounds, out, rows[: bounds.size])
         return out, k
@@ -719,8 +721,11 @@ class WordPiece:
         plain, template, budget, mode, pad_to, mult = self._post_options(
             paired, add_special_tokens, max_length, truncation, padding, pad_to_multiple_of
         )
+        # Single texts with BERT's template and nothing else to do: the
+        # matching pass puts [CLS] and [SEP] around each text, no second pass.
+        fused = template and not paired and mode == 0 and pad_to == -1 and self.flavour == "hf"
         try:
-            parts, used = self._segment_parts(joined, num_threads)
+            parts, used = self._segment_parts(joined, num_threads, fused)
         except TypeError:
             for i, item in enumerate(texts):
                 if not isinstance(item, str):
@@ -728,7 +733,7 @@ class WordPiece:
                         f"encode_batch: the text at index {i} is {type(item).__name__} {item!r:.60}; expected str"
                     ) from None
             raise
-        if plain:  # per-thread parts are not copied into one array unless asked for
+        if plain or fused:  # per-thread parts are not copied into one array unless asked for
             return BatchEncoding._from_parts(parts, self.vocab, self.pad_id)
         tok, rows = concat_segments(parts, used)
         out, out_rows = self._assemble_out(tok, rows, len(texts), paired, template, budget, mode, pad_to, mult)
@@ -915,6 +920,7 @@ def _check_settings(s: dict, vocab: Vocabulary) -> None:
 #: Texts measured, joined and matched at a time by a one-thread batch.
 _BLOCK_TEXTS = 2048
 _CLSMASK = np.int64(3)  # honour the boundary classes of the char map
+_NONE = np.int64(-1)  # no template token
 _IDENTITY = None
 
 
