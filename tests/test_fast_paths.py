@@ -132,3 +132,29 @@ def test_template_batch_on_threads_equals_one_thread():
     a, b, c = one.to_numpy(**opts), two.to_numpy(**opts), post.to_numpy(**opts)
     assert all(np.array_equal(a[k], b[k]) and np.array_equal(a[k], c[k]) for k in a)
     assert one[0].tokens[0] == "[CLS]" and one[0].tokens[-1] == "[SEP]"
+
+
+@settings(max_examples=200, deadline=None)
+@given(text=st.one_of(st.text(max_size=60), st.text(alphabet=ALPHABET + "\ud800\udfff\U0001f600\u4e00", max_size=60)))
+def test_single_kernel_reads_str_as_code_points(text):
+    """encode_single given the str itself (READS_STR: Numba reads its 1-, 2-
+    or 4-byte characters) equals it given the code point array."""
+    from segkit.engine.automaton import to_code_points
+    from segkit.engine.rewrite import READS_STR, SCRATCH_ROWS
+    from segkit.wordpiece.postprocess import encode_single
+
+    if not READS_STR:
+        pytest.skip("this Numba version has no compiled str reading; arrays are used")
+    wp = segkit.WordPiece.bert(VOCAB, lowercase=True)
+    opts = wp._post.single(True, None, None, None, None)
+    results = []
+    for arg in (text, to_code_points(text)):
+        scratch = np.zeros((SCRATCH_ROWS + 7, 2), np.int32)
+        while True:
+            n = encode_single(arg, wp._matcher.packed, wp._matcher.rewrite, opts, scratch)
+            if n >= 0:
+                break
+            scratch = np.zeros((SCRATCH_ROWS + 7, -n + 2), np.int32)
+        results.append(scratch[SCRATCH_ROWS:, :n].tolist())
+    assert results[0] == results[1]
+    assert wp.encode(type("S", (str,), {})(text)).ids == wp.encode(text).ids  # a str subclass too

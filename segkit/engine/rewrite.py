@@ -14,7 +14,13 @@ characters it came from, so token offsets map back to the original text.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+from numba import njit, types
+from numba.extending import overload
+
+try:  # reads one code point of a str in compiled code (Numba internal)
+    from numba.cpython.unicode import _get_code_point
+except ImportError:  # pragma: no cover
+    _get_code_point = None
 
 from .charmap import _N_PAGES, MAX_CODE_POINT, two_level
 from .kernels import SENTINEL, _ix, _segment_range, grown_rows
@@ -497,6 +503,39 @@ def segment_batch_rewritten(cps, bounds, auto, rw, clsmask, out, k, rows, first_
 SCRATCH_ROWS = 7
 
 
+def _text_code_points(text, scratch):
+    """The code points of ``text`` as a uint32 array (compiled code only):
+    a uint32 array as it is; a str (Numba's unicode type) converted into
+    row :data:`SCRATCH_ROWS` of ``scratch``, which must have that row and
+    ``len(text)`` columns."""
+    raise NotImplementedError("compiled code only")
+
+
+@overload(_text_code_points, jit_options={"cache": True, "nogil": True})
+def _ov_text_code_points(text, scratch):
+    if isinstance(text, types.UnicodeType):
+        if _get_code_point is None:  # pragma: no cover (another Numba: callers pass arrays)
+            return None
+
+        def from_str(text, scratch):
+            cps = scratch[SCRATCH_ROWS].view(np.uint32)
+            for i in range(len(text)):
+                cps[i] = _get_code_point(text, i)
+            return cps
+
+        return from_str
+    if isinstance(text, types.Array):
+        return lambda text, scratch: text
+    return None
+
+
+#: Whether single-text kernels can read a str directly (Numba's unicode
+#: type, read through its internal ``_get_code_point``): the str's own
+#: memory is read, where converting it to an array first costs a bytes
+#: object and a NumPy array per call (about half a microsecond).
+READS_STR = _get_code_point is not None
+
+
 @njit(cache=True, nogil=True, inline="always")
 def segment_rewritten_into(cps, auto, rw, clsmask, scratch):
     """One text: rewrite, match and map offsets back, in one call.
@@ -508,15 +547,20 @@ def segment_rewritten_into(cps, auto, rw, clsmask, scratch):
     spans.  Returns the token count, or ``-size`` when ``scratch`` is too
     small, ``size`` being a larger size to try (the caller grows it and
     calls again).
+
+    ``cps`` is the text as a uint32 array of code points, or (when
+    :data:`READS_STR`) the str itself, whose code points then go to row
+    :data:`SCRATCH_ROWS` of ``scratch`` (which must have that row).
     """
-    n = cps.size
+    n = len(cps)
     cap = scratch.shape[1]
-    tmp_cps = scratch[4].view(np.uint32)
     zero = np.int64(0)  # not a literal: the callees keep one specialization
-    s0 = scratch[5]
-    s1 = scratch[6]
     if n > cap:
         return -max(2 * cap, n + 16)  # longer than the buffers: grow them
+    tmp_cps = scratch[4].view(np.uint32)
+    s0 = scratch[5]
+    s1 = scratch[6]
+    cps = _text_code_points(cps, scratch)
     # Plain (nothing to rewrite) or simple (every character stays one
     # character): positions are the original's, no mapping back.
     mapped = False

@@ -21,7 +21,7 @@ from ..engine.automaton import _MAX_SCRATCH, join_code_points, to_code_points
 from ..engine.byte_offsets import to_byte_offsets
 from ..engine.dispatch import resolve_entry
 from ..engine.kernels import token_rows
-from ..engine.rewrite import SCRATCH_ROWS, segment_batch_rewritten, segment_rewritten_into
+from ..engine.rewrite import READS_STR, SCRATCH_ROWS, segment_batch_rewritten, segment_rewritten_into
 from ..parallel import concat_segments, map_text_runs
 from .postprocess import O_MODE, O_PAD_TO, O_TEMPLATE, encode_single
 
@@ -164,14 +164,17 @@ class Matcher:
             if not opts[O_TEMPLATE] and opts[O_MODE] == 0 and opts[O_PAD_TO] < 0:
                 return tok
             return post.apply_options(tok, rows, opts)
-        cps = to_code_points(text)
+        if type(text) is not str:  # a str subclass: the kernel's argument type is fixed
+            text = str.__str__(text)
+        # The kernel reads the str itself (READS_STR): no conversion here.
+        cps = text if READS_STR else to_code_points(text)
         buf = getattr(self._local, "buf", None)
         if buf is None:  # (too small: the kernel says so, and how much it needs)
             buf = self._buffers(len(text) + 16)
         while True:
-            # Always the same argument types (a read-only uint32 text, the
-            # preset's arrays, cached read-only int64 options, an int32
-            # scratch), so the specialization is resolved once.
+            # Always the same argument types (a str, or a read-only uint32
+            # text, the preset's arrays, cached read-only int64 options, an
+            # int32 scratch), so the specialization is resolved once.
             entry = self._encode_entry
             if entry is None:
                 n, self._encode_entry = resolve_entry(encode_single, cps, self.packed, self.rewrite, opts, buf)
