@@ -40,6 +40,7 @@ STATIC = REPO_ROOT / "docs" / "_static"
 # name, script, supports --quick, results file stem, time limit in seconds
 SCRIPTS: list[tuple[str, str, bool, str, int]] = [
     ("bench_wordpiece", "bench_wordpiece.py", True, "bench_wordpiece", 900),
+    ("bench_latency", "bench_latency.py", True, "bench_latency", 900),
     ("bench_scaling", "bench_scaling.py", True, "bench_scaling", 900),
     ("bench_startup", "bench_startup.py", True, "bench_startup", 900),
     ("bench_peers", "bench_peers.py", True, "bench_peers", 900),

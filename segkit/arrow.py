@@ -384,16 +384,16 @@ def _piece_columns(pa, data: np.ndarray, splits: np.ndarray, offsets: bool) -> d
     m = data.shape[1]
     if data.shape[0] >= 7:  # the full layout (rows as segkit.wordpiece.postprocess.FIELDS)
         ids, types, attn, special, starts, ends = (data[i] for i in range(6))
-    else:  # plain: ids, starts, ends, words; type ids and masks implied
+    else:  # short: ids, starts, ends, words; type ids and masks implied (see segkit.encoding._rows)
         ids, starts, ends = data[0], data[1], data[2]
-        types = special = np.zeros(m, np.int32)
+        types = np.zeros(m, np.int32)
         attn = np.ones(m, np.int32)
+        # Tokens without a word are the template's (BERT's [CLS]/[SEP] put by the matching pass).
+        special = (data[3] < 0).view(np.int8).astype(np.int32)
     cols = {}
-    for name, row in (("input_ids", ids), ("token_type_ids", types), ("attention_mask", attn)):
+    for name, row in (("input_ids", ids), ("token_type_ids", types), ("attention_mask", attn),
+                      ("special_tokens_mask", special)):
         cols[name] = _list_of(pa, splits, _int32_values(pa, row))
-    # (plain batches: the special tokens mask is the type ids' array of zeros)
-    cols["special_tokens_mask"] = cols["token_type_ids"] if special is types else _list_of(
-        pa, splits, _int32_values(pa, special))
     if offsets:
         cols["offset_mapping"] = offset_lists(starts, ends, splits)
     return cols

@@ -3,8 +3,10 @@
 Both hold int32 arrays; Python lists are made only for the attribute that
 is read.  Rows of the underlying array: ids, type ids, attention mask,
 special tokens mask, starts, ends, word indices, sequence indices (-1 for
-none); results of plain tokenization (no template, truncation or padding)
-keep only ids, starts, ends and word indices, the other rows being implied.
+none); results of one sequence without truncation or padding (plain
+tokenization, and a batch of single texts with BERT's template) keep only
+ids, starts, ends and word indices, the other rows being implied (template
+tokens: word index -1).
 """
 
 from __future__ import annotations
@@ -29,12 +31,18 @@ def _itos(source):
 
 
 def _rows(data: np.ndarray):
-    """(ids, type, attention, special, starts, ends, words, sequences) of either layout."""
+    """(ids, type, attention, special, starts, ends, words, sequences) of either layout.
+
+    The short layout holds one sequence without padding: type ids 0,
+    attention 1, and the tokens without a word (template tokens such as
+    ``[CLS]`` and ``[SEP]``, which the batch kernel may put there) are the
+    special ones, of no sequence (-1); the others are of sequence 0."""
     if data.shape[0] == _FULL:
         return tuple(data)
     n = data.shape[1]
-    zeros = np.zeros(n, dtype=np.int32)
-    return data[0], zeros, np.ones(n, dtype=np.int32), zeros, data[1], data[2], data[3], zeros
+    nowords = data[3] < 0
+    special = nowords.view(np.int8).astype(np.int32)
+    return data[0], np.zeros(n, dtype=np.int32), np.ones(n, dtype=np.int32), special, data[1], data[2], data[3], -special
 
 
 class Encoding:

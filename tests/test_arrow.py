@@ -69,12 +69,18 @@ def test_to_arrow_equals_python_lists(uncased, sample_texts):
 
 def test_to_arrow_values_are_the_batch_rows(uncased, sample_texts):
     """Zero copy: the values buffers of the int columns are rows of the batch's array."""
-    batch = uncased.encode_batch(sample_texts)
+    batch = uncased.encode_batch(sample_texts, padding=True)  # the full layout: every column is a row
     data = batch._data
+    assert data.shape[0] >= len(INT_COLUMNS)
     table = batch.to_arrow()
     for i, name in enumerate(INT_COLUMNS):
         chunk = table.column(name).chunk(0)
         assert chunk.values.buffers()[1].address == data[i].ctypes.data, name
+    # The short layout (BERT's template put by the matching pass): the ids are its first row.
+    short = uncased.encode_batch(sample_texts)
+    assert short._data.shape[0] == 4
+    ids = short.to_arrow().column("input_ids").chunk(0)
+    assert ids.values.buffers()[1].address == short._data[0].ctypes.data
 
 
 def test_to_arrow_of_thread_parts(uncased, sample_texts):

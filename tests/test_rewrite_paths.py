@@ -36,7 +36,7 @@ def _sample() -> list[str]:
 
 def _run(cps, bounds, auto, rw):
     rows = np.zeros(bounds.size, dtype=np.int64)
-    out, k = segment_batch_rewritten(cps, bounds, auto, rw, 3, token_rows(0), 0, rows)  # grown as needed
+    out, k = segment_batch_rewritten(cps, bounds, auto, rw, 3, token_rows(0), 0, rows, -1, -1)  # grown as needed
     return out[:, :k], rows
 
 

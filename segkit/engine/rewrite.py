@@ -14,7 +14,13 @@ characters it came from, so token offsets map back to the original text.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+from numba import njit, types
+from numba.extending import overload
+
+try:  # reads one code point of a str in compiled code (Numba internal)
+    from numba.cpython.unicode import _get_code_point
+except ImportError:  # pragma: no cover
+    _get_code_point = None
 
 from .charmap import _N_PAGES, MAX_CODE_POINT, two_level
 from .kernels import SENTINEL, _ix, _segment_range, grown_rows
@@ -212,6 +218,53 @@ def _rewrite_fill(cps, i, b, a, rw, out, s0, s1, k):
 
 
 @njit(cache=True, nogil=True)
+def _rewrite_simple(cps, a, b, rw, out):
+    """Rewrite ``cps[a:b]`` into ``out[0:]`` as long as every character
+    stays one character (kept, or replaced by exactly one code point) and
+    none starts a protected string; returns where it stopped (``b`` when it
+    rewrote the whole text).  ``out`` must hold ``b - a`` code points.
+
+    The rewritten text then has the original's length and positions, so
+    tokens matched on it need no mapping back and no source spans are
+    written: one store per character, not three, and no mapping pass (the
+    case of almost every text of a cased vocabulary, which only deletes
+    control characters, and of most lowercased text).  Code points below
+    256 are looked up in one load: the table's first page is found once.
+    """
+    tb = rw[0]
+    po = rw[1]
+    pc = rw[2]
+    px = rw[3]
+    pf = rw[4]
+    n = rw[_RH - 1]
+    p0 = tb + rw[tb]  # the block of code points 0..255
+    for i in range(a, b):
+        c = cps[_ix(i)]
+        if _may_protect(c, rw[_ix(pf + ((c & 0xFFFF) >> 5))]):
+            if _protected_at(cps, i, b, rw, pc, px, pf, n) >= 0:
+                return i
+        if c < 256:
+            v = rw[_ix(p0 + c)]
+        else:
+            v = rw[_ix(tb + rw[_ix(tb + (c >> 8))] + (c & 255))]
+        if v != 0:
+            if v < 0 or rw[_ix(po + v)] != 1:
+                return i
+            c = rw[_ix(po + v + 1)]
+        out[_ix(i - a)] = c
+    return b
+
+
+@njit(cache=True, nogil=True)
+def _identity_spans(s0, s1, m):
+    """Source spans of the first ``m`` characters when each came from the
+    character at its own position (what :func:`_rewrite_simple` produced)."""
+    for q in range(m):
+        s0[q] = q
+        s1[q] = q + 1
+
+
+@njit(cache=True, nogil=True)
 def _is_plain(cps, a, b, rw):
     """True when the rewrite would leave ``cps[a:b]`` as it is: the table is
     the identity and no character may start a protected string."""
@@ -345,7 +398,7 @@ def _rewrite_long(cps, i, a, b, m, auto, rw, clsmask, out, k, tmp, s0, s1):
 
 
 @njit(cache=True, nogil=True)
-def segment_batch_rewritten(cps, bounds, auto, rw, clsmask, out, k, rows):
+def segment_batch_rewritten(cps, bounds, auto, rw, clsmask, out, k, rows, first_id, last_id):
     """Rewrite, match and map offsets back, text by text, in one call.
 
     Text ``t`` is ``cps[bounds[t]:bounds[t+1]]``.  A text the rewrite
@@ -359,6 +412,11 @@ def segment_batch_rewritten(cps, bounds, auto, rw, clsmask, out, k, rows):
     (first rows: :func:`segkit.engine.kernels.token_rows`); ``rows[t + 1]``
     receives the slot after text ``t``.  Returns ``(out, k)``: ``out`` is a
     larger copy when it had to grow.
+
+    ``first_id`` / ``last_id`` (int64, -1 for none): a token put before /
+    after every text, with offsets ``(0, 0)`` and word index -1 (a
+    template such as BERT's ``[CLS] A [SEP]``, written here so that a batch
+    of single texts needs no post-processing pass).
     """
     nt = bounds.size - 1
     tmp = np.empty(1024, np.uint32)  # rewritten text, and the source span of each character
@@ -370,8 +428,19 @@ def segment_batch_rewritten(cps, bounds, auto, rw, clsmask, out, k, rows):
     for t in range(nt):
         a = bounds[t]
         b = bounds[t + 1]
+        if first_id >= 0:
+            if k >= ids.size:
+                out = grown_rows(out, k, b - a + 2)
+                ids, st, en, wd = out[0], out[1], out[2], out[3]
+            ids[_ix(k)] = first_id
+            st[_ix(k)] = 0
+            en[_ix(k)] = 0
+            wd[_ix(k)] = -1
+            k += 1
         k0 = k
         plain = _is_plain(cps, a, b, rw)
+        simple = False
+        matched = False
         if plain:  # matched in place (no copy): offsets come out relative to the batch
             src = cps
             i = a
@@ -385,27 +454,45 @@ def segment_batch_rewritten(cps, bounds, auto, rw, clsmask, out, k, rows):
                 tmp = np.empty(size, np.uint32)
                 s0 = np.empty(size, np.int32)
                 s1 = np.empty(size, np.int32)
-            i, m, done = _rewrite_fill(cps, a, b, a, rw, tmp, s0, s1, zero)
+            p = a
+            if b - a <= tmp.size:
+                p = _rewrite_simple(cps, a, b, rw, tmp)
+            if p == b:  # same length and positions: offsets need no mapping back
+                simple = True
+                m = b - a
+                done = True
+            else:
+                _identity_spans(s0, s1, p - a)
+                i, m, done = _rewrite_fill(cps, p, b, a, rw, tmp, s0, s1, p - a)
             if not done:  # longer than the buffers: a window at a time
                 out, k, tmp, s0, s1 = _rewrite_long(cps, i, a, b, m, auto, rw, clsmask, out, k, tmp, s0, s1)
                 ids, st, en, wd = out[0], out[1], out[2], out[3]
-                rows[t + 1] = k
-                continue
+                matched = True
             src = tmp
             i = zero
-        word = zero
-        while True:
-            i, k, word, done = _segment_range(src, i, m, auto, clsmask, ids, st, en, wd, k, word, True)
-            if done:
-                break
-            out = grown_rows(out, k, m - i)
-            ids, st, en, wd = out[0], out[1], out[2], out[3]
-        if plain:
-            for q in range(k0, k):
-                st[q] -= a
-                en[q] -= a
-        else:
-            _map_back(st, en, k0, k, s0, s1, m, b - a)
+        if not matched:
+            word = zero
+            while True:
+                i, k, word, done = _segment_range(src, i, m, auto, clsmask, ids, st, en, wd, k, word, True)
+                if done:
+                    break
+                out = grown_rows(out, k, m - i)
+                ids, st, en, wd = out[0], out[1], out[2], out[3]
+            if plain:
+                for q in range(k0, k):
+                    st[q] -= a
+                    en[q] -= a
+            elif not simple:
+                _map_back(st, en, k0, k, s0, s1, m, b - a)
+        if last_id >= 0:
+            if k >= ids.size:
+                out = grown_rows(out, k, 1)
+                ids, st, en, wd = out[0], out[1], out[2], out[3]
+            ids[_ix(k)] = last_id
+            st[_ix(k)] = 0
+            en[_ix(k)] = 0
+            wd[_ix(k)] = -1
+            k += 1
         rows[t + 1] = k
     return out, k
 
@@ -414,6 +501,39 @@ def segment_batch_rewritten(cps, bounds, auto, rw, clsmask, out, k, rows):
 #: starts, ends, words), the rewritten text, its source spans.  Callers may
 #: use the rows from SCRATCH_ROWS on for their own output.
 SCRATCH_ROWS = 7
+
+
+def _text_code_points(text, scratch):
+    """The code points of ``text`` as a uint32 array (compiled code only):
+    a uint32 array as it is; a str (Numba's unicode type) converted into
+    row :data:`SCRATCH_ROWS` of ``scratch``, which must have that row and
+    ``len(text)`` columns."""
+    raise NotImplementedError("compiled code only")
+
+
+@overload(_text_code_points, jit_options={"cache": True, "nogil": True})
+def _ov_text_code_points(text, scratch):
+    if isinstance(text, types.UnicodeType):
+        if _get_code_point is None:  # pragma: no cover (another Numba: callers pass arrays)
+            return None
+
+        def from_str(text, scratch):
+            cps = scratch[SCRATCH_ROWS].view(np.uint32)
+            for i in range(len(text)):
+                cps[i] = _get_code_point(text, i)
+            return cps
+
+        return from_str
+    if isinstance(text, types.Array):
+        return lambda text, scratch: text
+    return None
+
+
+#: Whether single-text kernels can read a str directly (Numba's unicode
+#: type, read through its internal ``_get_code_point``): the str's own
+#: memory is read, where converting it to an array first costs a bytes
+#: object and a NumPy array per call (about half a microsecond).
+READS_STR = _get_code_point is not None
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -427,20 +547,33 @@ def segment_rewritten_into(cps, auto, rw, clsmask, scratch):
     spans.  Returns the token count, or ``-size`` when ``scratch`` is too
     small, ``size`` being a larger size to try (the caller grows it and
     calls again).
+
+    ``cps`` is the text as a uint32 array of code points, or (when
+    :data:`READS_STR`) the str itself, whose code points then go to row
+    :data:`SCRATCH_ROWS` of ``scratch`` (which must have that row).
     """
-    n = cps.size
+    n = len(cps)
     cap = scratch.shape[1]
-    tmp_cps = scratch[4].view(np.uint32)
     zero = np.int64(0)  # not a literal: the callees keep one specialization
+    if n > cap:
+        return -max(2 * cap, n + 16)  # longer than the buffers: grow them
+    tmp_cps = scratch[4].view(np.uint32)
     s0 = scratch[5]
     s1 = scratch[6]
-    plain = _copy_plain(cps, zero, n, rw, tmp_cps)
+    cps = _text_code_points(cps, scratch)
+    # Plain (nothing to rewrite) or simple (every character stays one
+    # character): positions are the original's, no mapping back.
+    mapped = False
     m = n
-    if not plain:
-        i, m, done = _rewrite_fill(cps, zero, n, zero, rw, tmp_cps, s0, s1, zero)
-        if not done:
-            return -max(2 * cap, n + 16)  # longer than the buffers: grow them
+    if not _copy_plain(cps, zero, n, rw, tmp_cps):
+        p = _rewrite_simple(cps, zero, n, rw, tmp_cps)
+        if p < n:
+            mapped = True
+            _identity_spans(s0, s1, p)
+            i, m, done = _rewrite_fill(cps, p, n, zero, rw, tmp_cps, s0, s1, p)
+            if not done:
+                return -max(2 * cap, n + 16)  # the rewrite is longer: grow the buffers
     i, k, word, done = _segment_range(tmp_cps, zero, m, auto, clsmask, scratch[0], scratch[1], scratch[2], scratch[3], zero, zero, True)
-    if not plain:
+    if mapped:
         _map_back(scratch[1], scratch[2], zero, k, s0, s1, m, n)
     return k

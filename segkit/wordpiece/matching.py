@@ -21,13 +21,14 @@ from ..engine.automaton import _MAX_SCRATCH, join_code_points, to_code_points
 from ..engine.byte_offsets import to_byte_offsets
 from ..engine.dispatch import resolve_entry
 from ..engine.kernels import token_rows
-from ..engine.rewrite import SCRATCH_ROWS, segment_batch_rewritten, segment_rewritten_into
+from ..engine.rewrite import READS_STR, SCRATCH_ROWS, segment_batch_rewritten, segment_rewritten_into
 from ..parallel import concat_segments, map_text_runs
 from .postprocess import N_ROWS, SINGLE_CUT, SINGLE_FAILED, encode_single
 
 #: Texts measured, joined and matched at a time by a one-thread batch.
 _BLOCK_TEXTS = 2048
 _CLSMASK = np.int64(3)  # honour the boundary classes of the char map
+_NONE = np.int64(-1)  # no token put around the texts
 
 
 class Matcher:
@@ -68,20 +69,24 @@ class Matcher:
         (``rows[t]:rows[t + 1]`` are text ``t``'s)."""
         return concat_segments(*self.segment_parts(texts, num_threads))
 
-    def segment_parts(self, texts: Sequence[str], num_threads: int | None = None):
+    def segment_parts(self, texts: Sequence[str], num_threads: int | None = None, template=None):
         """:meth:`segment` as ``(parts, threads used)``: one ``(tokens,
         row splits)`` part per run of texts a thread matched (one part when
-        the batch was not split)."""
+        the batch was not split).  ``template``: None, or ``(first id, last
+        id)`` of tokens put around every text's tokens (offsets ``(0, 0)``,
+        word index -1), as BERT's template puts ``[CLS]`` and ``[SEP]``
+        around a single text."""
+        ends = (_NONE, _NONE) if template is None else (np.int64(template[0]), np.int64(template[1]))
         if num_threads is not None and num_threads != 1:
             # Each thread matches its runs as one thread matches a batch (a
             # block of texts at a time, its code points still in cache).
-            return map_text_runs(self._segment_one_thread, texts, num_threads)
-        return [self._segment_one_thread(texts)], 1
+            return map_text_runs(lambda run: self._segment_one_thread(run, ends), texts, num_threads)
+        return [self._segment_one_thread(texts, ends)], 1
 
-    def _segment_one_thread(self, texts: Sequence[str]):
+    def _segment_one_thread(self, texts: Sequence[str], ends=None):
         n = len(texts)
         if n <= _BLOCK_TEXTS:  # one block: none of the blocks' bookkeeping
-            return self.segment_code_points(*join_code_points(texts))
+            return self.segment_code_points(*join_code_points(texts), ends)
         # One thread: the texts are measured, joined into code points and
         # matched a block at a time, all appended to one output.  Measuring a
         # block just before joining it reads each text object once from
@@ -96,20 +101,22 @@ class Matcher:
             cps, bounds = join_code_points(texts[a : a + _BLOCK_TEXTS])
             if out is None:  # room for the whole batch if the texts are alike (grown if not)
                 out = token_rows(cps.size * (n // _BLOCK_TEXTS + 1) * 5 // 4)
-            out, k = self._match(cps, bounds, out, k, rows[a:])
+            out, k = self._match(cps, bounds, out, k, rows[a:], ends)
         return out[:, :k], rows
 
-    def segment_code_points(self, cps: np.ndarray, bounds: np.ndarray):
+    def segment_code_points(self, cps: np.ndarray, bounds: np.ndarray, ends=None):
         """:meth:`segment` of texts joined by :func:`join_code_points`."""
         rows = np.empty(bounds.size, dtype=np.int64)
         rows[0] = 0
-        out, k = self._match(cps, bounds, token_rows(cps.size), 0, rows)
+        out, k = self._match(cps, bounds, token_rows(cps.size), 0, rows, ends)
         return out[:, :k], rows
 
-    def _match(self, cps: np.ndarray, bounds: np.ndarray, out: np.ndarray, k: int, rows: np.ndarray):
+    def _match(self, cps: np.ndarray, bounds: np.ndarray, out: np.ndarray, k: int, rows: np.ndarray, ends=None):
         """Tokens of the joined texts appended to ``out`` from slot ``k`` on
-        (``rows[t + 1]``: the slot after text ``t``); returns ``(out, k)``."""
-        out, k = segment_batch_rewritten(cps, bounds, self.packed, self.rewrite, _CLSMASK, out, k, rows)
+        (``rows[t + 1]``: the slot after text ``t``); returns ``(out, k)``.
+        ``ends``: the int64 ids put before and after each text (-1: none)."""
+        first, last = (_NONE, _NONE) if ends is None else ends
+        out, k = segment_batch_rewritten(cps, bounds, self.packed, self.rewrite, _CLSMASK, out, k, rows, first, last)
         if self.byte_offsets:
             to_byte_offsets(cps, bounds, out, rows[: bounds.size])
         return out, k
@@ -161,14 +168,17 @@ class Matcher:
                 return tok, None
             out, _, ovf = post.apply(tok, rows, 1, False, opts)
             return out, post.first_overflow(ovf)
-        cps = to_code_points(text)
+        if type(text) is not str:  # a str subclass: the kernel's argument type is fixed
+            text = str.__str__(text)
+        # The kernel reads the str itself (READS_STR): no conversion here.
+        cps = text if READS_STR else to_code_points(text)
         buf = getattr(self._local, "buf", None)
         if buf is None:  # (too small: the kernel says so, and how much it needs)
             buf = self._buffers(len(text) + 16)
         while True:
-            # Always the same argument types (a read-only uint32 text, the
-            # preset's arrays, cached read-only int64 options, an int32
-            # scratch), so the specialization is resolved once.
+            # Always the same argument types (a str, or a read-only uint32
+            # text, the preset's arrays, cached read-only int64 options, an
+            # int32 scratch), so the specialization is resolved once.
             entry = self._encode_entry
             if entry is None:
                 n, self._encode_entry = resolve_entry(encode_single, cps, self.packed, self.rewrite, opts, buf)

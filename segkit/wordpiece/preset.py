@@ -35,7 +35,7 @@ from . import added_tokens as _added
 from .decoding import Decoder
 from .matching import Matcher
 from .options import PostProcessor
-from .postprocess import O_PAD_TYPE
+from .postprocess import K_A, K_SPECIAL, O_MODE, O_NSLOTS, O_PAD_TO, O_PAD_TYPE, O_SLOTS
 from .template import normalize_template
 from .settings import (
     SETTINGS,
@@ -565,9 +565,14 @@ class WordPiece:
         post = self._post
         opts = post.options(paired, add_special_tokens, max_length, truncation, padding, pad_to_multiple_of, stride,
                             truncation_side, padding_side)
+        # Single texts with BERT's template and nothing else to do: the
+        # matching pass puts [CLS] and [SEP] around each text (no second pass).
+        fused = None if paired or is_pretokenized else self._fused_template(opts)
         try:
             if is_pretokenized:
                 parts, used = [segment_words(self, joined, num_threads)], 1
+            elif fused is not None:
+                parts, used = self._matcher.segment_parts(joined, num_threads, fused)
             else:
                 parts, used = self._matcher.segment_parts(joined, num_threads)
         except TypeError:
@@ -578,7 +583,22 @@ class WordPiece:
             if mixed is None:
                 raise
             return encode_mixed(self, texts, mixed, False, mixed_options)
+        if fused is not None:  # per-thread parts are not copied into one array unless asked for
+            return BatchEncoding._from_parts(parts, self._names, self.pad_id)
         return self._batch_result(parts, used, n, paired, opts)
+
+    def _fused_template(self, opts: np.ndarray):
+        """``(first id, last id)`` when the matching pass itself can put the
+        template around each single text (a template of two special tokens
+        around ``$A``, type ids 0, no truncation or padding, the HF flavour,
+        no added tokens), else None."""
+        if (opts[O_NSLOTS] != 3 or opts[O_MODE] != 0 or opts[O_PAD_TO] >= 0 or self.flavour != "hf"
+                or self._added is not None):
+            return None
+        s = opts[O_SLOTS:O_SLOTS + 9]
+        if (s[0], s[3], s[6]) != (K_SPECIAL, K_A, K_SPECIAL) or s[2] or s[5] or s[8]:
+            return None
+        return int(s[1]), int(s[7])
 
     def _batch_result(self, parts, used: int, n: int, paired: bool, opts: np.ndarray) -> BatchEncoding:
         """The post-processing stage of a batch the matching stage gave as
