@@ -204,9 +204,11 @@ def _batch(parts: list[bytes], lens: list[int]):
     return buf, starts, ends
 
 
-def _file_batches(path, special, maxlen, cut, errors, chunk_size, on_bytes):
+def _file_batches(path, special, maxlen, cut, errors, chunk_size, on_bytes, text_iter=None):
+    # text_iter: the file's text in pieces, if not all of it (a byte range; see training/ranges.py)
     carry = b""
-    text_iter = iter_file_text(path, errors, chunk_size, on_bytes)
+    if text_iter is None:
+        text_iter = iter_file_text(path, errors, chunk_size, on_bytes)
     final = False
     while not final:
         text = next(text_iter, None)
