@@ -412,6 +412,27 @@ class BatchEncoding(Sequence):
             result["word_ids"] = mat(6, -1)
         return result
 
+    def to_arrow(self, *, offsets: bool = True):
+        """The batch as a ``pyarrow.Table`` (needs pyarrow: ``segkit[arrow]``).
+
+        Columns ``input_ids``, ``token_type_ids``, ``attention_mask``,
+        ``special_tokens_mask`` (``list<int32>``) and, unless ``offsets`` is
+        False, ``offset_mapping`` (``list<fixed_size_list<int32, 2>>``); one
+        row per text, no padding beyond what the encoding holds.  Built from
+        the flat arrays without a Python object per token; the values
+        buffers are the batch's own rows (no copy), the offsets are
+        interleaved (one copy); see :mod:`segkit.arrow`.
+
+        >>> import segkit
+        >>> wp = segkit.WordPiece(["[UNK]", "a", "##b"])
+        >>> t = wp.encode_batch(["ab", "a a"]).to_arrow()
+        >>> t.column("input_ids").to_pylist(), t.column("offset_mapping").to_pylist()[0]
+        ([[1, 2], [1, 1]], [[0, 1], [1, 2]])
+        """
+        from .arrow import batch_to_arrow
+
+        return batch_to_arrow(self, offsets=offsets)
+
     def __repr__(self) -> str:
         ntok = sum(int(rows[-1]) for _, _, rows in self._pieces())
         return f"BatchEncoding(num_texts={len(self)}, num_tokens={ntok})"

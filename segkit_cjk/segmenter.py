@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import threading
 from collections.abc import Iterable, Sequence
+from typing import Any
 from itertools import chain
 
 import numpy as np
@@ -385,6 +386,40 @@ class ChineseMaxMatch:
         over threads; the compiled kernels release the GIL.
         """
         return self._by_runs(False, texts, num_threads)
+
+    def cut_arrow(self, texts: Any, *, null: str = "error", num_threads: int | None = None):
+        """:meth:`cut_batch` of an Arrow string column, as a pyarrow
+        ``list<string>`` array (needs pyarrow: ``segkit[arrow]``).
+
+        ``texts``: a pyarrow ``StringArray``, ``LargeStringArray`` or
+        ``ChunkedArray``, a pandas Series or a sequence of str; the UTF-8
+        buffers are read where they are and the words' bytes written by a
+        compiled pass (no Python str per text or word).  ``null="error"``: a
+        null row raises ValueError naming it; ``"empty"``: it gives an empty
+        list.
+
+        >>> import pyarrow as pa
+        >>> ChineseMaxMatch(["北京", "大学"]).cut_arrow(pa.array(["北京大学", "好"])).to_pylist()
+        [['北京', '大学'], ['好']]
+        """
+        from .arrow import cut_arrow
+
+        return cut_arrow(self, texts, null=null, num_threads=num_threads)
+
+    def tokenize_arrow(self, texts: Any, *, null: str = "error", num_threads: int | None = None):
+        """:meth:`tokenize_batch` of an Arrow string column, as a
+        ``pyarrow.Table`` with columns ``tokens`` (``list<string>``, as
+        :meth:`cut_arrow`) and ``offsets`` (``list<fixed_size_list<int32,
+        2>>``: each word's ``(start, end)`` character offsets), one row per text.
+
+        >>> import pyarrow as pa
+        >>> t = ChineseMaxMatch(["你好"]).tokenize_arrow(pa.array(["你好 world"]))
+        >>> t.column("tokens").to_pylist(), t.column("offsets").to_pylist()
+        ([['你好', 'world']], [[[0, 2], [3, 8]]])
+        """
+        from .arrow import tokenize_arrow
+
+        return tokenize_arrow(self, texts, null=null, num_threads=num_threads)
 
     def cut(self, text: str) -> list[str]:
         """The words of ``text``.

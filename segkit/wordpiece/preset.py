@@ -734,6 +734,27 @@ class WordPiece:
         out, out_rows = self._assemble_out(tok, rows, len(texts), paired, template, budget, mode, pad_to, mult)
         return BatchEncoding(out, out_rows, self.vocab, self.pad_id, 2 if paired else 1)
 
+    def encode_arrow(self, texts: Any, pairs: Any = None, *, null: str = "error", offsets: bool = True, **options: Any):
+        """:meth:`encode_batch` of an Arrow string column, as a ``pyarrow.Table``
+        (see :meth:`BatchEncoding.to_arrow`); needs pyarrow (``segkit[arrow]``).
+
+        ``texts`` (and ``pairs``, a parallel column): a pyarrow ``StringArray``,
+        ``LargeStringArray`` or ``ChunkedArray`` of them (their UTF-8 buffers
+        are read where they are, no Python str per row), a pandas Series, or
+        a sequence of str.  ``null="error"``: a null row raises ValueError
+        naming it; ``"empty"``: it is encoded as an empty text.  ``options``:
+        those of :meth:`encode_batch`.  Equal to
+        ``encode_batch(texts).to_arrow()`` for the same texts as str.
+
+        >>> import pyarrow as pa
+        >>> wp = WordPiece(["[UNK]", "a", "##b"])
+        >>> wp.encode_arrow(pa.array(["ab", "a a"])).column("input_ids").to_pylist()
+        [[1, 2], [1, 1]]
+        """
+        from ..arrow import encode_arrow_batch
+
+        return encode_arrow_batch(self, texts, pairs, null=null, **options).to_arrow(offsets=offsets)
+
     def encode_pairs(self, texts: Sequence[str], pairs: Sequence[str], **options: Any) -> BatchEncoding:
         """:meth:`encode_batch` for two parallel lists (of equal length)."""
         if len(texts) != len(pairs):
