@@ -30,76 +30,20 @@ files.
 
 from __future__ import annotations
 
-import hashlib
-import os
-import pickle
-import threading
-import time
-from collections import OrderedDict
 from typing import Any, Sequence
 
 import dask
 import dask.dataframe as dd
-import numpy as np
 import pandas as pd
 import pyarrow as pa
 
+from .shipping import _LOADS, Shipped as _Shipped  # noqa: F401  (_LOADS: for tests)
 from .training import ranges as _ranges
 
 __all__ = ["encode", "cut", "train_bpe", "train_wordpiece"]
 
 
 # ------------------------------------------------------------ model shipping
-#: models unpickled in this process, by checksum (most recent last)
-_MODELS: "OrderedDict[str, Any]" = OrderedDict()
-_MODELS_KEPT = 4
-_MODELS_LOCK = threading.Lock()
-#: (checksum, seconds) of every model this process unpickled
-_LOADS: list[tuple[str, float]] = []
-
-
-class _Shipped:
-    """A model on its way to the workers: pickles as its checksum and its
-    payload; unpickling in a process that already holds the model returns
-    that one, without loading it again."""
-
-    def __init__(self, model: Any, key: str | None = None, payload: bytes | None = None) -> None:
-        self.model = model
-        self._payload = payload
-        self.key = key
-        if key is None:
-            self._payload = pickle.dumps(model, protocol=pickle.HIGHEST_PROTOCOL)
-            self.key = hashlib.blake2b(self._payload, digest_size=16).hexdigest()
-
-    def __reduce__(self):
-        payload = self._payload
-        if payload is None:
-            payload = pickle.dumps(self.model, protocol=pickle.HIGHEST_PROTOCOL)
-        return (_unship, (self.key, payload))
-
-    def __dask_tokenize__(self):
-        return ("segkit-model", self.key)
-
-    def __sizeof__(self) -> int:
-        return len(self._payload or b"") + 64
-
-
-def _unship(key: str, payload: bytes) -> _Shipped:
-    with _MODELS_LOCK:
-        model = _MODELS.get(key)
-        if model is not None:
-            _MODELS.move_to_end(key)
-            return _Shipped(model, key)
-    t0 = time.perf_counter()
-    model = pickle.loads(payload)
-    _LOADS.append((key, time.perf_counter() - t0))
-    with _MODELS_LOCK:
-        _MODELS[key] = model
-        while len(_MODELS) > _MODELS_KEPT:
-            _MODELS.popitem(last=False)
-    return _Shipped(model, key)
-
-
 def _client():
     """The distributed client computations go to, or None."""
     try:
