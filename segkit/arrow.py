@@ -37,8 +37,9 @@ from numba import njit
 
 from .engine.kernels import token_rows
 
-#: Rows decoded and matched at a time (as ``WordPiece`` does for lists of str).
-BLOCK_ROWS = 2048
+#: Rows decoded and matched at a time: a block's code points stay in cache
+#: for the matching (512 measured at least as fast as 256..4096 on the corpus).
+BLOCK_ROWS = 512
 
 _NULL_MODES = ("error", "empty")
 
@@ -467,3 +468,38 @@ def offset_lists(starts: np.ndarray, ends: np.ndarray, rows: np.ndarray):
     pairs[:, 1] = ends
     fixed = pa.Array.from_buffers(pa.list_(pa.int32(), 2), starts.size, [None], children=[_int32_values(pa, pairs.reshape(-1))])
     return _list_of(pa, rows, fixed)
+
+
+# ------------------------------------------------------------ HF datasets
+def datasets_map_function(
+    wp,
+    column: str = "text",
+    pair_column: str | None = None,
+    *,
+    remove_columns: Any = (),
+    null: str = "error",
+    offsets: bool = True,
+    **encode_kwargs: Any,
+):
+    """See :meth:`segkit.WordPiece.as_datasets_map`."""
+    if isinstance(remove_columns, str):
+        remove_columns = [remove_columns]
+    drop = set(remove_columns)
+    _pa()
+
+    def encode(batch):
+        # datasets passes a LazyBatch (default format: its Arrow table is
+        # read, no column is turned into Python objects) or, with
+        # .with_format("arrow"), a pyarrow.Table
+        table = getattr(batch, "pa_table", batch)
+        if not hasattr(table, "column"):
+            raise TypeError(f"expected a datasets batch or a pyarrow.Table, found {type(batch).__name__}")
+        pairs = table.column(pair_column) if pair_column is not None else None
+        enc = encode_arrow_batch(wp, table.column(column), pairs, null=null, **encode_kwargs).to_arrow(offsets=offsets)
+        kept = [name for name in table.column_names if name not in drop and name not in enc.column_names]
+        out = table.select(kept)
+        for name in enc.column_names:
+            out = out.append_column(name, enc.column(name))
+        return out
+
+    return encode

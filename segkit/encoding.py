@@ -423,11 +423,14 @@ class BatchEncoding(Sequence):
         buffers are the batch's own rows (no copy), the offsets are
         interleaved (one copy); see :mod:`segkit.arrow`.
 
+        >>> import pyarrow as pa
         >>> import segkit
         >>> wp = segkit.WordPiece(["[UNK]", "a", "##b"])
         >>> t = wp.encode_batch(["ab", "a a"]).to_arrow()
         >>> t.column("input_ids").to_pylist(), t.column("offset_mapping").to_pylist()[0]
         ([[1, 2], [1, 1]], [[0, 1], [1, 2]])
+        >>> t.schema.field("input_ids").type == pa.list_(pa.int32())
+        True
         """
         from .arrow import batch_to_arrow
 

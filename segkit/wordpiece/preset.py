@@ -755,6 +755,28 @@ class WordPiece:
 
         return encode_arrow_batch(self, texts, pairs, null=null, **options).to_arrow(offsets=offsets)
 
+    def as_datasets_map(self, column: str = "text", pair_column: str | None = None, **options: Any):
+        """A function for HF ``datasets.Dataset.map(..., batched=True)`` that
+        adds the columns of :meth:`encode_arrow` (needs pyarrow).
+
+        It reads ``column`` (and ``pair_column``) of each batch as Arrow, with
+        no Python str per row, and returns the batch's table with the
+        encoding columns appended.  ``remove_columns=[...]`` drops input
+        columns (pass it here: ``map`` ignores its own ``remove_columns``
+        for functions that return a table); ``null``, ``offsets`` and the
+        options of :meth:`encode_batch` are passed on.
+
+        >>> import datasets
+        >>> wp = WordPiece(["[UNK]", "a", "##b"])
+        >>> ds = datasets.Dataset.from_dict({"text": ["ab", "a a"]})
+        >>> datasets.disable_progress_bars()
+        >>> ds.map(wp.as_datasets_map("text"), batched=True)[1]
+        {'text': 'a a', 'input_ids': [1, 1], 'token_type_ids': [0, 0], 'attention_mask': [1, 1], 'special_tokens_mask': [0, 0], 'offset_mapping': [[0, 1], [2, 3]]}
+        """
+        from ..arrow import datasets_map_function
+
+        return datasets_map_function(self, column, pair_column, **options)
+
     def encode_pairs(self, texts: Sequence[str], pairs: Sequence[str], **options: Any) -> BatchEncoding:
         """:meth:`encode_batch` for two parallel lists (of equal length)."""
         if len(texts) != len(pairs):
