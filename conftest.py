@@ -10,7 +10,7 @@ import pytest
 from _pytest.doctest import DoctestItem
 
 #: Optional peers some doctests import (``segkit[arrow]`` and friends).
-OPTIONAL_PEERS = ("pyarrow", "pandas", "datasets", "transformers")
+OPTIONAL_PEERS = ("pyarrow", "pandas", "datasets", "transformers", "dask", "distributed")
 
 
 def pytest_collection_modifyitems(config, items):

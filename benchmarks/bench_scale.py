@@ -223,11 +223,15 @@ def section_dask(args, results: dict) -> None:
             best = {k: min(v) for k, v in times.items()}
             common.print_table(["system", "best s", "MB/s"], [[k, v, mb / v] for k, v in best.items()])
             rows = pq.ParquetDataset(str(tmp / "out2")).read(columns=["input_ids"]).num_rows
+            loads = {w: [round(t * 1000, 1) for _, t in ts] for n in clusters
+                     for w, ts in clusters[n][1].run(lambda: __import__("segkit.shipping").shipping._LOADS).items()}
+            print(f"model loads per worker (ms, measured in the worker): {loads}")
             print(f"rows written: {rows} of {len(texts)}")
             print(f"dask encode+to_parquet: 2 workers {r:.2f}x faster than 1 (target >= 1.7x on 2 cores; "
                   f"loadavg {la}; cores {os.cpu_count()})")
             results["dask"] = {"texts": len(texts), "text_mb": round(mb, 1), "files": 16, "best_s": best,
-                               "ratio_2_vs_1": r, "rows_ok": rows == len(texts), "loadavg": la}
+                               "ratio_2_vs_1": r, "rows_ok": rows == len(texts), "model_loads_ms": loads,
+                               "loadavg": la}
         finally:
             for cluster, client in clusters.values():
                 client.close()
