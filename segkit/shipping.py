@@ -38,13 +38,15 @@ class Shipped:
     returns that one, without loading it again (the last
     :data:`_MODELS_KEPT` models are kept per process)."""
 
-    def __init__(self, model: Any, key: str | None = None, payload: bytes | None = None) -> None:
+    def __init__(self, model: Any, key: str | None = None, nbytes: int = 0) -> None:
         self.model = model
-        self._payload = payload
+        self._payload = None
         self.key = key
+        self.nbytes = nbytes  # the pickled size: what Dask counts for its memory accounting
         if key is None:
             self._payload = pickle.dumps(model, protocol=pickle.HIGHEST_PROTOCOL)
             self.key = hashlib.blake2b(self._payload, digest_size=16).hexdigest()
+            self.nbytes = len(self._payload)
 
     def __reduce__(self):
         payload = self._payload
@@ -56,7 +58,7 @@ class Shipped:
         return ("segkit-model", self.key)
 
     def __sizeof__(self) -> int:
-        return len(self._payload or b"") + 64
+        return self.nbytes + 64
 
 
 def _unship(key: str, payload: bytes) -> Shipped:
@@ -64,7 +66,7 @@ def _unship(key: str, payload: bytes) -> Shipped:
         model = _MODELS.get(key)
         if model is not None:
             _MODELS.move_to_end(key)
-            return Shipped(model, key)
+            return Shipped(model, key, len(payload))
     t0 = time.perf_counter()
     model = pickle.loads(payload)
     _LOADS.append((key, time.perf_counter() - t0))
@@ -72,4 +74,4 @@ def _unship(key: str, payload: bytes) -> Shipped:
         _MODELS[key] = model
         while len(_MODELS) > _MODELS_KEPT:
             _MODELS.popitem(last=False)
-    return Shipped(model, key)
+    return Shipped(model, key, len(payload))
