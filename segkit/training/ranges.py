@@ -280,15 +280,21 @@ def _whitespace_cut(pieces: Iterator[str]) -> Iterator[str]:
 
 
 def combine_wordpiece(parts: Sequence[tuple], lowercase: bool = True):
-    """The sum of several ranges' word counts."""
-    from . import _wordpiece_kernels as K
-    from .wordpiece import _char_table, _WordTable
-
+    """The sum of several ranges' word counts (``lowercase`` is accepted for
+    symmetry with the counting; the words are already normalized)."""
     if len(parts) == 1:
         return parts[0]
-    t = _WordTable(_char_table(bool(lowercase)))
+    total: dict[bytes, int] = {}
+    get = total.get
     for cps, starts, counts in parts:
-        t.slots, t.store, t.starts, t.counts, t.n = K.merge_word_tables(
-            t.slots, t.store, t.starts, t.counts, t.n, cps.astype(np.int32, copy=False), starts, counts
-        )
-    return t.result()
+        data = np.ascontiguousarray(cps, dtype=np.int32).tobytes()
+        bounds = (starts * 4).tolist()
+        for k, c in enumerate(counts.tolist()):
+            key = data[bounds[k] : bounds[k + 1]]
+            total[key] = get(key, 0) + c
+    words = list(total)
+    lengths = np.fromiter(map(len, words), dtype=np.int64, count=len(words)) // 4
+    starts = np.zeros(len(words) + 1, dtype=np.int64)
+    np.cumsum(lengths, out=starts[1:])
+    cps = np.frombuffer(b"".join(words), dtype=np.int32).copy()
+    return cps, starts, np.fromiter(total.values(), dtype=np.int64, count=len(words))
