@@ -10,7 +10,9 @@ Rows (one process, interleaved rounds, best time kept; 1 thread everywhere):
   the time split into counting and merging.
 
 Then: counting time for the corpus repeated 1x, 4x, 16x (linear?) and with 2
-threads; peak memory (separate processes) of segkit and HF on the 32k job;
+threads; counting on 1 vs 2 threads for both trainers, documents and a file
+(best of interleaved rounds, with CPU times for Amdahl's law and the
+machine's own 2-thread speed-up at the time); peak memory (separate processes) of segkit and HF on the 32k job;
 with ``--big``, a generated 1 GB file trained with 2 threads (peak memory vs
 the 10 MB file). ``--check-pretokenizer`` compares the compiled GPT-2
 pre-tokenizer with ``regex`` on every text of the corpus.
@@ -18,7 +20,7 @@ pre-tokenizer with ``regex`` on every text of the corpus.
 To add a row, write a function returning a :class:`Row` and append it in
 :func:`rows`.
 
-    python benchmarks/bench_train.py [--quick] [--repeat N] [--big] [--check-pretokenizer]
+    python benchmarks/bench_train.py [--quick] [--repeat N] [--big] [--check-pretokenizer] [--only threads]
 """
 
 from __future__ import annotations
@@ -209,6 +211,101 @@ def run_scaling(texts, args, results):
     results["counting_scaling"] = out
 
 
+# ------------------------------------------------------------- threads
+def _sha_reference(seconds: float):
+    """Two GIL-free jobs (sha256, ~``seconds`` each) one after the other or on
+    two threads: the parallel speed-up the machine offers at the moment."""
+    import hashlib
+    import threading
+
+    data = b"\x5a" * (1 << 22)
+    t0 = time.perf_counter()
+    hashlib.sha256(data).digest()
+    data = b"\x5a" * max(1 << 20, int(len(data) * seconds / max(time.perf_counter() - t0, 1e-6)))
+
+    def run(n):
+        if n == 1:
+            hashlib.sha256(data).digest(), hashlib.sha256(data).digest()
+            return
+        ts = [threading.Thread(target=lambda: hashlib.sha256(data).digest()) for _ in range(2)]
+        for t in ts:
+            t.start()
+        for t in ts:
+            t.join()
+
+    return run
+
+
+def run_threads(texts, args, results):
+    """Counting (pre-tokens for BPE, words for WordPiece), documents in
+    memory and the same text as a file, on 1 vs 2 threads: interleaved
+    rounds, the ratio of the best times.  A machine shared with other jobs
+    depresses that ratio, so each row also gives CPU times: the calling
+    thread's (handing out work, concatenating: the serial part S) and the
+    whole process's (C1 on 1 thread, C2 on 2), from which Amdahl's law
+    predicts the 2-core speed-up C1 / (S + (C2 - S) / 2) (C2 - C1 is the
+    threads' extra work, but also grows with the load: cache misses), and
+    C1 / (S + (C1 - S) / 2) from the serial part alone; two sha256 jobs on
+    1 vs 2 threads, timed in the same rounds, show what the machine offered."""
+    from segkit.training.bpe import _count
+    from segkit.training.gpt2_pretokenize import GPT2_PATTERN
+    from segkit.training.wordpiece import count_corpus_words
+
+    data = texts * (1 if args.quick else 2)
+    mb = sum(len(t.encode()) for t in data) / 1e6
+    tmp = tempfile.TemporaryDirectory(dir=args.tmpdir)
+    path = Path(tmp.name) / "corpus.txt"
+    path.write_text("\n".join(data), encoding="utf-8")
+    systems = {
+        "train_bpe, documents": lambda n: _count(data, [], GPT2_PATTERN, n, "strict", None),
+        "train_bpe, file": lambda n: _count(path, [], GPT2_PATTERN, n, "strict", None),
+        "train_wordpiece, documents": lambda n: count_corpus_words(data, True, False, n),
+        "train_wordpiece, file": lambda n: count_corpus_words(path, True, False, n),
+    }
+    rounds = args.threads_rounds or (3 if args.quick else 7)
+    print(f"\n== counting on 1 vs 2 threads, {mb:.0f} MB, {rounds} interleaved rounds; "
+          f"load average {os.getloadavg()[0]:.2f}")
+    table = []
+    out = {}
+    for name, run in systems.items():
+        run(1), run(2)  # compiled code loaded, tables' first growth paid
+        ref = _sha_reference(0.1)
+        wall = {1: [], 2: []}
+        main_cpu = {1: [], 2: []}
+        cpu = {1: [], 2: []}
+        ref_wall = {1: [], 2: []}
+        for r in range(rounds):
+            for n in ((1, 2) if r % 2 == 0 else (2, 1)):
+                t0, c0, m0 = time.perf_counter(), time.process_time(), time.thread_time()
+                run(n)
+                wall[n].append(time.perf_counter() - t0)
+                cpu[n].append(time.process_time() - c0)
+                main_cpu[n].append(time.thread_time() - m0)
+                t0 = time.perf_counter()
+                ref(n)
+                ref_wall[n].append(time.perf_counter() - t0)
+        best = {n: min(wall[n]) for n in wall}
+        c1 = min(cpu[1])
+        serial = min(main_cpu[2])
+        c2 = min(cpu[2])
+        predicted = c1 / (serial + max(c2 - serial, 0.0) / 2)
+        bound = c1 / (serial + (c1 - serial) / 2)  # the serial part alone
+        machine = min(ref_wall[1]) / min(ref_wall[2])
+        load = os.getloadavg()[0]
+        table.append([name, best[1], best[2], best[1] / best[2], machine, c1, c2, serial, predicted, bound, load])
+        out[name] = {"mb": mb, "wall": wall, "cpu": cpu, "main_thread_cpu": main_cpu, "speedup_best": best[1] / best[2],
+                     "machine_reference_speedup": machine, "speedup_predicted": predicted,
+                     "speedup_bound_serial_only": bound, "loadavg": load}
+        print(f"  {name}: 1 thread {[round(x, 3) for x in wall[1]]}, 2 threads {[round(x, 3) for x in wall[2]]}; "
+              f"sha256 reference {machine:.2f}x; load {load:.2f}", flush=True)
+    tmp.cleanup()
+    print_table(["counting", "1 thread s", "2 threads s", "speed-up (best)", "machine's (sha256)", "cpu s, 1 thread",
+                 "cpu s, 2 threads", "serial cpu s", "Amdahl (C1, C2, S)", "Amdahl (S only)", "load avg"], table,
+                title=f"counting {mb:.0f} MB on 1 vs 2 threads (best of {rounds} interleaved rounds; "
+                      "serial = the calling thread's CPU)")
+    results["counting_threads"] = out
+
+
 # -------------------------------------------------------------- memory
 _MEM = """
 def _hwm_mb():
@@ -359,9 +456,10 @@ def main() -> None:
     p.add_argument("--quick", action="store_true", help="fewer rounds, smaller scaling and plain-Python runs")
     p.add_argument("--repeat", type=int, default=None, help="rounds per row (default 3, 1 with --quick)")
     p.add_argument("--big", action="store_true", help="also train on a generated 1 GB file (minutes, 1 GB of disk)")
-    p.add_argument("--tmpdir", default=None, help="where to write the 1 GB file")
+    p.add_argument("--tmpdir", default=None, help="where to write the 1 GB file (and the counting file)")
+    p.add_argument("--threads-rounds", type=int, default=None, help="rounds of the 1 vs 2 threads comparison (default 7)")
     p.add_argument("--check-pretokenizer", action="store_true", help="compare the compiled pre-tokenizer with regex")
-    p.add_argument("--only", choices=("rows", "plain", "scaling", "memory"), action="append",
+    p.add_argument("--only", choices=("rows", "plain", "scaling", "threads", "memory"), action="append",
                    help="run only these sections (repeatable)")
     args = p.parse_args()
     if args.repeat is None:
@@ -374,7 +472,7 @@ def main() -> None:
 
     segkit.train_bpe(texts[:200], 400, show_progress=False)  # load the compiled code
     results: dict[str, Any] = {"load_average_start": os.getloadavg()}
-    only = set(args.only or ("rows", "plain", "scaling", "memory"))
+    only = set(args.only or ("rows", "plain", "scaling", "threads", "memory"))
     if args.check_pretokenizer:
         check_pretokenizer(texts, results)
     if "rows" in only:
@@ -383,6 +481,8 @@ def main() -> None:
         run_plain(texts, args, results)
     if "scaling" in only:
         run_scaling(texts, args, results)
+    if "threads" in only:
+        run_threads(texts, args, results)
     if "memory" in only:
         run_memory(args, results)
     if args.big:

@@ -78,17 +78,7 @@ def main() -> None:
             rows,
             title="train_wordpiece vs HF WordPieceTrainer (best of rounds, 1 thread)",
         )
-    # word counting (normalization + pre-tokenization + hash counts), 1 vs 2 threads
-    from segkit.training.wordpiece import count_corpus_words
-
-    counting = {f"{n} thread{'s' if n > 1 else ''}": (lambda n=n: count_corpus_words(texts, True, False, n))
-                for n in (1, 2)}
-    times = C.time_rounds(counting, repeat=max(3, args.repeat))
-    best = {n: min(t) for n, t in times.items()}
-    speedup = best["1 thread"] / best["2 threads"]
-    print(f"\nword counting: 1 thread {best['1 thread']:.3f}s, 2 threads {best['2 threads']:.3f}s: "
-          f"{speedup:.2f}x (target >= 1.6x: {C.verdict(speedup, 1.6, at_least=True)})")
-    results["counting_threads"] = {"seconds": best, "speedup": speedup}
+    # counting on 1 vs 2 threads: python benchmarks/bench_train.py --only threads (both trainers)
     C.save_results("bench_train_wordpiece", results, args)
 
 

@@ -47,6 +47,8 @@ SCRIPTS: list[tuple[str, str, bool, str, int]] = [
     ("bench_models", "bench_models.py", True, "bench_models", 600),
     ("bench_chinese", "bench_chinese.py", True, "chinese", 900),
     ("eval_sighan", "eval_sighan.py", False, "sighan", 600),
+    ("bench_train", "bench_train.py", True, "bench_train", 1800),
+    ("bench_train_wordpiece", "bench_train_wordpiece.py", True, "bench_train_wordpiece", 900),
 ]
 
 # TensorFlow's start-up chatter, kept in the log but not echoed to the screen
@@ -304,6 +306,25 @@ def collect(res: dict[str, Any]) -> Figures:
                g(r, "memory", "hf", "best", "added_mib"), mibf)
         for k, v in r.get("build_seconds", {}).items():
             F.info(src, f"build from scratch: {k}", v, sec)
+    # ----------------------------------------------------------- training
+    r = res.get("bench_train")
+    if r is not None:
+        src = "bench_train"
+        rat = g(r, "BPE 32000 tokens", "ratios", default={})
+        for peer, target in (("hf", 5.0), ("sentencepiece", 1.0)):
+            if peer in rat:
+                F.at_least(src, f"train_bpe 32k tokens vs {peer} (wall, median over rounds)", rat[peer]["wall"], target)
+        for name, row in (r.get("counting_threads") or {}).items():
+            F.info(src, f"{name}: counting 2 threads vs 1 (best of rounds; machine's sha256 "
+                        f"{row['machine_reference_speedup']:.2f}x, load {row['loadavg']:.1f})",
+                   row["speedup_best"], lambda v: f"{v:.2f}x")
+            F.at_least(src, f"{name}: counting 2 threads vs 1, Amdahl from CPU times (serial = calling thread)",
+                       row["speedup_predicted"], 1.6)
+    r = res.get("bench_train_wordpiece")
+    if r is not None:
+        src = "bench_train_wordpiece"
+        for vocab, row in (r.get("rows") or {}).items():
+            F.at_least(src, f"train_wordpiece {vocab} tokens vs HF WordPieceTrainer", row.get("ratio"), 5.0)
     # ------------------------------------------------------------ Chinese
     r = res.get("bench_chinese")
     if r is not None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import numpy as np
 import pytest
 import regex
 from hypothesis import HealthCheck, given, settings
@@ -119,18 +120,53 @@ def test_counting_table_grows_inside_a_batch(monkeypatch, threads):
 
 
 @given(st.lists(_pieces, max_size=200).map("".join), st.lists(st.sampled_from(SPECIALS), unique=True, max_size=3),
-       st.integers(1, 16), st.integers(1, 2))
+       st.integers(1, 16), st.integers(1, 2), st.integers(1, 24))
 @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-def test_file_counts_do_not_depend_on_chunks(tmp_path_factory, text, specials, chunk, threads):
+def test_file_counts_do_not_depend_on_chunks(tmp_path_factory, text, specials, chunk, threads, window):
     path = tmp_path_factory.mktemp("cnt") / "corpus.txt"
     path.write_bytes(text.encode("utf-8"))
-    old = corpus_mod.CHUNK_BYTES
+    old, old_window = corpus_mod.CHUNK_BYTES, corpus_mod._CUT_WINDOW
     corpus_mod.CHUNK_BYTES = chunk
+    corpus_mod._CUT_WINDOW = window  # how far back the cut may look
     try:
         got = _pretoken_counts(Path(path), specials, num_threads=threads)
     finally:
-        corpus_mod.CHUNK_BYTES = old
+        corpus_mod.CHUNK_BYTES, corpus_mod._CUT_WINDOW = old, old_window
     assert got == dict(pretoken_counts([text], specials))
+
+
+_docs_or_surrogates = st.lists(st.one_of(_text, st.sampled_from(["a\ud800b", "\udfff", ""])), max_size=10)
+
+
+@given(_docs_or_surrogates, st.lists(st.sampled_from(SPECIALS), unique=True, max_size=3), st.integers(1, 3),
+       st.integers(1, 64))
+@settings(max_examples=150, deadline=None)
+def test_documents_on_threads_count_as_the_reference(docs, specials, threads, batch):
+    """Documents handed out in small lists to 1-3 threads (each joins, encodes
+    and splits its own; the tables are added up in parallel): the counts of
+    the reference, lone surrogates replaced as one document at a time would."""
+    old = corpus_mod.BATCH_BYTES
+    corpus_mod.BATCH_BYTES = batch
+    try:
+        got = _pretoken_counts(docs, specials, num_threads=threads, errors="replace")
+        one = train_bpe(docs, 256 + len(specials) + 20, specials, show_progress=False, errors="replace").merges
+        many = train_bpe(docs, 256 + len(specials) + 20, specials, num_threads=threads, show_progress=False,
+                         errors="replace").merges
+    finally:
+        corpus_mod.BATCH_BYTES = old
+    fixed = [d.encode("utf-8", "replace").decode("utf-8") for d in docs]
+    assert got == dict(pretoken_counts(fixed, specials))
+    assert many == one
+
+
+@pytest.mark.parametrize("threads", [1, 2, 3])
+def test_threads_report_the_first_bad_document(monkeypatch, threads):
+    monkeypatch.setattr(corpus_mod, "BATCH_BYTES", 4)
+    docs = ["fine text"] * 20 + ["bad \ud800 one"] + ["more"] * 20 + [b"bytes"] + ["x \udc00"] * 5
+    with pytest.raises(CorpusError, match=r"document 20: not encodable as UTF-8 at character 4"):
+        train_bpe(docs, 300, num_threads=threads, show_progress=False)
+    with pytest.raises(CorpusError, match=r"document 41 must be a str, found bytes"):
+        train_bpe(docs, 300, num_threads=threads, show_progress=False, errors="replace")
 
 
 def test_seed_worked_example():
@@ -244,6 +280,50 @@ def test_missing_file_is_named(tmp_path):
         train_bpe([present, missing], 300)
     with pytest.raises(IsADirectoryError, match="directory"):
         train_bpe([present, tmp_path], 300)
+
+
+_utf8ish = st.lists(st.one_of(st.text(max_size=3).map(lambda t: t.encode("utf-8")),
+                              st.binary(max_size=3),
+                              st.sampled_from([b"\xed\xa0\x80", b"\xe0\x80\x80", b"\xf4\x90\x80\x80", b"\xc0\xaf",
+                                               b"\xf0\x9f\x98", b"\xe2\x82", b"\xc3"])), max_size=12).map(b"".join)
+
+
+@given(_utf8ish)
+@settings(max_examples=500, deadline=None)
+def test_utf8_check_agrees_with_python(data):
+    bad, truncated = corpus_mod.utf8_check(np.frombuffer(data, np.uint8))
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        assert bad == e.start
+        assert truncated == (e.reason == "unexpected end of data")
+    else:
+        assert (bad, truncated) == (-1, False)
+
+
+@given(_utf8ish, st.integers(1, 9), st.integers(1, 2), st.integers(1, 12))
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+def test_file_bytes_checked_as_python_decodes(tmp_path_factory, data, chunk, threads, window):
+    """Files are not decoded in Python unless invalid (the reading thread
+    checks the last ``window`` bytes, for the cut; the counting threads the
+    rest): the same error (file, offset, reason) or the same counts as
+    decoding the whole file."""
+    path = tmp_path_factory.mktemp("u8") / "f.txt"
+    path.write_bytes(data)
+    old = corpus_mod.CHUNK_BYTES
+    old_window = corpus_mod._CUT_WINDOW
+    corpus_mod.CHUNK_BYTES = chunk
+    corpus_mod._CUT_WINDOW = window
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        with pytest.raises(CorpusError, match=f"f.txt: not valid UTF-8 at byte offset {e.start} .*{e.reason}"):
+            _pretoken_counts(path, num_threads=threads)
+    else:
+        assert _pretoken_counts(path, num_threads=threads) == dict(pretoken_counts([text]))
+    finally:
+        corpus_mod.CHUNK_BYTES = old
+        corpus_mod._CUT_WINDOW = old_window
 
 
 def test_invalid_utf8_names_file_and_offset(tmp_path):

@@ -79,6 +79,47 @@ def test_threads_report_bad_utf8(tmp_path, monkeypatch):
         train_wordpiece(p, 50, show_progress=False, num_threads=2)
 
 
+@settings(max_examples=60, deadline=None)
+@given(_docs, st.booleans(), st.integers(1, 3), st.integers(1, 12))
+def test_file_pieces_on_threads_match_reference(tmp_path_factory, docs, lowercase, threads, chunk):
+    """A file read a few bytes at a time (pieces cut after whitespace, decoded
+    by the counting threads): the same counts on 1, 2 or 3 threads."""
+    docs = [d + " \U0001f600x\U00010348" if i % 2 else d for i, d in enumerate(docs)]  # 4-byte UTF-8 too
+    path = tmp_path_factory.mktemp("wp") / "c.txt"
+    path.write_bytes("\n".join(docs).encode("utf-8", "surrogatepass"))
+    old = W._CHUNK_BYTES
+    W._CHUNK_BYTES = chunk
+    try:
+        cps, starts, counts = W.count_corpus_words(path, lowercase, num_threads=threads)
+    finally:
+        W._CHUNK_BYTES = old
+    got = Counter()
+    for k in range(counts.size):
+        word = "".join(map(chr, cps[starts[k] : starts[k + 1]]))
+        assert word not in got
+        got[word] += int(counts[k])
+    assert got == reference_words(docs, lowercase)
+
+
+@pytest.mark.parametrize("threads", [1, 2, 3])
+def test_threads_report_the_first_bad_byte(tmp_path, monkeypatch, threads):
+    # bad bytes in several pieces: the first in the file is reported, whichever thread finds it first
+    p = tmp_path / "bad2.txt"
+    p.write_bytes(b"".join(("wörds " * 30).encode("utf-8") + b"\xc3( " for _ in range(6)))
+    monkeypatch.setattr(W, "_CHUNK_BYTES", 16)
+    with pytest.raises(ValueError, match=r"bad2.txt: not valid UTF-8 at byte offset 210 "):
+        train_wordpiece(p, 50, show_progress=False, num_threads=threads)
+
+
+def test_errors_replace(tmp_path):
+    p = tmp_path / "bad3.txt"
+    p.write_bytes(b"ab\xffcd ab\xffcd x")
+    wp = train_wordpiece(p, 50, show_progress=False, errors="replace")
+    assert wp.vocab.tokens == train_wordpiece(["ab\ufffdcd ab\ufffdcd x"], 50, show_progress=False).vocab.tokens
+    with pytest.raises(ValueError, match="errors must be"):
+        train_wordpiece(p, 50, show_progress=False, errors="ignore")
+
+
 _words = st.dictionaries(st.text(st.sampled_from("abcab\u4e2dé#"), min_size=1, max_size=7), st.integers(1, 6), max_size=12)
 
 
@@ -174,6 +215,21 @@ def test_corpus_forms(tmp_path):
     both.write_text("\n".join(docs), encoding="utf-8")
     assert train_wordpiece(str(both), 40, show_progress=False).vocab.tokens == want
     assert train_wordpiece(both, 40, show_progress=False).vocab.tokens == want
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_documents_and_paths_mixed(tmp_path, monkeypatch, threads):
+    monkeypatch.setattr(W, "_CHUNK_CHARS", 8)  # small lists: the path falls in a list of its own or not
+    a = tmp_path / "a.txt"
+    a.write_text("gamma alpha délta", encoding="utf-8")
+    docs = ["alpha beta", "x y", "beta"] * 5
+    want = train_wordpiece(docs + ["gamma alpha délta"], 60, show_progress=False).vocab.tokens
+    mixed = docs[:7] + [a] + docs[7:]
+    assert train_wordpiece(mixed, 60, show_progress=False, num_threads=threads).vocab.tokens == want
+    with pytest.raises(TypeError, match="corpus item 9 must be a str document or an os.PathLike path, found int"):
+        train_wordpiece(mixed[:9] + [5] + mixed[9:], 60, show_progress=False, num_threads=threads)
+    with pytest.raises(FileNotFoundError, match="nope.txt"):
+        train_wordpiece(docs + [tmp_path / "nope.txt"], 60, show_progress=False, num_threads=threads)
 
 
 def test_file_read_in_chunks(tmp_path, monkeypatch):

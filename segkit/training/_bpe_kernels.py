@@ -13,8 +13,9 @@ Counting
     segments (UTF-8 bytes, ``starts``/``ends``) and counts every pre-token in
     an open-addressing hash table keyed by its bytes: the bytes live once in an
     arena, the table holds (hash, offset, length, count). No Python object is
-    made per pre-token. :func:`merge_tables` folds one table into another (one
-    table per counting thread).
+    made per pre-token. With several counting threads (a table each),
+    :func:`add_known` and :func:`gather_entries` add the tables up on the
+    same threads, each taking a share of a table's slots.
 
 Merging
     :func:`bpe_merge` is the seed's incremental method: pair counts over the
@@ -204,19 +205,73 @@ def count_pieces(buf, starts, ends, counts, tab, arena, st):
 
 
 @njit(cache=True, nogil=True)
-def merge_tables(tab, arena, st, s_tab, s_arena):
-    """Fold the counts of table ``s_tab`` into table ``tab``."""
-    entries = 0
-    nbytes = 0
-    for i in range(len(s_tab) // 4):
-        if s_tab[4 * i + 3] != 0:
-            entries += 1
-            nbytes += s_tab[4 * i + 2]
-    tab, arena = _reserve(tab, arena, st, entries, nbytes)
-    for i in range(len(s_tab) // 4):
-        if s_tab[4 * i + 3] != 0:
-            o = s_tab[4 * i + 1]
-            _insert(s_arena, o, o + s_tab[4 * i + 2], s_tab[4 * i], s_tab[4 * i + 3], tab, arena, st)
+def add_known(tab, arena, s_tab, s_arena, lo, hi, new):
+    """For every used slot ``i`` of table ``s_tab`` with ``lo <= i < hi``:
+    add its count to the entry of the same bytes in ``tab`` if there is one,
+    else list ``i`` in ``new``; returns how many were listed.  ``tab`` is
+    only read but for the counts of distinct entries (``s_tab``'s keys are
+    distinct), so threads given disjoint slot ranges can run at once."""
+    cap = len(tab) // 4
+    m = 0
+    for i in range(lo, hi):
+        cnt = s_tab[4 * i + 3]
+        if cnt == 0:
+            continue
+        h = s_tab[4 * i]
+        o = s_tab[4 * i + 1]
+        n = s_tab[4 * i + 2]
+        j = h & (cap - 1)
+        found = False
+        while tab[4 * j + 3] != 0:
+            if tab[4 * j] == h and tab[4 * j + 2] == n:
+                oo = tab[4 * j + 1]
+                same = True
+                for k in range(n):
+                    if arena[oo + k] != s_arena[o + k]:
+                        same = False
+                        break
+                if same:
+                    tab[4 * j + 3] += cnt
+                    found = True
+                    break
+            j = (j + 1) & (cap - 1)
+        if not found:
+            new[m] = i
+            m += 1
+    return m
+
+
+@njit(cache=True, nogil=True)
+def gather_entries(s_tab, s_arena, idx):
+    """The entries ``idx`` of a table as ``(bytes, hashes, lengths, counts)``."""
+    total = 0
+    for i in idx:
+        total += s_tab[4 * i + 2]
+    out = np.empty(total, np.uint8)
+    hashes = np.empty(idx.size, np.int64)
+    lengths = np.empty(idx.size, np.int64)
+    counts = np.empty(idx.size, np.int64)
+    p = 0
+    for j in range(idx.size):
+        i = idx[j]
+        o = s_tab[4 * i + 1]
+        n = s_tab[4 * i + 2]
+        out[p : p + n] = s_arena[o : o + n]
+        p += n
+        hashes[j] = s_tab[4 * i]
+        lengths[j] = n
+        counts[j] = s_tab[4 * i + 3]
+    return out, hashes, lengths, counts
+
+
+@njit(cache=True, nogil=True)
+def insert_entries(buf, hashes, lengths, counts, tab, arena, st):
+    """Insert entries known to be new to the table (from :func:`gather_entries`)."""
+    tab, arena = _reserve(tab, arena, st, len(lengths), len(buf))
+    s = 0
+    for j in range(len(lengths)):
+        _insert(buf, s, s + lengths[j], hashes[j], counts[j], tab, arena, st)
+        s += lengths[j]
     return tab, arena
 
 

@@ -721,17 +721,67 @@ def merge_loop(ws, wstart, wlen, wcount, tslots, tstore, tstarts, ntok, prefix, 
 
 
 @njit(cache=True, nogil=True)
-def merge_word_tables(slots, store, starts, counts, nkeys, b_store, b_starts, b_counts):
-    """Add the words of table B (word ``k``: ``b_store[b_starts[k]:b_starts[k + 1]]``
-    seen ``b_counts[k]`` times) to table A ``(slots, store, starts, counts,
-    nkeys)``; returns A's arrays and key count (grown as needed).  Words new
-    to A get ids after A's own, in B's order.  Runs once per extra counting
-    thread, so the reallocations inside :func:`_span_insert` do not matter."""
-    nb = b_counts.size
-    if counts.size < nkeys + nb + 1:
-        counts = _grow_zero(counts, nkeys + nb + 1)
-    for k in range(nb):
+def add_known_words(slots, store, starts, counts, b_store, b_starts, b_counts, lo, hi, new):
+    """Add the count of every word ``k`` of table B with ``lo <= k < hi``
+    (``b_store[b_starts[k]:b_starts[k + 1]]``, seen ``b_counts[k]`` times)
+    that table A ``(slots, store, starts, counts)`` holds to A's count; list
+    the other ``k`` in ``new``; returns how many were listed.  A is only
+    read but for ``counts``, and B's words are distinct, so threads given
+    disjoint ranges of B can run at once (no two write the same count)."""
+    m = 0
+    for k in range(lo, hi):
         a = b_starts[k]
-        i, slots, store, starts, nkeys = _span_insert(slots, store, starts, nkeys, b_store, a, b_starts[k + 1] - a)
-        counts[i] += b_counts[k]
-    return slots, store, starts, counts, nkeys
+        r = _span_find(slots, store, starts, b_store, a, b_starts[k + 1] - a)
+        if r >= 0:
+            counts[r] += b_counts[k]
+        else:
+            new[m] = k
+            m += 1
+    return m
+
+
+@njit(cache=True, nogil=True)
+def gather_words(b_store, b_starts, b_counts, idx):
+    """Words ``idx`` of table B as ``(code points, lengths, counts)``."""
+    total = 0
+    for k in idx:
+        total += b_starts[k + 1] - b_starts[k]
+    cps = np.empty(total, dtype=b_store.dtype)
+    lengths = np.empty(idx.size, dtype=np.int64)
+    counts = np.empty(idx.size, dtype=np.int64)
+    o = 0
+    for j in range(idx.size):
+        k = idx[j]
+        a = b_starts[k]
+        n = b_starts[k + 1] - a
+        cps[o : o + n] = b_store[a : a + n]
+        o += n
+        lengths[j] = n
+        counts[j] = b_counts[k]
+    return cps, lengths, counts
+
+
+@njit(cache=True, nogil=True)
+def utf8_code_points(buf):
+    """The code points of valid UTF-8 ``buf`` (checked by
+    :func:`segkit.training.corpus.utf8_check`) as uint32."""
+    out = np.empty(buf.size, dtype=np.uint32)
+    n = 0
+    i = 0
+    while i < buf.size:
+        b = np.uint32(buf[i])
+        if b < 0x80:
+            out[n] = b
+            i += 1
+        elif b < 0xE0:
+            out[n] = ((b & 0x1F) << 6) | (np.uint32(buf[i + 1]) & 0x3F)
+            i += 2
+        elif b < 0xF0:
+            out[n] = ((b & 0x0F) << 12) | ((np.uint32(buf[i + 1]) & 0x3F) << 6) | (np.uint32(buf[i + 2]) & 0x3F)
+            i += 3
+        else:
+            out[n] = (((b & 0x07) << 18) | ((np.uint32(buf[i + 1]) & 0x3F) << 12)
+                      | ((np.uint32(buf[i + 2]) & 0x3F) << 6) | (np.uint32(buf[i + 3]) & 0x3F))
+            i += 4
+        n += 1
+    return out[:n]

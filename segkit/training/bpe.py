@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import json
 import os
-import queue
 import sys
 import threading
 import time
@@ -26,7 +25,7 @@ from typing import Iterable, Sequence
 import numpy as np
 
 from . import _bpe_kernels as K
-from .corpus import Corpus, check_special_tokens, corpus_paths, segment_batches
+from .corpus import Corpus, check_special_tokens, corpus_paths, job_segments, parallel_calls, run_parallel, segment_jobs
 from .gpt2_pretokenize import GPT2_PATTERN, _safe_cut, char_classes
 
 __all__ = ["train_bpe", "TrainedBPE", "bytes_to_unicode"]
@@ -168,9 +167,6 @@ class _Table:
     def add_pieces(self, buf, starts, ends, counts):
         self.arrays = K.count_pieces(buf, starts, ends, counts, *self.arrays, self.st)
 
-    def absorb(self, other: "_Table"):
-        self.arrays = K.merge_tables(*self.arrays, self.st, *other.arrays)
-
     def words(self):
         """(arena, offsets, lengths, counts) of the pre-tokens, most frequent first."""
         tab, arena = self.arrays
@@ -210,6 +206,12 @@ def _count_custom(table: _Table, pattern, buf, starts, ends):
 
 
 def _count(corpus, special_tokens, pattern, num_threads, errors, bar):
+    """The pre-token counts of the corpus (an object with ``words()``).
+
+    With ``num_threads`` > 1 each thread takes the next job when it is free
+    and does all its per-document work itself (joining, encoding, splitting
+    at special tokens, counting into a table of its own; the kernels release
+    the GIL); the tables are then added up on the same threads."""
     compiled = pattern == GPT2_PATTERN
     cls = char_classes()
     if compiled:
@@ -220,49 +222,85 @@ def _count(corpus, special_tokens, pattern, num_threads, errors, bar):
 
         rx = regex.compile(pattern)
         cut = _regex_cut(rx)
-    on_bytes = bar.update if bar is not None else None
-    batches = segment_batches(corpus, special_tokens, cut=cut, errors=errors, on_bytes=on_bytes)
+    on_bytes = None
+    if bar is not None:
+        lock = threading.Lock()
 
-    def work(table, buf, starts, ends):
-        if compiled:
-            table.count(buf, starts, ends, cls)
-        else:
-            _count_custom(table, rx, buf, starts, ends)
+        def on_bytes(n):
+            with lock:
+                bar.update(n)
 
+    jobs = segment_jobs(corpus, special_tokens, cut=cut, errors=errors, on_bytes=on_bytes, raw_cut=compiled)
+    if not compiled:
+        num_threads = 1
     tables = [_Table() for _ in range(num_threads)]
-    if num_threads == 1 or not compiled:
-        for buf, starts, ends in batches:
-            work(tables[0], buf, starts, ends)
-    else:
-        queues = [queue.Queue(maxsize=2) for _ in range(num_threads)]
-        failures: list[BaseException] = []
 
-        def worker(i):
-            while True:
-                item = queues[i].get()
-                if item is None:
-                    return
-                try:
-                    work(tables[i], *item)
-                except BaseException as e:  # pragma: no cover - kernels do not raise
-                    failures.append(e)
+    def work(t, job):
+        batch = job_segments(job)
+        if batch is None:
+            return
+        if compiled:
+            tables[t].count(*batch, cls)
+        else:
+            _count_custom(tables[t], rx, *batch)
 
-        threads = [threading.Thread(target=worker, args=(i,), daemon=True) for i in range(num_threads)]
-        for t in threads:
-            t.start()
-        try:
-            for j, item in enumerate(batches):
-                queues[j % num_threads].put(item)
-        finally:
-            for q in queues:
-                q.put(None)
-            for t in threads:
-                t.join()
-        if failures:  # pragma: no cover
-            raise failures[0]
-    for other in tables[1:]:
-        tables[0].absorb(other)
-    return tables[0]
+    run_parallel(jobs, work, num_threads)
+    return _add_up(tables)
+
+
+class _Sum:
+    """Tables added up: the first table plus the entries new to it."""
+
+    def __init__(self, table: _Table, extra: list) -> None:
+        self.table = table
+        self.extra = extra  # (bytes, hashes, lengths, counts) per share
+
+    def words(self):
+        tab, arena = self.table.arrays
+        used = int(self.table.st[1])
+        keep = np.flatnonzero(tab[3::4] != 0)
+        offs = [tab[1::4][keep]]
+        lens = [tab[2::4][keep]]
+        cnts = [tab[3::4][keep]]
+        arenas = [arena[:used]]
+        base = used
+        for buf, _, ln, cn in self.extra:
+            offs.append(base + np.cumsum(ln) - ln)
+            lens.append(ln)
+            cnts.append(cn)
+            arenas.append(buf)
+            base += len(buf)
+        o, l, c = np.concatenate(offs), np.concatenate(lens), np.concatenate(cnts)
+        order = np.lexsort((o, -c))
+        return np.concatenate(arenas), o[order], l[order], c[order]
+
+
+def _add_up(tables: list):
+    """The tables added up, on as many threads: each looks up a share of the
+    next table's slots in the first table (adding the counts of entries it
+    holds, gathering the others, which are new to it and distinct)."""
+    first = tables[0]
+    if len(tables) == 1:
+        return first
+    extra: list = []
+    for t in range(1, len(tables)):
+        if extra:  # the next table is looked up in the sum so far
+            for buf, h, ln, cn in extra:
+                first.arrays = K.insert_entries(buf, h, ln, cn, *first.arrays, first.st)
+            extra = []
+        s_tab, s_arena = tables[t].arrays
+        slots = len(s_tab) // 4
+        bounds = [slots * i // len(tables) for i in range(len(tables) + 1)]
+        tab, arena = first.arrays
+
+        def share(i, s_tab=s_tab, s_arena=s_arena, tab=tab, arena=arena):
+            new = np.empty(bounds[i + 1] - bounds[i], np.int64)
+            m = K.add_known(tab, arena, s_tab, s_arena, bounds[i], bounds[i + 1], new)
+            return K.gather_entries(s_tab, s_arena, new[:m])
+
+        extra = parallel_calls([lambda i=i: share(i) for i in range(len(tables))])
+        tables[t] = None  # free it
+    return _Sum(first, extra)
 
 
 def _show_progress(show_progress):

@@ -201,8 +201,8 @@ def count_bpe_range(path: str, start: int, stop: int, special_tokens: Sequence[s
         rx = regex.compile(pattern)
         cut = _regex_cut(rx)
     special, maxlen = _special_regex(specials)
-    text = iter_range_text(path, a, b, errors)
-    for buf, starts, ends in _file_batches(Path(path), special, maxlen, cut, errors, None, None, text_iter=text):
+    chunks = (t.encode("utf-8") for t in iter_range_text(path, a, b, errors))
+    for buf, starts, ends in _file_batches(Path(path), special, maxlen, cut, errors, None, None, chunks=chunks):
         if compiled:
             table.count(buf, starts, ends, cls)
         else:

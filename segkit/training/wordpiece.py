@@ -44,14 +44,17 @@ from ..wordpiece import WordPiece
 from ..wordpiece.normalization import bert_rewrite_table
 from ..wordpiece.pretokenize import bert_classes
 from . import _wordpiece_kernels as K
+from .corpus import check_file, check_special_tokens, doc_batches, parallel_calls, run_parallel, utf8_check, utf8_error
 
 Corpus = Union[str, "os.PathLike[str]", Iterable[Union[str, "os.PathLike[str]"]]]
 
-#: Characters per compiled word-counting call.
-_CHUNK_CHARS = 1 << 22
+#: Characters of documents per piece of work (joined, encoded and counted
+#: in one go by one counting thread): small enough for pieces to spread
+#: evenly over threads, large enough that handing them out costs little.
+_CHUNK_CHARS = 1 << 18
 _NEWLINE = np.array([10], dtype=np.uint32)
-#: Bytes read from a file at a time.
-_CHUNK_BYTES = 1 << 22
+#: Bytes read from a file at a time (a piece of work, cut after whitespace).
+_CHUNK_BYTES = 1 << 20
 
 
 def train_wordpiece(
@@ -65,6 +68,7 @@ def train_wordpiece(
     suffix_indicator: str = "##",
     num_threads: int | None = None,
     show_progress: bool | None = None,
+    errors: str = "strict",
 ) -> WordPiece:
     """Learn a WordPiece vocabulary; returns a ready :class:`segkit.WordPiece`.
 
@@ -98,6 +102,10 @@ def train_wordpiece(
         Threads for counting words (default: 1); the merges run on one.
     show_progress
         tqdm progress bars on stderr; None: when stderr is a terminal.
+    errors
+        ``"strict"`` (invalid UTF-8 in a file raises
+        :class:`~segkit.training.corpus.CorpusError` naming the file and the
+        byte offset) or ``"replace"`` (U+FFFD).
 
     Returns
     -------
@@ -107,6 +115,8 @@ def train_wordpiece(
 
     Raises
     ------
+    TypeError
+        Special tokens that are not a list of str.
     ValueError
         Bad settings, duplicate or empty special tokens, a ``vocab_size``
         smaller than the initial vocabulary (special tokens and alphabet),
@@ -127,7 +137,7 @@ def train_wordpiece(
     specials = _check_args(vocab_size, special_tokens, min_frequency, limit_alphabet, suffix_indicator, num_threads)
     if show_progress is None:
         show_progress = sys.stderr.isatty()
-    words, starts, counts = count_corpus_words(corpus, lowercase, show_progress, num_threads or 1)
+    words, starts, counts = count_corpus_words(corpus, lowercase, show_progress, num_threads or 1, errors)
     return _wordpiece_from_counts(words, starts, counts, vocab_size, lowercase, specials, min_frequency,
                                   limit_alphabet, suffix_indicator, show_progress)
 
@@ -166,17 +176,8 @@ def _check_args(vocab_size, special_tokens, min_frequency, limit_alphabet, suffi
         int_at_least("num_threads", num_threads, 1)
     if not isinstance(suffix_indicator, str):
         raise ValueError(f"suffix_indicator must be a str, found {suffix_indicator!r}")
-    if isinstance(special_tokens, str):
-        raise ValueError(f"special_tokens must be a sequence of str, found the str {special_tokens!r}")
-    specials = list(special_tokens)
-    seen = set()
-    for t in specials:
-        if not isinstance(t, str) or not t:
-            raise ValueError(f"special tokens must be non-empty strings, found {t!r}")
-        if t in seen:
-            raise ValueError(f"special token {t!r} is given twice")
-        seen.add(t)
-    if "[UNK]" not in seen:
+    specials = check_special_tokens(special_tokens)
+    if "[UNK]" not in specials:
         raise ValueError(f"special_tokens must contain '[UNK]' (WordPiece's unknown token), found {specials!r}")
     if len(specials) > vocab_size:
         raise ValueError(f"vocab_size {vocab_size} is smaller than the {len(specials)} special tokens")
@@ -190,61 +191,98 @@ def _is_path(x) -> bool:
     return isinstance(x, (str, os.PathLike))
 
 
-def _iter_chunks(corpus: Corpus):
-    """Text chunks of the corpus (documents joined by newlines; a chunk
-    never splits a word) and a progress unit count for each."""
+def _iter_items(corpus: Corpus, errors: str = "strict"):
+    """Work items of the corpus for the counting threads, each with a
+    progress unit count: ``("docs", items, first index, errors)`` (documents,
+    joined by newlines by the thread that counts them; see
+    :func:`_count_item`) and ``("bytes", data, path, offset, errors)`` (a
+    piece of a file cut after a space or newline, so that no word spans two
+    pieces; decoded by the thread that counts it).  Everything per document
+    or character happens in the counting threads: this generator, run by the
+    thread handing the items out, does no Python step per document."""
     if _is_path(corpus):
-        yield from _file_chunks(os.fspath(corpus))
+        yield from _file_pieces(os.fspath(corpus), errors)
         return
     if isinstance(corpus, (bytes, bytearray)):
         raise TypeError("corpus must be a path, paths or str documents, found bytes")
-    batch: list[str] = []
-    size = 0
-    for i, item in enumerate(corpus):
-        if type(item) is not str and isinstance(item, os.PathLike):
-            if batch:
-                yield "\n".join(batch), len(batch)
-                batch, size = [], 0
-            yield from _file_chunks(os.fspath(item))
+    if isinstance(corpus, (list, tuple)) and corpus and all(isinstance(p, os.PathLike) for p in corpus):
+        for p in corpus:  # files: read here, their pieces spread over the threads
+            yield from _file_pieces(os.fspath(p), errors)
+        return
+    for first, batch in doc_batches(corpus, _CHUNK_CHARS):
+        yield ("docs", batch, first, errors), len(batch)
+
+
+def _file_pieces(path: str, errors: str):
+    """Pieces of a file's bytes (``_CHUNK_BYTES`` read at a time) cut after
+    the last space or newline, with the bytes read for each.  Both are ASCII,
+    so a cut never splits a UTF-8 sequence and every piece decodes on its
+    own exactly as within the whole file."""
+    check_file(Path(path))
+    carry = bytearray()
+    offset = 0  # file offset of carry[0]
+    read = 0  # bytes read since the last piece was handed out
+    with open(path, "rb") as f:
+        while True:
+            raw = f.read(_CHUNK_BYTES)
+            if not raw:
+                break
+            read += len(raw)
+            carry += raw
+            k = max(carry.rfind(b"\n", len(carry) - len(raw)), carry.rfind(b" ", len(carry) - len(raw)))
+            if k < 0:  # no break yet: keep collecting
+                continue
+            yield ("bytes", bytes(carry[: k + 1]), path, offset, errors), read
+            del carry[: k + 1]
+            offset += k + 1
+            read = 0
+    if carry or read:
+        yield ("bytes", bytes(carry), path, offset, errors), read
+
+
+def _count_item(table: "_WordTable", item) -> None:
+    """Count a work item of :func:`_iter_items` into ``table``.  A list of
+    documents holding a path (not a str) counts that file here, piece by
+    piece (the rare mixed corpus is not spread over threads)."""
+    if item[0] == "bytes":
+        table.feed(_file_code_points(*item[1:]))
+        return
+    _, docs, first, errors = item
+    try:
+        text = "\n".join(docs)
+    except TypeError:
+        pass
+    else:
+        table.feed(np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype=np.uint32))
+        return
+    run: list[str] = []
+    for i, doc in enumerate(docs, first):
+        if isinstance(doc, str):
+            run.append(doc)
             continue
-        if not isinstance(item, str):
-            raise TypeError(f"corpus item {i} must be a str document or an os.PathLike path, found {type(item).__name__}")
-        batch.append(item)
-        size += len(item) + 1
-        if size >= _CHUNK_CHARS:
-            yield "\n".join(batch), len(batch)
-            batch, size = [], 0
-    if batch:
-        yield "\n".join(batch), len(batch)
+        if run:
+            _count_item(table, ("docs", run, 0, errors))
+            run = []
+        if not isinstance(doc, os.PathLike):
+            raise TypeError(f"corpus item {i} must be a str document or an os.PathLike path, found {type(doc).__name__}")
+        for piece, _ in _file_pieces(os.fspath(doc), errors):
+            _count_item(table, piece)
+    if run:
+        _count_item(table, ("docs", run, 0, errors))
 
 
-def _file_chunks(path: str):
-    """Decoded chunks of a UTF-8 file (read by :func:`.corpus.iter_file_text`,
-    which names the file and byte offset of invalid UTF-8), cut after
-    whitespace so that no word spans two chunks; with the bytes read for each."""
-    from .corpus import iter_file_text
-
-    if not os.path.exists(path):
-        raise FileNotFoundError(f"corpus file not found: {path}")
-    if os.path.isdir(path):
-        raise IsADirectoryError(f"corpus path is a directory, not a file: {path}")
-    read = [0]  # bytes read since the last chunk was yielded
-
-    def on_bytes(n: int) -> None:
-        read[0] += n
-
-    tail = ""  # text after the last whitespace, for the next chunk
-    for text in iter_file_text(Path(path), chunk_size=_CHUNK_BYTES, on_bytes=on_bytes):
-        text = tail + text
-        k = max(text.rfind("\n"), text.rfind(" "))
-        if k < 0:  # no break yet: keep collecting
-            tail = text
-            continue
-        tail = text[k + 1 :]
-        yield text[: k + 1], read[0]
-        read[0] = 0
-    if tail or read[0]:
-        yield tail, read[0]
+def _file_code_points(data: bytes, path: str, offset: int, errors: str) -> np.ndarray:
+    """The code points (uint32) of a piece of a file.  Valid UTF-8 is
+    checked and decoded in compiled code, without the GIL; invalid bytes are
+    decoded by Python, for the error or the U+FFFD."""
+    buf = np.frombuffer(data, dtype=np.uint8)
+    if utf8_check(buf)[0] < 0:
+        return K.utf8_code_points(buf)
+    try:
+        text = data.decode("utf-8", errors)
+    except UnicodeDecodeError as e:
+        raise utf8_error(path, offset, e) from None
+    return np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
 
 
 @lru_cache(maxsize=None)
@@ -274,12 +312,13 @@ class _WordTable:
         self.state = np.zeros(3, dtype=np.int64)
         self.n = 0
 
-    def feed(self, text: str) -> None:
-        """Count the words of one chunk (chunks end between words)."""
+    def feed(self, code_points: np.ndarray) -> None:
+        """Count the words of one chunk (uint32 code points; chunks end
+        between words)."""
         state = self.state
         state[:] = 0
         # then a newline ends the chunk's last word
-        for cps in (np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype=np.uint32), _NEWLINE):
+        for cps in (code_points, _NEWLINE):
             state[:2] = 0  # from the first code point; state[2]: the open word
             while True:
                 status, self.n = K.count_words(
@@ -302,86 +341,88 @@ class _WordTable:
                 if 2 * (n + 2) > self.slots.size:
                     self.slots = K._span_rehash(self.slots, self.store, self.starts, n)
 
-    def absorb(self, other: "_WordTable") -> None:
-        """Add another thread's counts to this table."""
-        m = other.n
-        self.slots, self.store, self.starts, self.counts, self.n = K.merge_word_tables(
-            self.slots, self.store, self.starts, self.counts, self.n,
-            other.store[: other.starts[m]], other.starts[: m + 1], other.counts[:m],
-        )
-
     def result(self):
         n = self.n
         return self.store[: self.starts[n]].copy(), self.starts[: n + 1].copy(), self.counts[:n].copy()
 
 
-def count_corpus_words(corpus: Corpus, lowercase: bool, show_progress: bool = False, num_threads: int = 1):
+def count_corpus_words(corpus: Corpus, lowercase: bool, show_progress: bool = False, num_threads: int = 1,
+                       errors: str = "strict"):
     """Unique words of the corpus after BERT normalization and
     pre-tokenization: ``(code points, starts, counts)``; word ``k`` is
-    ``cps[starts[k]:starts[k + 1]]``, seen ``counts[k]`` times.  With
-    ``num_threads`` > 1, chunks go to that many threads, each counting into
-    a table of its own (the kernel releases the GIL); the tables are then
-    added up.  The word order differs, the counts do not (and training does
-    not depend on the order)."""
+    ``cps[starts[k]:starts[k + 1]]``, seen ``counts[k]`` times.
+
+    With ``num_threads`` > 1, each thread takes the next piece of the corpus
+    when it is free, joins or decodes it and counts its words into a table
+    of its own (the kernel releases the GIL; the thread handing out pieces
+    does no work per document or character).  The tables are then added up
+    in parallel too: words are split by hash into ``num_threads`` parts, and
+    each thread adds up one part of every table.  The word order differs,
+    the counts do not (and training does not depend on the order)."""
+    if errors not in ("strict", "replace"):
+        raise ValueError(f"errors must be 'strict' or 'replace', found {errors!r}")
     tables = _char_table(bool(lowercase))
-    counters = [_WordTable(tables) for _ in range(max(1, num_threads))]
+    nthreads = max(1, num_threads)
+    counters = [_WordTable(tables) for _ in range(nthreads)]
     bar = None
     if show_progress:
         from tqdm import tqdm
 
         bar = tqdm(desc="count words", unit=" units", file=sys.stderr)
     try:
-        if len(counters) == 1:
-            for text, units in _iter_chunks(corpus):
-                counters[0].feed(text)
-                if bar is not None:
-                    bar.update(units)
-        else:
-            _count_threaded(counters, _iter_chunks(corpus), bar)
+        run_parallel(
+            (item for item, units in _iter_progress(_iter_items(corpus, errors), bar)),
+            lambda t, item: _count_item(counters[t], item),
+            nthreads,
+        )
     finally:
         if bar is not None:
             bar.close()
-    for other in counters[1:]:
-        counters[0].absorb(other)
-    return counters[0].result()
+    if nthreads == 1:
+        return counters[0].result()
+    return _add_up(counters)
 
 
-def _count_threaded(counters: list, chunks, bar) -> None:
-    import queue
-    import threading
+def _iter_progress(items, bar):
+    for item, units in items:
+        yield item, units
+        if bar is not None:
+            bar.update(units)
 
-    queues = [queue.Queue(maxsize=2) for _ in counters]
-    failures: list[BaseException] = []
 
-    def worker(i: int) -> None:
-        while True:
-            text = queues[i].get()
-            if text is None:
-                return
-            if failures:
-                continue  # drain after a failure elsewhere
-            try:
-                counters[i].feed(text)
-            except BaseException as e:  # e.g. MemoryError while growing
-                failures.append(e)
+def _add_up(counters: list) -> tuple:
+    """The per-thread tables added up, on as many threads: each looks up a
+    share of the next table's words in the sum so far (adding the counts of
+    words it holds, listing the others, which are new to it and distinct),
+    then the new words are appended."""
+    nthreads = len(counters)
+    first = counters[0]
+    n = first.n
+    slots, store, starts, counts = first.slots, first.store[: first.starts[n]], first.starts[: n + 1], first.counts[:n]
+    for t, other in enumerate(counters[1:], 1):
+        m = other.n
+        b = (other.store, other.starts, other.counts)
+        bounds = [m * i // nthreads for i in range(nthreads + 1)]
 
-    threads = [threading.Thread(target=worker, args=(i,), daemon=True) for i in range(len(counters))]
-    for t in threads:
-        t.start()
-    try:
-        for j, (text, units) in enumerate(chunks):
-            if failures:
-                break
-            queues[j % len(counters)].put(text)
-            if bar is not None:
-                bar.update(units)
-    finally:
-        for q in queues:
-            q.put(None)
-        for t in threads:
-            t.join()
-    if failures:
-        raise failures[0]
+        def share(i: int):
+            new = np.empty(bounds[i + 1] - bounds[i], dtype=np.int64)
+            k = K.add_known_words(slots, store, starts, counts, *b, bounds[i], bounds[i + 1], new)
+            return K.gather_words(*b, new[:k])
+
+        parts = parallel_calls([lambda i=i: share(i) for i in range(nthreads)])
+        counters[t] = None  # free the thread's table
+        store = np.concatenate([store] + [p[0] for p in parts])
+        lengths = np.concatenate([p[1] for p in parts])
+        starts = np.concatenate([starts, starts[-1] + np.cumsum(lengths)])
+        counts = np.concatenate([counts] + [p[2] for p in parts])
+        if t + 1 < nthreads:  # the next table is looked up in this sum
+            size = 1024
+            while size < 2 * counts.size:
+                size *= 2
+            slots = K._span_rehash(np.empty(size, dtype=np.int64), store, starts, counts.size)
+    if nthreads == 1:
+        return first.result()
+    return store, starts, counts
 
 
 # ----------------------------------------------------------------- training
