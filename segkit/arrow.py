@@ -30,6 +30,7 @@ of a :class:`~segkit.encoding.BatchEncoding`.  What is copied:
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
@@ -192,9 +193,11 @@ class Utf8Rows:
             s = int(self._starts[c])
             if s >= b:
                 break
-            offs = self._chunks[c][1]
+            data, offs, _ = self._chunks[c]
             lo, hi = max(a - s, 0), min(b - s, offs.size - 1)
-            total += max(int(offs[hi]) - int(offs[lo]), 0)
+            # (no more than the buffer holds, whatever the offsets say: the
+            # rows that fit it have at most that many characters)
+            total += min(max(int(offs[hi]) - int(offs[lo]), 0), data.size)
         return total
 
     def byte_profile(self) -> np.ndarray:
@@ -272,20 +275,25 @@ def string_chunks(texts: Any, what: str = "texts") -> list:
 
 # ------------------------------------------------------------- WordPiece
 def _segment_run(wp, src: Utf8Rows, a: int, b: int):
-    """(4, n) tokens and row splits of rows ``a:b``, matched a block of rows at a time."""
+    """(4, n) tokens and row splits of rows ``a:b``, matched a block of rows
+    at a time by the WordPiece's matching stage
+    (:class:`segkit.wordpiece.matching.Matcher`), as it matches lists of str."""
+    matcher = wp._matcher
     n = b - a
     rows = np.empty(n + 1, dtype=np.int64)
     rows[0] = 0
     out = None
     k = 0
-    buf = None  # one code point buffer for all blocks (grown when a block needs more)
+    buf = np.empty(0, np.uint32)  # one code point buffer for all blocks (grown when a block needs more)
     for s in range(a, b, BLOCK_ROWS):
-        cps, bounds = src.decode(s, min(s + BLOCK_ROWS, b), buf)
-        if buf is None or cps.base is not buf and cps is not buf:
-            buf = cps if cps.base is None else cps.base
+        e = min(s + BLOCK_ROWS, b)
+        need = src.nbytes(s, e)
+        if buf.size < need:
+            buf = np.empty(max(need, 2 * buf.size), np.uint32)
+        cps, bounds = src.decode(s, e, buf)
         if out is None:  # room for all rows if they are alike (grown if not)
             out = token_rows(cps.size * (n // BLOCK_ROWS + 1) * 5 // 4)
-        out, k = wp._match(cps, bounds, out, k, rows[s - a :])
+        out, k = matcher._match(cps, bounds, out, k, rows[s - a :])
     if out is None:
         out = token_rows(0)
     return out[:, :k], rows
@@ -337,14 +345,12 @@ def encode_arrow_batch(
         if len(second) != n:
             raise ValueError(f"encode_arrow: {n} texts but {len(second)} pairs; the columns must match")
         src = src.concat(second)
-    plain, template, budget, mode, pad_to, mult = wp._post_options(
-        paired, add_special_tokens, max_length, truncation, padding, pad_to_multiple_of
-    )
+    r = wp._post.resolve(paired, add_special_tokens, max_length, truncation, padding, pad_to_multiple_of)
     parts, used = _segment_parts(wp, src, num_threads)
-    if plain:
+    if r.plain:
         return BatchEncoding._from_parts(parts, wp.vocab, wp.pad_id)
     tok, rows = concat_segments(parts, used)
-    out, out_rows = wp._assemble_out(tok, rows, n, paired, template, budget, mode, pad_to, mult)
+    out, out_rows = wp._post.apply(tok, rows, n, paired, r)
     return BatchEncoding(out, out_rows, wp.vocab, wp.pad_id, 2 if paired else 1)
 
 
@@ -493,6 +499,10 @@ def datasets_map_function(
         # .with_format("arrow"), a pyarrow.Table
         table = getattr(batch, "pa_table", batch)
         if not hasattr(table, "column"):
+            if isinstance(batch, Mapping):  # a batch of another kind: lists out (slower, still correct)
+                pairs = batch[pair_column] if pair_column is not None else None
+                enc = encode_arrow_batch(wp, batch[column], pairs, null=null, **encode_kwargs).to_arrow(offsets=offsets)
+                return {name: enc.column(name).to_pylist() for name in enc.column_names}
             raise TypeError(f"expected a datasets batch or a pyarrow.Table, found {type(batch).__name__}")
         pairs = table.column(pair_column) if pair_column is not None else None
         enc = encode_arrow_batch(wp, table.column(column), pairs, null=null, **encode_kwargs).to_arrow(offsets=offsets)

@@ -205,6 +205,14 @@ def test_utf8_decoder_against_python(pieces):
     assert cps.tolist() == expected and bounds.tolist() == [0, len(expected)]
 
 
+def test_encode_arrow_huge_offsets_allocate_nothing(uncased):
+    """Offsets claiming 2 GB over a 6-byte buffer: an error, not a 8 GB allocation."""
+    offsets = np.array([0, 3, (1 << 31) - 1, 6], np.int32)
+    arr = pa.StringArray.from_buffers(3, pa.py_buffer(offsets), pa.py_buffer(b"abcdef"))
+    with pytest.raises(ValueError, match=r"texts: row 1: its offsets \(3, 2147483647\)"):
+        uncased.encode_arrow(arr.slice(0, 2))
+
+
 def test_encode_arrow_rejects_other_types(uncased):
     with pytest.raises(TypeError, match="expected an Arrow string column, found type int64"):
         uncased.encode_arrow(pa.array([1, 2]))
@@ -219,13 +227,19 @@ TEXT = st.text(st.one_of(st.characters(exclude_categories=("Cs",)), ASTRAL, st.s
 
 
 @settings(max_examples=60, deadline=None)
-@given(texts=st.lists(TEXT, max_size=12), cut=st.integers(0, 12), start=st.integers(0, 3))
-def test_encode_arrow_random_strings(uncased, texts, cut, start):
-    whole = pa.array(["pad"] * start + texts, type=pa.string())
+@given(texts=st.lists(st.one_of(TEXT, st.none()), max_size=12), cut=st.integers(0, 12), start=st.integers(0, 3),
+       large=st.booleans())
+def test_encode_arrow_random_strings(uncased, texts, cut, start, large):
+    """Random texts (astral, empty, null) in two chunks of a sliced array."""
+    kind = pa.large_string() if large else pa.string()
+    whole = pa.array([None, "pad"] * start + texts, type=kind)
     cut = min(cut, len(texts))
-    col = pa.chunked_array([whole.slice(start, cut), whole.slice(start + cut)], type=pa.string())
-    expected = uncased.encode_batch(texts).to_arrow()
-    assert uncased.encode_arrow(col).combine_chunks().equals(expected.combine_chunks())
+    col = pa.chunked_array([whole.slice(2 * start, cut), whole.slice(2 * start + cut)], type=kind)
+    expected = uncased.encode_batch(["" if t is None else t for t in texts]).to_arrow()
+    assert uncased.encode_arrow(col, null="empty").combine_chunks().equals(expected.combine_chunks())
+    if None in texts:
+        with pytest.raises(ValueError, match=f"texts: row {texts.index(None)} is null"):
+            uncased.encode_arrow(col)
 
 
 def test_encode_arrow_whole_corpus(shared_data, mbert):

@@ -53,6 +53,15 @@ def test_map_pairs_and_remove_columns(uncased, dataset):
     assert out["input_ids"][:] == expected.ids
 
 
+def test_map_function_on_a_plain_dict(uncased):
+    """A batch that is neither datasets' nor a table (another caller): lists out."""
+    fn = uncased.as_datasets_map("text")
+    out = fn({"text": ["a b", "c"]})
+    assert out["input_ids"] == uncased.encode_batch(["a b", "c"]).ids
+    with pytest.raises(TypeError, match="expected a datasets batch or a pyarrow.Table"):
+        fn(["a b"])
+
+
 def test_map_null_rows(uncased):
     ds = datasets.Dataset.from_dict({"text": ["a b", None]})
     with pytest.raises(ValueError, match="texts: row 1 is null"):

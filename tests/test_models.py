@@ -256,9 +256,9 @@ def test_num_threads_matches_one_thread(bert_uncased, monkeypatch):
     assert set(plan) == {2, 3}  # both batches were split
     # Each thread matches its runs a block of texts at a time, as one thread
     # does: small blocks make every run span several.
-    import segkit.wordpiece.preset as preset
+    import segkit.wordpiece.matching as matching
 
-    monkeypatch.setattr(preset, "_BLOCK_TEXTS", 7)
+    monkeypatch.setattr(matching, "_BLOCK_TEXTS", 7)
     for threads in (1, 2):
         blocks = bert_uncased.encode_batch(texts, num_threads=threads)
         assert np.array_equal(blocks.row_splits, one.row_splits) and np.array_equal(blocks.ids_flat, one.ids_flat)

@@ -105,12 +105,12 @@ def test_chunked_batch_equals_text_by_text(flavour, monkeypatch):
     """One thread converts and matches a batch block by block, appending to
     one output: small blocks (with the output outgrowing the first block's
     estimate) give exactly the per-text results."""
-    from segkit.wordpiece import preset
+    from segkit.wordpiece import matching
 
     wp = segkit.WordPiece(ROOT / "vocabularies" / "bert-base-multilingual-cased.txt", flavour=flavour, clean_text=True)
     texts = _sample()[:60] + ["", "x" * 500 + " [CLS] ab", "  "] + _sample()[60:90]
     expected = [(e.ids, e.offsets, e.word_ids) for e in (wp.encode(t) for t in texts)]
-    monkeypatch.setattr(preset, "_BLOCK_TEXTS", 7)
+    monkeypatch.setattr(matching, "_BLOCK_TEXTS", 7)
     batch = wp.encode_batch(texts)
     got = [(e.ids, e.offsets, e.word_ids) for e in batch]
     assert got == expected
