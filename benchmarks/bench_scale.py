@@ -208,9 +208,17 @@ def _cluster(distributed, n: int):
     import logging
 
     logging.getLogger("distributed").setLevel(logging.ERROR)
-    cluster = distributed.LocalCluster(n_workers=n, threads_per_worker=1, processes=True, dashboard_address=None,
+    cluster = distributed.LocalCluster(n_workers=n, threads_per_worker=1, processes=True, dashboard_address=":0",
                                        silence_logs=40, memory_limit=0)
     return cluster, distributed.Client(cluster, set_as_default=False)
+
+
+def _autogroup() -> bool:
+    try:
+        with open("/proc/sys/kernel/sched_autogroup_enabled") as f:
+            return f.read().strip() == "1"
+    except OSError:
+        return False
 
 
 def section_dask(args, results: dict) -> None:
@@ -222,6 +230,7 @@ def section_dask(args, results: dict) -> None:
         return
     dd, distributed, pa, pq = mods
     import shutil
+    import time
 
     import segkit.dask as sd
 
@@ -234,12 +243,20 @@ def section_dask(args, results: dict) -> None:
               f"LocalCluster processes, 1 thread per worker")
         clusters = {n: _cluster(distributed, n) for n in (1, 2)}
         try:
+            busy: dict = {1: [], 2: []}  # per round: (wall s, seconds of task compute per worker)
+
             def job(n: int):
                 client = clusters[n][1]
                 out = tmp / f"out{n}"
                 shutil.rmtree(out, ignore_errors=True)
-                with client.as_current():
+                t0 = time.perf_counter()
+                with client.as_current(), distributed.get_task_stream(client) as ts:
                     sd.encode(dd.read_parquet(str(tmp / "in")), wp).to_parquet(str(out), write_index=False)
+                per_worker: dict = {}
+                for task in ts.data:
+                    spent = sum(s["stop"] - s["start"] for s in task["startstops"] if s["action"] == "compute")
+                    per_worker[task["worker"]] = per_worker.get(task["worker"], 0.0) + spent
+                busy[n].append((time.perf_counter() - t0, sorted(per_worker.values())))
 
             systems = {"1 worker": lambda: job(1), "2 workers": lambda: job(2)}
             times = common.time_rounds(systems, repeat=max(2, args.repeat - 2))
@@ -254,8 +271,19 @@ def section_dask(args, results: dict) -> None:
             print(f"rows written: {rows} of {len(texts)}")
             print(f"dask encode+to_parquet: 2 workers {r:.2f}x faster than 1 (target >= 1.7x on 2 cores; "
                   f"loadavg {la}; cores {os.cpu_count()})")
+            # What the cluster costs, whatever the load: the share of the wall time
+            # each worker spent computing tasks (1.0: no overhead at all).
+            for n in (1, 2):
+                wall, per = busy[n][-1]
+                print(f"  {n} worker(s), last round: {wall:.1f} s wall, task compute per worker "
+                      f"{[round(x, 1) for x in per]} s -> busy {sum(per) / (n * wall):.0%}")
+            if _autogroup() and os.getloadavg()[0] > (os.cpu_count() or 1):
+                print("  note: the kernel groups a session's processes for CPU sharing (sched_autogroup) and the "
+                      "machine is loaded: a second worker process of this session gets no more CPU, only a "
+                      "split of the same share; the ratio is meaningful on an idle machine only")
             results["dask"] = {"texts": len(texts), "text_mb": round(mb, 1), "files": 16, "best_s": best,
                                "ratio_2_vs_1": r, "rows_ok": rows == len(texts), "model_loads_ms": loads,
+                               "wall_and_task_seconds": busy, "autogroup": _autogroup(),
                                "loadavg": la}
         finally:
             for cluster, client in clusters.values():
@@ -266,9 +294,13 @@ def section_dask(args, results: dict) -> None:
 
 
 def _peak_rss_mb() -> float:
-    import resource
-
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    """This process's peak RSS (VmHWM: not ru_maxrss, which after fork+exec
+    also counts the parent's RSS at the fork)."""
+    with open("/proc/self/status") as f:
+        for line in f:
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) / 1024
+    return float("nan")
 
 
 def _rss_mb() -> float:
