@@ -24,6 +24,8 @@ pytest.importorskip("pyspark", reason="segkit.spark's tests need pyspark (pip in
 import segkit.spark as ss  # noqa: E402
 
 SAMPLE = Path(__file__).resolve().parent / "data" / "multilingual-sample.jsonl"
+# pyspark 4.x warns about pandas 3 on every Arrow UDF; segkit's path does not use pandas
+pytestmark = pytest.mark.filterwarnings("ignore:PySpark does not yet fully support pandas:FutureWarning")
 
 
 def _java_problem() -> str | None:
