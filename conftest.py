@@ -10,7 +10,7 @@ import pytest
 from _pytest.doctest import DoctestItem
 
 #: Optional peers some doctests import (``segkit[arrow]`` and friends).
-OPTIONAL_PEERS = ("pyarrow", "pandas", "datasets", "transformers")
+OPTIONAL_PEERS = ("pyarrow", "pandas", "datasets", "transformers", "dask", "distributed")
 
 
 def pytest_collection_modifyitems(config, items):
@@ -25,3 +25,16 @@ def pytest_collection_modifyitems(config, items):
             if re.search(rf"^\s*(import|from) {name}\b", source, re.M):
                 item.add_marker(pytest.mark.skip(reason=f"the example needs {name}, which is not installed"))
                 break
+
+
+def _missing(*modules: str) -> bool:
+    return any(importlib.util.find_spec(m) is None for m in modules)
+
+
+# Modules that import an extra at the top cannot even be collected without
+# it (their tests in tests/ skip with a reason).
+collect_ignore = []
+if _missing("dask", "distributed", "pandas", "pyarrow"):
+    collect_ignore.append("segkit/dask.py")
+if _missing("pyspark", "pandas", "pyarrow"):
+    collect_ignore.append("segkit/spark.py")

@@ -26,6 +26,11 @@ from .engine.automaton import text_lengths
 MIN_CHARS_PER_THREAD = 65_536
 
 _POOLS: dict[int, ThreadPoolExecutor] = {}
+if hasattr(os, "register_at_fork"):
+    # A forked child has none of the parent's threads: a pool inherited from
+    # the parent would queue work that nothing runs (a hang).  The child
+    # starts its own pools on first use.
+    os.register_at_fork(after_in_child=_POOLS.clear)
 
 
 def resolve_threads(num_threads: int | None) -> int:

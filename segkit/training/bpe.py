@@ -399,8 +399,18 @@ def train_bpe(
             bar.close()
     arena, w_off, w_len, w_cnt = table.words()
     del table  # the hash table is not needed while merging: free it before the peak
-    arena = arena[: int((w_off + w_len).max()) if len(w_off) else 0].copy()
+    return _train_from_words(arena, w_off, w_len, w_cnt, vocab_size, specials, pattern, progress, time.perf_counter() - t0)
+
+
+def _train_from_words(arena, w_off, w_len, w_cnt, vocab_size, specials, pattern, progress, count_seconds=0.0):
+    """:func:`train_bpe` after counting: the merges from the unique
+    pre-tokens ``arena[w_off[k]:w_off[k] + w_len[k]]`` seen ``w_cnt[k]``
+    times (any order: the result depends on the counts only). Also the
+    entry point of :func:`segkit.dask.train_bpe`, which counts elsewhere."""
+    n_base = 256 + len(specials)
     t1 = time.perf_counter()
+    t0 = t1 - count_seconds
+    arena = arena[: int((w_off + w_len).max()) if len(w_off) else 0].copy()
 
     n_merges = int(vocab_size) - n_base
     counter = np.zeros(7, np.int64)

@@ -424,13 +424,17 @@ def _raw_chunks(path: Path, chunk_size: int | None, on_bytes):
             yield raw
 
 
-def _file_batches(path, special, maxlen, cut, errors, chunk_size, on_bytes, raw=False):
+def _file_batches(path, special, maxlen, cut, errors, chunk_size, on_bytes, raw=False, chunks=None):
     """Batches of a file; with ``raw`` (strict UTF-8) the bytes are checked
     by :func:`utf8_check` instead of being decoded and encoded again, and
     jobs ``("check", path, file offset, buf, bytes used, starts, ends)`` are
-    yielded for :func:`job_segments`."""
+    yielded for :func:`job_segments`.  ``chunks`` (not with ``raw``): the
+    file's valid UTF-8 bytes in pieces, if not all of it (a byte range; see
+    ``ranges.py``)."""
     carry = b""
-    if raw:
+    if chunks is not None:
+        pass
+    elif raw:
         chunks = _raw_chunks(path, chunk_size, on_bytes)
     else:
         chunks = (t.encode("utf-8") for t in iter_file_text(path, errors, chunk_size, on_bytes))

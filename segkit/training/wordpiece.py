@@ -138,6 +138,14 @@ def train_wordpiece(
     if show_progress is None:
         show_progress = sys.stderr.isatty()
     words, starts, counts = count_corpus_words(corpus, lowercase, show_progress, num_threads or 1, errors)
+    return _wordpiece_from_counts(words, starts, counts, vocab_size, lowercase, specials, min_frequency,
+                                  limit_alphabet, suffix_indicator, show_progress)
+
+
+def _wordpiece_from_counts(words, starts, counts, vocab_size, lowercase, specials, min_frequency, limit_alphabet,
+                           suffix_indicator, show_progress) -> WordPiece:
+    """:func:`train_wordpiece` after counting (also the entry point of
+    :func:`segkit.dask.train_wordpiece`, which counts elsewhere)."""
     tokens = train_from_word_counts(
         words, starts, counts, vocab_size, specials, min_frequency, limit_alphabet, suffix_indicator,
         show_progress=show_progress,
