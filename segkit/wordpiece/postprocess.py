@@ -100,7 +100,7 @@ def options_vector(slots, *, budget=0, mode=0, stride=0, trunc_left=False, pad_t
 # with array arguments costs atomic reference counting, too much per token.
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def _put_special(out, k0, k1, token_id, type_id, attention):
     """Template or padding rows ``k0:k1``: no offsets, no word, no sequence, special mask 1."""
     for k in range(k0, k1):
@@ -114,7 +114,7 @@ def _put_special(out, k0, k1, token_id, type_id, attention):
         out[7, k] = -1
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def _put_tokens(out, k, tok, q0, q1, type_id, seq):
     """Rows from ``k`` on for tokens ``q0:q1`` of ``tok`` (ids, starts, ends,
     words); returns the next free row."""
@@ -201,7 +201,7 @@ def _piece(n, m, stride, left, j):
     return a, min(a + m, n)
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def _put_encoding(out, k, tok, opts, a0, a1, a_kept, b0, b1, b_kept, target):
     """One encoding from row ``k`` on: padding, template slots with tokens
     ``a0:a1`` (sequence A) and ``b0:b1`` (sequence B) of ``tok``, padding up
@@ -217,8 +217,15 @@ def _put_encoding(out, k, tok, opts, a0, a1, a_kept, b0, b1, b_kept, target):
     for s in range(opts[O_NSLOTS]):
         kind = opts[O_SLOTS + 3 * s]
         type_id = opts[O_SLOTS + 3 * s + 2]
-        if kind == 0:
-            _put_special(out, k, k + 1, opts[O_SLOTS + 3 * s + 1], type_id, np.int64(1))
+        if kind == 0:  # (written here: a call per special token costs more than the writes)
+            out[0, k] = opts[O_SLOTS + 3 * s + 1]
+            out[1, k] = type_id
+            out[2, k] = 1
+            out[3, k] = 1
+            out[4, k] = 0
+            out[5, k] = 0
+            out[6, k] = -1
+            out[7, k] = -1
             k += 1
         elif kind == 1:
             k = _put_tokens(out, k, tok, a0, a1, type_id if a_kept or not seq_types else np.int64(0), np.int64(0))
@@ -289,7 +296,9 @@ def assemble(tok, rows, n_texts, paired, opts):
         if kind != K_SPECIAL:
             b_first = kind == K_B
             break
-    # Pass 1: kept lengths (the longest sets the padding), overflow count.
+    # Pass 1: lengths before and after truncation (kept for the next
+    # passes), the longest kept encoding (it sets the padding), overflow count.
+    cut = np.empty((4, n_texts), np.int64)
     longest = np.int64(0)
     n_ovf = np.int64(0)
     for t in range(n_texts):
@@ -297,12 +306,14 @@ def assemble(tok, rows, n_texts, paired, opts):
         if status:
             return (np.empty((8, 0), np.int32), np.zeros(1, np.int64), np.empty((8, 0), np.int32),
                     np.zeros(1, np.int64), np.zeros(1, np.int64), t, status)
-        a0, a1 = _piece(la, ma, stride, left, 0)
-        b0, b1 = _piece(lb, mb, stride, left, 0)
-        n = a1 - a0 + b1 - b0 + nspec
+        cut[0, t] = la
+        cut[1, t] = lb
+        cut[2, t] = min(la, ma)
+        cut[3, t] = min(lb, mb)
+        n = cut[2, t] + cut[3, t] + nspec
         if n > longest:
             longest = n
-        if want_ovf:
+        if want_ovf and (ma < la or mb < lb):
             n_ovf += _n_pieces(la, ma, stride) * _n_pieces(lb, mb, stride) - 1
     target = np.int64(-1)
     if opts[O_PAD_TO] == 0:
@@ -320,13 +331,11 @@ def assemble(tok, rows, n_texts, paired, opts):
     ovf_texts = np.zeros(n_texts + 1, np.int64)
     p = 0
     for t in range(n_texts):
-        la, lb, ma, mb, status = _cut(rows, t, n_texts, paired, opts)
-        pa = _n_pieces(la, ma, stride)
-        pb = _n_pieces(lb, mb, stride)
-        a0, a1 = _piece(la, ma, stride, left, 0)
-        b0, b1 = _piece(lb, mb, stride, left, 0)
-        out_rows[t + 1] = out_rows[t] + _padded(a1 - a0 + b1 - b0 + nspec, target)
-        if want_ovf:
+        la, lb, ma, mb = cut[0, t], cut[1, t], cut[2, t], cut[3, t]
+        out_rows[t + 1] = out_rows[t] + _padded(ma + mb + nspec, target)
+        if want_ovf and (ma < la or mb < lb):
+            pa = _n_pieces(la, ma, stride)
+            pb = _n_pieces(lb, mb, stride)
             for c in range(pa * pb - 1):
                 if b_first:
                     j, i = _combo(c, pb, pa)
@@ -343,13 +352,13 @@ def assemble(tok, rows, n_texts, paired, opts):
     ovf = np.empty((8, ovf_rows[n_ovf]), np.int32)
     p = 0
     for t in range(n_texts):
-        la, lb, ma, mb, status = _cut(rows, t, n_texts, paired, opts)
+        la, lb, ma, mb = cut[0, t], cut[1, t], cut[2, t], cut[3, t]
         ra = rows[t]
         rb = rows[n_texts + t] if paired else np.int64(0)
-        a0, a1 = _piece(la, ma, stride, left, 0)
-        b0, b1 = _piece(lb, mb, stride, left, 0)
-        _put_encoding(out, out_rows[t], tok, opts, ra + a0, ra + a1, True, rb + b0, rb + b1, True, target)
-        if want_ovf:
+        a0 = la - ma if left else np.int64(0)
+        b0 = lb - mb if left else np.int64(0)
+        _put_encoding(out, out_rows[t], tok, opts, ra + a0, ra + a0 + ma, True, rb + b0, rb + b0 + mb, True, target)
+        if want_ovf and (ma < la or mb < lb):
             pa = _n_pieces(la, ma, stride)
             pb = _n_pieces(lb, mb, stride)
             for c in range(pa * pb - 1):
