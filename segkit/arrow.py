@@ -274,7 +274,7 @@ def string_chunks(texts: Any, what: str = "texts") -> list:
 
 
 # ------------------------------------------------------------- WordPiece
-def _segment_run(wp, src: Utf8Rows, a: int, b: int):
+def _segment_run(wp, src: Utf8Rows, a: int, b: int, ends=None):
     """(4, n) tokens and row splits of rows ``a:b``, matched a block of rows
     at a time by the WordPiece's matching stage
     (:class:`segkit.wordpiece.matching.Matcher`), as it matches lists of str."""
@@ -293,16 +293,18 @@ def _segment_run(wp, src: Utf8Rows, a: int, b: int):
         cps, bounds = src.decode(s, e, buf)
         if out is None:  # room for all rows if they are alike (grown if not)
             out = token_rows(cps.size * (n // BLOCK_ROWS + 1) * 5 // 4)
-        out, k = matcher._match(cps, bounds, out, k, rows[s - a :])
+        out, k = matcher._match(cps, bounds, out, k, rows[s - a :], ends)
     if out is None:
         out = token_rows(0)
     return out[:, :k], rows
 
 
-def _segment_parts(wp, src: Utf8Rows, num_threads):
-    """``(parts, threads used)`` as ``WordPiece._segment_parts`` gives for a list of str."""
+def _segment_parts(wp, src: Utf8Rows, num_threads, template=None):
+    """``(parts, threads used)`` as ``Matcher.segment_parts`` gives for a list
+    of str (``template``: the ids it puts around each text, or None)."""
     from .parallel import MIN_CHARS_PER_THREAD, _pool, resolve_threads
 
+    ends = None if template is None else (np.int64(template[0]), np.int64(template[1]))
     n = resolve_threads(num_threads)
     count = len(src)
     if n > 1 and count > 1:
@@ -310,12 +312,12 @@ def _segment_parts(wp, src: Utf8Rows, num_threads):
         total = int(cum[-1])
         n = min(n, max(1, total // MIN_CHARS_PER_THREAD), count)
     if n <= 1 or count <= 1:
-        return [_segment_run(wp, src, 0, count)], 1
+        return [_segment_run(wp, src, 0, count, ends)], 1
     k = max(n, min(n * 4, total // (2 * MIN_CHARS_PER_THREAD), count))
     cuts = np.searchsorted(cum, (np.arange(1, k) * total) // k, side="right")
     cuts = sorted(set([0, *np.minimum(cuts, count).tolist(), count]))
     jobs = list(zip(cuts[:-1], cuts[1:]))
-    return list(_pool(n).map(lambda ab: _segment_run(wp, src, ab[0], ab[1]), jobs)), n
+    return list(_pool(n).map(lambda ab: _segment_run(wp, src, ab[0], ab[1], ends), jobs)), n
 
 
 def encode_arrow_batch(
@@ -351,9 +353,13 @@ def encode_arrow_batch(
         # Added tokens are split out of the texts in Python
         # (segkit/wordpiece/added_tokens.py), so the rows become str here.
         parts, used = wp._matcher.segment_parts(_as_strs(src), num_threads)
+        fused = None
     else:
-        parts, used = _segment_parts(wp, src, num_threads)
-    return wp._batch_result(parts, used, n, paired, opts)
+        # Single texts with BERT's template and nothing else to do: the
+        # matching pass puts [CLS] and [SEP] around each row, as in encode_batch.
+        fused = None if paired else wp._fused_template(opts)
+        parts, used = _segment_parts(wp, src, num_threads, fused)
+    return wp._batch_result(parts, used, n, paired, opts, fused is not None)
 
 
 def _as_strs(src: Utf8Rows) -> list:

@@ -583,9 +583,7 @@ class WordPiece:
             if mixed is None:
                 raise
             return encode_mixed(self, texts, mixed, False, mixed_options)
-        if fused is not None:  # per-thread parts are not copied into one array unless asked for
-            return BatchEncoding._from_parts(parts, self._names, self.pad_id)
-        return self._batch_result(parts, used, n, paired, opts)
+        return self._batch_result(parts, used, n, paired, opts, fused is not None)
 
     def _fused_template(self, opts: np.ndarray):
         """``(first id, last id)`` when the matching pass itself can put the
@@ -600,11 +598,13 @@ class WordPiece:
             return None
         return int(s[1]), int(s[7])
 
-    def _batch_result(self, parts, used: int, n: int, paired: bool, opts: np.ndarray) -> BatchEncoding:
+    def _batch_result(self, parts, used: int, n: int, paired: bool, opts: np.ndarray, fused: bool = False) -> BatchEncoding:
         """The post-processing stage of a batch the matching stage gave as
-        per-thread ``parts`` (``n`` texts or pairs; see :meth:`encode_batch`)."""
+        per-thread ``parts`` (``n`` texts or pairs; see :meth:`encode_batch`);
+        ``fused``: the matching stage already put the template around each
+        text (:meth:`_fused_template`), nothing is left to do."""
         post = self._post
-        if not paired and post.is_plain(opts):  # per-thread parts are not copied into one array unless asked for
+        if fused or (not paired and post.is_plain(opts)):  # per-thread parts are not copied into one array unless asked for
             return BatchEncoding._from_parts(parts, self._names, self.pad_id)
         tok, rows = concat_segments(parts, used)
         out, out_rows, ovf = post.apply(tok, rows, n, paired, opts)
