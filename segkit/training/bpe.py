@@ -205,6 +205,28 @@ def _count_custom(table: _Table, pattern, buf, starts, ends):
                          np.fromiter(counter.values(), np.int64, len(pieces)))
 
 
+def _pretokenizer(pattern: str):
+    """``(count, cut)`` for ``pattern``: ``count(table, buf, starts, ends)``
+    adds a batch's pre-tokens to a :class:`_Table`; ``cut`` is the cut rule
+    :func:`~segkit.training.corpus.segment_jobs` wants. GPT-2's pattern runs
+    compiled, any other through :mod:`regex`."""
+    if pattern == GPT2_PATTERN:
+        cls = char_classes()
+
+        def count(table, buf, starts, ends):
+            table.count(buf, starts, ends, cls)
+
+        return count, lambda buf, lo, hi: int(_safe_cut(buf, lo, hi, cls))
+    import regex
+
+    rx = regex.compile(pattern)
+
+    def count_custom(table, buf, starts, ends):
+        _count_custom(table, rx, buf, starts, ends)
+
+    return count_custom, _regex_cut(rx)
+
+
 def _count(corpus, special_tokens, pattern, num_threads, errors, bar):
     """The pre-token counts of the corpus (an object with ``words()``).
 
@@ -213,15 +235,7 @@ def _count(corpus, special_tokens, pattern, num_threads, errors, bar):
     at special tokens, counting into a table of its own; the kernels release
     the GIL); the tables are then added up on the same threads."""
     compiled = pattern == GPT2_PATTERN
-    cls = char_classes()
-    if compiled:
-        cut = lambda buf, lo, hi: int(_safe_cut(buf, lo, hi, cls))  # noqa: E731
-        rx = None
-    else:
-        import regex
-
-        rx = regex.compile(pattern)
-        cut = _regex_cut(rx)
+    count, cut = _pretokenizer(pattern)
     on_bytes = None
     if bar is not None:
         lock = threading.Lock()
@@ -237,12 +251,8 @@ def _count(corpus, special_tokens, pattern, num_threads, errors, bar):
 
     def work(t, job):
         batch = job_segments(job)
-        if batch is None:
-            return
-        if compiled:
-            tables[t].count(*batch, cls)
-        else:
-            _count_custom(tables[t], rx, *batch)
+        if batch is not None:
+            count(tables[t], *batch)
 
     run_parallel(jobs, work, num_threads)
     return _add_up(tables)
