@@ -123,7 +123,6 @@ class TrainedBPE:
                     dict(byte_level, use_regex=False),
                 ],
             }
-        n_special = len(self.special_tokens)
         data = {
             "version": "1.0",
             "truncation": None,
@@ -150,7 +149,6 @@ class TrainedBPE:
                 "merges": [f"{_byte_level(a)} {_byte_level(b)}" for a, b in self.merges],
             },
         }
-        assert n_special == len(data["added_tokens"])
         with open(path, "w", encoding="utf-8") as f:
             json.dump(data, f, ensure_ascii=False)
 
