@@ -165,13 +165,20 @@ class _Table:
     def add_pieces(self, buf, starts, ends, counts):
         self.arrays = K.count_pieces(buf, starts, ends, counts, *self.arrays, self.st)
 
+    def entries(self):
+        """(offsets, lengths, counts) of the pre-tokens, in slot order."""
+        tab = self.arrays[0]
+        keep = np.flatnonzero(tab[3::4] != 0)
+        return tab[1::4][keep], tab[2::4][keep], tab[3::4][keep]
+
     def words(self):
         """(arena, offsets, lengths, counts) of the pre-tokens, most frequent first."""
-        tab, arena = self.arrays
-        o, l, c = tab[1::4], tab[2::4], tab[3::4]
-        keep = np.flatnonzero(c != 0)
-        order = keep[np.lexsort((o[keep], -c[keep]))]
-        return arena, o[order], l[order], c[order]
+        return _most_frequent_first(self.arrays[1], *self.entries())
+
+
+def _most_frequent_first(arena, o, l, c):
+    order = np.lexsort((o, -c))
+    return arena, o[order], l[order], c[order]
 
 
 def _regex_cut(pattern):
@@ -264,13 +271,10 @@ class _Sum:
         self.extra = extra  # (bytes, hashes, lengths, counts) per share
 
     def words(self):
-        tab, arena = self.table.arrays
         used = int(self.table.st[1])
-        keep = np.flatnonzero(tab[3::4] != 0)
-        offs = [tab[1::4][keep]]
-        lens = [tab[2::4][keep]]
-        cnts = [tab[3::4][keep]]
-        arenas = [arena[:used]]
+        o, l, c = self.table.entries()
+        offs, lens, cnts = [o], [l], [c]
+        arenas = [self.table.arrays[1][:used]]
         base = used
         for buf, _, ln, cn in self.extra:
             offs.append(base + np.cumsum(ln) - ln)
@@ -278,9 +282,8 @@ class _Sum:
             cnts.append(cn)
             arenas.append(buf)
             base += len(buf)
-        o, l, c = np.concatenate(offs), np.concatenate(lens), np.concatenate(cnts)
-        order = np.lexsort((o, -c))
-        return np.concatenate(arenas), o[order], l[order], c[order]
+        return _most_frequent_first(np.concatenate(arenas), np.concatenate(offs), np.concatenate(lens),
+                                    np.concatenate(cnts))
 
 
 def _add_up(tables: list):
