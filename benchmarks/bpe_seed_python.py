@@ -15,7 +15,7 @@ from collections import Counter, defaultdict
 
 import regex
 
-GPT2_PATTERN = r"""'(?:[sdmt]|ll|ve|re)| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+"""
+from segkit.training.gpt2_pretokenize import GPT2_PATTERN
 
 
 def train(documents, vocab_size, special_tokens=()):

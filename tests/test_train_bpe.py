@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from unittest import mock
 
 import numpy as np
 import pytest
@@ -72,12 +73,8 @@ def test_merges_equal_reference_with_long_word_path(docs, vocab_size, long_from)
     # a tiny threshold sends most words of these small corpora down that path
     # (0: all of them), mixed with the word-level path in one merge loop
     _, merges = train_bpe_reference(docs, vocab_size, [])
-    old = bpe_mod._LONG_WORD
-    bpe_mod._LONG_WORD = long_from
-    try:
+    with mock.patch.object(bpe_mod, "_LONG_WORD", long_from):
         got = train_bpe(docs, vocab_size, show_progress=False).merges
-    finally:
-        bpe_mod._LONG_WORD = old
     assert got == merges
 
 
@@ -98,13 +95,9 @@ def test_merges_equal_reference_on_a_file(tmp_path_factory, text, extra, special
     path.write_bytes(text.encode("utf-8"))
     vocab_size = extra + len(specials)
     _, merges = train_bpe_reference([text], vocab_size, specials)
-    old = corpus_mod.CHUNK_BYTES
-    corpus_mod.CHUNK_BYTES = chunk  # tiny chunks: every boundary case of the carry
-    try:
+    with mock.patch.object(corpus_mod, "CHUNK_BYTES", chunk):  # tiny chunks: every boundary case of the carry
         got = train_bpe(path, vocab_size, specials, show_progress=False).merges
         got_list = train_bpe([path], vocab_size, specials, show_progress=False).merges
-    finally:
-        corpus_mod.CHUNK_BYTES = old
     assert got == merges
     assert got_list == merges
 
@@ -125,13 +118,9 @@ def test_counting_table_grows_inside_a_batch(monkeypatch, threads):
 def test_file_counts_do_not_depend_on_chunks(tmp_path_factory, text, specials, chunk, threads, window):
     path = tmp_path_factory.mktemp("cnt") / "corpus.txt"
     path.write_bytes(text.encode("utf-8"))
-    old, old_window = corpus_mod.CHUNK_BYTES, corpus_mod._CUT_WINDOW
-    corpus_mod.CHUNK_BYTES = chunk
-    corpus_mod._CUT_WINDOW = window  # how far back the cut may look
-    try:
+    # _CUT_WINDOW: how far back the cut may look
+    with mock.patch.multiple(corpus_mod, CHUNK_BYTES=chunk, _CUT_WINDOW=window):
         got = _pretoken_counts(Path(path), specials, num_threads=threads)
-    finally:
-        corpus_mod.CHUNK_BYTES, corpus_mod._CUT_WINDOW = old, old_window
     assert got == dict(pretoken_counts([text], specials))
 
 
@@ -145,15 +134,11 @@ def test_documents_on_threads_count_as_the_reference(docs, specials, threads, ba
     """Documents handed out in small lists to 1-3 threads (each joins, encodes
     and splits its own; the tables are added up in parallel): the counts of
     the reference, lone surrogates replaced as one document at a time would."""
-    old = corpus_mod.BATCH_BYTES
-    corpus_mod.BATCH_BYTES = batch
-    try:
+    with mock.patch.object(corpus_mod, "BATCH_BYTES", batch):
         got = _pretoken_counts(docs, specials, num_threads=threads, errors="replace")
         one = train_bpe(docs, 256 + len(specials) + 20, specials, show_progress=False, errors="replace").merges
         many = train_bpe(docs, 256 + len(specials) + 20, specials, num_threads=threads, show_progress=False,
                          errors="replace").merges
-    finally:
-        corpus_mod.BATCH_BYTES = old
     fixed = [d.encode("utf-8", "replace").decode("utf-8") for d in docs]
     assert got == dict(pretoken_counts(fixed, specials))
     assert many == one
@@ -199,12 +184,8 @@ def test_custom_pattern_file_chunks(tmp_path):
     path.write_text(text, encoding="utf-8")
     pat = r"\w+|[^\w\s]+|\s+"
     _, ref = train_bpe_reference([text], 256 + 20, pattern=pat)
-    old = corpus_mod.CHUNK_BYTES
-    corpus_mod.CHUNK_BYTES = 7
-    try:
+    with mock.patch.object(corpus_mod, "CHUNK_BYTES", 7):
         assert train_bpe(path, 256 + 20, pattern=pat, show_progress=False).merges == ref
-    finally:
-        corpus_mod.CHUNK_BYTES = old
 
 
 # ---------------------------------------------------------------- results out
@@ -310,20 +291,14 @@ def test_file_bytes_checked_as_python_decodes(tmp_path_factory, data, chunk, thr
     decoding the whole file."""
     path = tmp_path_factory.mktemp("u8") / "f.txt"
     path.write_bytes(data)
-    old = corpus_mod.CHUNK_BYTES
-    old_window = corpus_mod._CUT_WINDOW
-    corpus_mod.CHUNK_BYTES = chunk
-    corpus_mod._CUT_WINDOW = window
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError as e:
-        with pytest.raises(CorpusError, match=f"f.txt: not valid UTF-8 at byte offset {e.start} .*{e.reason}"):
-            _pretoken_counts(path, num_threads=threads)
-    else:
-        assert _pretoken_counts(path, num_threads=threads) == dict(pretoken_counts([text]))
-    finally:
-        corpus_mod.CHUNK_BYTES = old
-        corpus_mod._CUT_WINDOW = old_window
+    with mock.patch.multiple(corpus_mod, CHUNK_BYTES=chunk, _CUT_WINDOW=window):
+        try:
+            text = data.decode("utf-8")
+        except UnicodeDecodeError as e:
+            with pytest.raises(CorpusError, match=f"f.txt: not valid UTF-8 at byte offset {e.start} .*{e.reason}"):
+                _pretoken_counts(path, num_threads=threads)
+        else:
+            assert _pretoken_counts(path, num_threads=threads) == dict(pretoken_counts([text]))
 
 
 def test_invalid_utf8_names_file_and_offset(tmp_path):
@@ -331,14 +306,10 @@ def test_invalid_utf8_names_file_and_offset(tmp_path):
     data = "héllo wörld ".encode() * 100 + b"\xff\xfe" + b" more"
     path.write_bytes(data)
     bad = data.index(b"\xff")
-    old = corpus_mod.CHUNK_BYTES
-    corpus_mod.CHUNK_BYTES = 5  # the offset must be right across chunks
-    try:
+    with mock.patch.object(corpus_mod, "CHUNK_BYTES", 5):  # the offset must be right across chunks
         with pytest.raises(CorpusError, match=f"bad.txt: not valid UTF-8 at byte offset {bad} "):
             train_bpe(path, 300, show_progress=False)
         r = train_bpe(path, 300, show_progress=False, errors="replace")
-    finally:
-        corpus_mod.CHUNK_BYTES = old
     _, ref = train_bpe_reference([data.decode("utf-8", "replace")], 300)
     assert r.merges == ref
     # a truncated character at the end of the file

@@ -8,6 +8,7 @@ import subprocess
 import sys
 from collections import Counter
 from pathlib import Path
+from unittest import mock
 
 import numpy as np
 import pytest
@@ -29,13 +30,19 @@ _chars = st.sampled_from(
 _docs = st.lists(st.text(_chars, max_size=30), max_size=8)
 
 
+def _entries(cps, starts, counts):
+    """(word, count) of each entry of the word table ``count_corpus_words`` returns."""
+    for k in range(counts.size):
+        yield "".join(map(chr, cps[starts[k] : starts[k + 1]])), int(counts[k])
+
+
 @settings(max_examples=150, deadline=None)
 @given(_docs, st.booleans())
 def test_word_counts_match_reference(docs, lowercase):
     cps, starts, counts = W.count_corpus_words(docs, lowercase)
     got = Counter()
-    for k in range(counts.size):
-        got["".join(map(chr, cps[starts[k] : starts[k + 1]]))] += int(counts[k])
+    for word, n in _entries(cps, starts, counts):
+        got[word] += n
     assert got == reference_words(docs, lowercase)
 
 
@@ -44,30 +51,21 @@ def test_word_counts_match_reference(docs, lowercase):
 def test_word_counts_with_threads_match_reference(docs, lowercase, threads, chunk_chars):
     """Chunks spread over 2-3 counting threads (small chunks: many of
     them), tables added up: the same counts as the reference."""
-    old = W._CHUNK_CHARS
-    W._CHUNK_CHARS = chunk_chars
-    try:
+    with mock.patch.object(W, "_CHUNK_CHARS", chunk_chars):
         cps, starts, counts = W.count_corpus_words(docs, lowercase, num_threads=threads)
-    finally:
-        W._CHUNK_CHARS = old
     got = Counter()
-    for k in range(counts.size):
-        word = "".join(map(chr, cps[starts[k] : starts[k + 1]]))
+    for word, n in _entries(cps, starts, counts):
         assert word not in got  # each word once in the merged table
-        got[word] += int(counts[k])
+        got[word] += n
     assert got == reference_words(docs, lowercase)
 
 
 @settings(max_examples=40, deadline=None)
 @given(_docs, st.booleans(), st.integers(0, 30))
 def test_threads_give_the_same_vocabulary(docs, lowercase, extra):
-    old = W._CHUNK_CHARS
-    W._CHUNK_CHARS = 10
-    try:
+    with mock.patch.object(W, "_CHUNK_CHARS", 10):
         one = train_wordpiece(docs, 100 + extra, lowercase=lowercase, show_progress=False)
         two = train_wordpiece(docs, 100 + extra, lowercase=lowercase, show_progress=False, num_threads=2)
-    finally:
-        W._CHUNK_CHARS = old
     assert two.vocab.tokens == one.vocab.tokens
 
 
@@ -87,17 +85,12 @@ def test_file_pieces_on_threads_match_reference(tmp_path_factory, docs, lowercas
     docs = [d + " \U0001f600x\U00010348" if i % 2 else d for i, d in enumerate(docs)]  # 4-byte UTF-8 too
     path = tmp_path_factory.mktemp("wp") / "c.txt"
     path.write_bytes("\n".join(docs).encode("utf-8", "surrogatepass"))
-    old = W._CHUNK_BYTES
-    W._CHUNK_BYTES = chunk
-    try:
+    with mock.patch.object(W, "_CHUNK_BYTES", chunk):
         cps, starts, counts = W.count_corpus_words(path, lowercase, num_threads=threads)
-    finally:
-        W._CHUNK_BYTES = old
     got = Counter()
-    for k in range(counts.size):
-        word = "".join(map(chr, cps[starts[k] : starts[k + 1]]))
+    for word, n in _entries(cps, starts, counts):
         assert word not in got
-        got[word] += int(counts[k])
+        got[word] += n
     assert got == reference_words(docs, lowercase)
 
 
@@ -396,7 +389,7 @@ def test_word_table_and_buffer_grow():
     docs.append("x" * 5000 + " Straße " + "ﬃ" * 3000)
     cps, starts, counts = W.count_corpus_words(docs, True)
     got = Counter()
-    for k in range(counts.size):
-        got["".join(map(chr, cps[starts[k] : starts[k + 1]]))] += int(counts[k])
+    for word, n in _entries(cps, starts, counts):
+        got[word] += n
     assert got == reference_words(docs, True)
     assert counts.size > 40000

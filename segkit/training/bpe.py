@@ -123,7 +123,6 @@ class TrainedBPE:
                     dict(byte_level, use_regex=False),
                 ],
             }
-        n_special = len(self.special_tokens)
         data = {
             "version": "1.0",
             "truncation": None,
@@ -150,7 +149,6 @@ class TrainedBPE:
                 "merges": [f"{_byte_level(a)} {_byte_level(b)}" for a, b in self.merges],
             },
         }
-        assert n_special == len(data["added_tokens"])
         with open(path, "w", encoding="utf-8") as f:
             json.dump(data, f, ensure_ascii=False)
 
@@ -167,13 +165,20 @@ class _Table:
     def add_pieces(self, buf, starts, ends, counts):
         self.arrays = K.count_pieces(buf, starts, ends, counts, *self.arrays, self.st)
 
+    def entries(self):
+        """(offsets, lengths, counts) of the pre-tokens, in slot order."""
+        tab = self.arrays[0]
+        keep = np.flatnonzero(tab[3::4] != 0)
+        return tab[1::4][keep], tab[2::4][keep], tab[3::4][keep]
+
     def words(self):
         """(arena, offsets, lengths, counts) of the pre-tokens, most frequent first."""
-        tab, arena = self.arrays
-        o, l, c = tab[1::4], tab[2::4], tab[3::4]
-        keep = np.flatnonzero(c != 0)
-        order = keep[np.lexsort((o[keep], -c[keep]))]
-        return arena, o[order], l[order], c[order]
+        return _most_frequent_first(self.arrays[1], *self.entries())
+
+
+def _most_frequent_first(arena, o, l, c):
+    order = np.lexsort((o, -c))
+    return arena, o[order], l[order], c[order]
 
 
 def _regex_cut(pattern):
@@ -205,6 +210,28 @@ def _count_custom(table: _Table, pattern, buf, starts, ends):
                          np.fromiter(counter.values(), np.int64, len(pieces)))
 
 
+def _pretokenizer(pattern: str):
+    """``(count, cut)`` for ``pattern``: ``count(table, buf, starts, ends)``
+    adds a batch's pre-tokens to a :class:`_Table`; ``cut`` is the cut rule
+    :func:`~segkit.training.corpus.segment_jobs` wants. GPT-2's pattern runs
+    compiled, any other through :mod:`regex`."""
+    if pattern == GPT2_PATTERN:
+        cls = char_classes()
+
+        def count(table, buf, starts, ends):
+            table.count(buf, starts, ends, cls)
+
+        return count, lambda buf, lo, hi: int(_safe_cut(buf, lo, hi, cls))
+    import regex
+
+    rx = regex.compile(pattern)
+
+    def count_custom(table, buf, starts, ends):
+        _count_custom(table, rx, buf, starts, ends)
+
+    return count_custom, _regex_cut(rx)
+
+
 def _count(corpus, special_tokens, pattern, num_threads, errors, bar):
     """The pre-token counts of the corpus (an object with ``words()``).
 
@@ -213,15 +240,7 @@ def _count(corpus, special_tokens, pattern, num_threads, errors, bar):
     at special tokens, counting into a table of its own; the kernels release
     the GIL); the tables are then added up on the same threads."""
     compiled = pattern == GPT2_PATTERN
-    cls = char_classes()
-    if compiled:
-        cut = lambda buf, lo, hi: int(_safe_cut(buf, lo, hi, cls))  # noqa: E731
-        rx = None
-    else:
-        import regex
-
-        rx = regex.compile(pattern)
-        cut = _regex_cut(rx)
+    count, cut = _pretokenizer(pattern)
     on_bytes = None
     if bar is not None:
         lock = threading.Lock()
@@ -237,12 +256,8 @@ def _count(corpus, special_tokens, pattern, num_threads, errors, bar):
 
     def work(t, job):
         batch = job_segments(job)
-        if batch is None:
-            return
-        if compiled:
-            tables[t].count(*batch, cls)
-        else:
-            _count_custom(tables[t], rx, *batch)
+        if batch is not None:
+            count(tables[t], *batch)
 
     run_parallel(jobs, work, num_threads)
     return _add_up(tables)
@@ -256,13 +271,10 @@ class _Sum:
         self.extra = extra  # (bytes, hashes, lengths, counts) per share
 
     def words(self):
-        tab, arena = self.table.arrays
         used = int(self.table.st[1])
-        keep = np.flatnonzero(tab[3::4] != 0)
-        offs = [tab[1::4][keep]]
-        lens = [tab[2::4][keep]]
-        cnts = [tab[3::4][keep]]
-        arenas = [arena[:used]]
+        o, l, c = self.table.entries()
+        offs, lens, cnts = [o], [l], [c]
+        arenas = [self.table.arrays[1][:used]]
         base = used
         for buf, _, ln, cn in self.extra:
             offs.append(base + np.cumsum(ln) - ln)
@@ -270,9 +282,8 @@ class _Sum:
             cnts.append(cn)
             arenas.append(buf)
             base += len(buf)
-        o, l, c = np.concatenate(offs), np.concatenate(lens), np.concatenate(cnts)
-        order = np.lexsort((o, -c))
-        return np.concatenate(arenas), o[order], l[order], c[order]
+        return _most_frequent_first(np.concatenate(arenas), np.concatenate(offs), np.concatenate(lens),
+                                    np.concatenate(cnts))
 
 
 def _add_up(tables: list):

@@ -177,8 +177,8 @@ def count_bpe_range(path: str, start: int, stop: int, special_tokens: Sequence[s
                     pattern: str | None = None, errors: str = "strict") -> Pieces:
     """Pre-token counts of one byte range (nominal ends, see
     :func:`plan_ranges`), as :func:`segkit.train_bpe` counts the whole file."""
-    from .bpe import _count_custom, _regex_cut, _Table
-    from .gpt2_pretokenize import GPT2_PATTERN, _safe_cut, char_classes
+    from .bpe import _pretokenizer, _Table
+    from .gpt2_pretokenize import GPT2_PATTERN
 
     specials = check_special_tokens(special_tokens)
     pattern = pattern or GPT2_PATTERN
@@ -191,22 +191,11 @@ def count_bpe_range(path: str, start: int, stop: int, special_tokens: Sequence[s
     table = _Table()
     if b <= a:
         return _table_pieces(table)
-    cls = char_classes()
-    if compiled:
-        cut = lambda buf, lo, hi: int(_safe_cut(buf, lo, hi, cls))  # noqa: E731
-        rx = None
-    else:
-        import regex
-
-        rx = regex.compile(pattern)
-        cut = _regex_cut(rx)
+    count, cut = _pretokenizer(pattern)
     special, maxlen = _special_regex(specials)
     chunks = (t.encode("utf-8") for t in iter_range_text(path, a, b, errors))
     for buf, starts, ends in _file_batches(Path(path), special, maxlen, cut, errors, None, None, chunks=chunks):
-        if compiled:
-            table.count(buf, starts, ends, cls)
-        else:
-            _count_custom(table, rx, buf, starts, ends)
+        count(table, buf, starts, ends)
     return _table_pieces(table)
 
 

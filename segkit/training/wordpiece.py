@@ -292,7 +292,8 @@ def _char_table(lowercase: bool):
     :func:`segkit.training._wordpiece_kernels.count_words`)."""
     table, pool = bert_rewrite_table(True, lowercase, lowercase, "hf")
     classes = bert_classes("hf", "hf")
-    fate = table[table[np.arange(0x110000) >> 8] + (np.arange(0x110000) & 255)]
+    cp = np.arange(0x110000)
+    fate = table[table[cp >> 8] + (cp & 255)]
     flat = classes.astype(np.int32)
     flat[fate == -1] = -1
     flat[fate > 0] = fate[fate > 0] + 2
@@ -371,7 +372,7 @@ def count_corpus_words(corpus: Corpus, lowercase: bool, show_progress: bool = Fa
         bar = tqdm(desc="count words", unit=" units", file=sys.stderr)
     try:
         run_parallel(
-            (item for item, units in _iter_progress(_iter_items(corpus, errors), bar)),
+            _iter_progress(_iter_items(corpus, errors), bar),
             lambda t, item: _count_item(counters[t], item),
             nthreads,
         )
@@ -384,8 +385,9 @@ def count_corpus_words(corpus: Corpus, lowercase: bool, show_progress: bool = Fa
 
 
 def _iter_progress(items, bar):
+    """The items of ``(item, units)`` pairs, advancing ``bar`` by the units."""
     for item, units in items:
-        yield item, units
+        yield item
         if bar is not None:
             bar.update(units)
 
