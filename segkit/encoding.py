@@ -22,7 +22,6 @@ from .boxing import int_lists_of
 from .gcpause import paused_gc
 
 _FULL = 8
-_PLAIN = 4
 
 
 def _itos(source):

@@ -42,7 +42,6 @@ from numba import njit
 from ..engine.rewrite import SCRATCH_ROWS, segment_rewritten_into
 
 FIELDS = ("ids", "type_ids", "attention_mask", "special_tokens_mask", "starts", "ends", "word_ids", "sequence_ids")
-R_IDS, R_TYPE, R_ATT, R_SPECIAL, R_START, R_END, R_WORD, R_SEQ = range(8)
 N_ROWS = len(FIELDS)
 
 TRUNCATION = {"longest_first": 1, "only_first": 2, "only_second": 3}
