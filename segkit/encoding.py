@@ -22,7 +22,6 @@ from .boxing import int_lists_of
 from .gcpause import paused_gc
 
 _FULL = 8
-_PLAIN = 4
 
 
 def _itos(source):
@@ -197,7 +196,7 @@ class Encoding:
         i = self._token(token_index)
         if i is None:
             return None
-        q = int(_rows(self._data)[7][i])
+        q = int(self._sequence_row()[i])
         return None if q < 0 else q
 
     def token_to_chars(self, token_index: int) -> tuple[int, int] | None:

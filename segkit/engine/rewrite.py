@@ -100,38 +100,6 @@ def pack_rewrite(table: np.ndarray, pool: np.ndarray, strings: list[str], ids: l
     return out
 
 
-def check_rewrite(rw: np.ndarray, source: str) -> None:
-    """Bounds-check a packed rewrite array from a file (ValueError if bad)."""
-    def bad() -> ValueError:
-        return ValueError(f"{source}: invalid normalization tables")
-
-    if rw.dtype != np.int32 or rw.ndim != 1 or rw.size < _RH:
-        raise bad()
-    h = rw[:_RH].astype(np.int64)
-    ends = h[:6]
-    n = int(h[_RH - 1])
-    if ends[0] != _RH or (np.diff(ends) < 0).any() or ends[5] != rw.size or n < 0:
-        raise bad()
-    table, pool = rw[ends[0] : ends[1]], rw[ends[1] : ends[2]]
-    pcps, index, first = rw[ends[2] : ends[3]], rw[ends[3] : ends[4]], rw[ends[4] : ends[5]]
-    n_pages = _N_PAGES
-    if table.size < n_pages + 256 or (table.size - n_pages) % 256 or first.size != _FIRST_WORDS or index.size != 3 * n:
-        raise bad()
-    pages = table[:n_pages]
-    if pages.min() < n_pages or pages.max() > table.size - 256 or ((pages - n_pages) % 256).any():
-        raise bad()
-    refs = table[n_pages:]
-    if refs.min() < -1 or h[_IDENT] not in (0, 1) or (h[_IDENT] and refs.any()):
-        raise bad()
-    refs = refs[refs > 0]
-    if refs.size and (refs.max() >= pool.size or (refs + pool[refs]).max() >= pool.size or pool[refs].min() < 1):
-        raise bad()
-    if n:
-        rows = index.reshape(-1, 3)
-        if rows[:, 0].min() < 0 or rows[:, 1].max() > pcps.size or (rows[:, 1] <= rows[:, 0]).any() or rows[:, 2].min() < 0:
-            raise bad()
-
-
 @njit(cache=True, nogil=True, inline="always")
 def _may_protect(c, first_word):
     """Whether a protected string may start with code point ``c``, given

@@ -37,13 +37,22 @@ import numpy as np
 import regex
 from numba import njit
 
-#: Rust ``regex``'s Unicode ``\w`` and ``\s`` (what HF's boundary tests use).
+#: Rust ``regex``'s Unicode ``\w`` (what HF's boundary tests use; ``\s`` is :func:`_spaces`).
 _WORD = regex.compile(r"[\p{Alphabetic}\p{M}\p{Nd}\p{Pc}\p{Join_Control}]")
-_SPACE = regex.compile(r"\p{White_Space}")
-_SPACES = frozenset(chr(c) for c in range(0x3000 + 1) if _SPACE.match(chr(c)))
 #: HuggingFace BertNormalizer's CJK ranges (``handle_chinese_chars``).
 _CJK = ((0x4E00, 0x9FFF), (0x3400, 0x4DBF), (0x20000, 0x2A6DF), (0x2A700, 0x2B73F), (0x2B740, 0x2B81F),
         (0x2B920, 0x2CEAF), (0xF900, 0xFAFF), (0x2F800, 0x2FA1F))
+
+
+@lru_cache(maxsize=1)
+def _spaces() -> frozenset:
+    """Unicode ``White_Space`` characters (Rust's ``\\s``), from the mask the
+    pre-tokenizer already built (:func:`segkit.unicode.white_space`)."""
+    from ..unicode import white_space
+
+    return frozenset(map(chr, np.flatnonzero(white_space()).tolist()))
+
+
 #: Limits for added tokens read from files (a crafted file must not exhaust memory).
 MAX_ADDED_TOKENS = 1 << 20
 MAX_ADDED_CHARS = 1 << 24
@@ -134,7 +143,7 @@ def normalization_table(clean_text: bool, strip_accents: bool, lowercase: bool, 
     if clean_text:
         for cp in np.flatnonzero(hf_mask("control")).tolist():
             table[cp] = None
-        for ch in _SPACES:
+        for ch in _spaces():
             if ch != " " and table.get(ord(ch), ch) is not None:
                 table[ord(ch)] = " "
     if chinese:
@@ -322,7 +331,7 @@ class AddedVocabulary:
         ``plain(start, end)`` is called for the text between them."""
         n = len(sentence)
         start_offset = 0
-        spaces = _SPACES
+        spaces = _spaces()
         for m in pattern.finditer(sentence):
             start, stop = m.span()
             i = ids[m.group()]

@@ -42,7 +42,6 @@ from numba import njit
 from ..engine.rewrite import SCRATCH_ROWS, segment_rewritten_into
 
 FIELDS = ("ids", "type_ids", "attention_mask", "special_tokens_mask", "starts", "ends", "word_ids", "sequence_ids")
-R_IDS, R_TYPE, R_ATT, R_SPECIAL, R_START, R_END, R_WORD, R_SEQ = range(8)
 N_ROWS = len(FIELDS)
 
 TRUNCATION = {"longest_first": 1, "only_first": 2, "only_second": 3}
@@ -267,6 +266,20 @@ def _combo(c, pa, pb):
 
 
 @njit(cache=True, nogil=True)
+def _overflow_piece(c, pa, pb, b_first, la, ma, lb, mb, stride, left):
+    """``(i, j, a0, a1, b0, b1)``: the pieces of A and B of overflowing
+    encoding ``c`` (:func:`_combo`, B's pieces leading when the template
+    puts ``$B`` first) and their token ranges (:func:`_piece`)."""
+    if b_first:
+        j, i = _combo(c, pb, pa)
+    else:
+        i, j = _combo(c, pa, pb)
+    a0, a1 = _piece(la, ma, stride, left, i)
+    b0, b1 = _piece(lb, mb, stride, left, j)
+    return i, j, a0, a1, b0, b1
+
+
+@njit(cache=True, nogil=True)
 def _padded(n, target):
     return target if target > n else n
 
@@ -337,12 +350,7 @@ def assemble(tok, rows, n_texts, paired, opts):
             pa = _n_pieces(la, ma, stride)
             pb = _n_pieces(lb, mb, stride)
             for c in range(pa * pb - 1):
-                if b_first:
-                    j, i = _combo(c, pb, pa)
-                else:
-                    i, j = _combo(c, pa, pb)
-                a0, a1 = _piece(la, ma, stride, left, i)
-                b0, b1 = _piece(lb, mb, stride, left, j)
+                i, j, a0, a1, b0, b1 = _overflow_piece(c, pa, pb, b_first, la, ma, lb, mb, stride, left)
                 ovf_rows[p + 1] = ovf_rows[p] + _padded(a1 - a0 + b1 - b0 + nspec, target)
                 p += 1
         ovf_texts[t + 1] = p
@@ -362,12 +370,7 @@ def assemble(tok, rows, n_texts, paired, opts):
             pa = _n_pieces(la, ma, stride)
             pb = _n_pieces(lb, mb, stride)
             for c in range(pa * pb - 1):
-                if b_first:
-                    j, i = _combo(c, pb, pa)
-                else:
-                    i, j = _combo(c, pa, pb)
-                a0, a1 = _piece(la, ma, stride, left, i)
-                b0, b1 = _piece(lb, mb, stride, left, j)
+                i, j, a0, a1, b0, b1 = _overflow_piece(c, pa, pb, b_first, la, ma, lb, mb, stride, left)
                 _put_encoding(ovf, ovf_rows[p], tok, opts, ra + a0, ra + a1, i == 0, rb + b0, rb + b1, j == 0, target)
                 p += 1
     return out, out_rows, ovf, ovf_rows, ovf_texts, -1, 0
