@@ -118,6 +118,11 @@ def _check_column(frame, column: str, what: str = "column") -> None:
         raise KeyError(f"{what} {column!r} is not in the frame, whose columns are {list(frame.columns)}")
 
 
+def _check_model(model: Any, method: str, what: str, expected: str) -> None:
+    if not callable(getattr(model, method, None)):
+        raise TypeError(f"{what} must be {expected} (anything with {method}), found {type(model).__name__}")
+
+
 def encode(frame: dd.DataFrame, tokenizer: Any, *, column: str = "text", pair_column: str | None = None,
            **encode_kwargs: Any) -> dd.DataFrame:
     """``frame`` with the encoding of ``frame[column]`` added as columns.
@@ -147,10 +152,11 @@ def encode(frame: dd.DataFrame, tokenizer: Any, *, column: str = "text", pair_co
     _check_column(frame, column)
     if pair_column is not None:
         _check_column(frame, pair_column, "pair_column")
-    shipped = _ship(tokenizer)
+    _check_model(tokenizer, "encode_arrow", "tokenizer", "a segkit.WordPiece")
     sample = pa.array(["a"])
     schema = tokenizer.encode_arrow(sample, None if pair_column is None else sample, **encode_kwargs).schema
-    meta = _empty_with(frame, schema)
+    meta = _empty_with(frame, schema)  # (bad settings fail here, before the model is shipped)
+    shipped = _ship(tokenizer)
     return frame.map_partitions(_encode_partition, shipped, column, pair_column, encode_kwargs, meta=meta,
                                 align_dataframes=False)
 
@@ -165,8 +171,9 @@ def cut(frame: dd.DataFrame, segmenter: Any, *, column: str = "text", out: str =
     """
     _check_column(frame, column)
     _check_free(frame.columns, [out])
-    shipped = _ship(segmenter)
+    _check_model(segmenter, "cut_arrow", "segmenter", "a segkit_cjk.ChineseMaxMatch")
     meta = _empty_with(frame, pa.schema([(out, segmenter.cut_arrow(pa.array(["a"]), **cut_kwargs).type)]))
+    shipped = _ship(segmenter)
     return frame.map_partitions(_cut_partition, shipped, column, out, cut_kwargs, meta=meta, align_dataframes=False)
 
 

@@ -65,6 +65,9 @@ def encode_udf(tokenizer: Any, *, column: str = "text", pair_column: str | None 
     :func:`output_schema` as the schema (or call :func:`encode`).
     """
     _check_names(column, pair_column)
+    if not callable(getattr(tokenizer, "encode_arrow", None)):
+        raise TypeError(f"tokenizer must be a segkit.WordPiece (anything with encode_arrow), "
+                        f"found {type(tokenizer).__name__}")
     schema = _encoding_schema(tokenizer, pair_column is not None, encode_kwargs)
     shipped = Shipped(tokenizer)
     wanted = [column] if pair_column is None else [column, pair_column]

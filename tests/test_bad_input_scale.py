@@ -38,3 +38,23 @@ def test_encode_udf_still_encodes_pairs():
     (out,) = udf(iter([pa.RecordBatch.from_pydict({"a": ["ab"], "b": ["a"]})]))
     assert out.column("input_ids").to_pylist() == [[4, 5, 4]]
     assert out.column("token_type_ids").to_pylist() == [[0, 0, 1]]
+
+
+def test_encode_udf_rejects_a_tokenizer_without_encode_arrow():
+    with pytest.raises(TypeError, match="tokenizer must be a segkit.WordPiece .*found str"):
+        ss.encode_udf("bert-base-uncased")
+
+
+@pytest.mark.parametrize("entry, method", [("encode", "tokenizer must be a segkit.WordPiece"),
+                                           ("cut", "segmenter must be a segkit_cjk.ChineseMaxMatch")])
+def test_dask_entry_points_reject_a_model_of_the_wrong_kind(entry, method):
+    pytest.importorskip("dask.dataframe", reason="segkit.dask needs dask[dataframe]")
+    pytest.importorskip("distributed", reason="segkit.dask needs distributed")
+    import dask.dataframe as dd
+    import pandas as pd
+
+    import segkit.dask as sd
+
+    frame = dd.from_pandas(pd.DataFrame({"text": ["ab"]}), npartitions=1)
+    with pytest.raises(TypeError, match=f"{method} .*found object"):
+        getattr(sd, entry)(frame, object())
