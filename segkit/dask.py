@@ -30,6 +30,7 @@ files.
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Any, Sequence
 
 import dask
@@ -62,8 +63,8 @@ def _ship(model: Any):
     shipped = _Shipped(model)
     client = _client()
     if client is None:
-        return shipped, shipped
-    return shipped, client.scatter(shipped, broadcast=True, hash=True)
+        return shipped
+    return client.scatter(shipped, broadcast=True, hash=True)
 
 
 # ------------------------------------------------------------ encode / cut
@@ -93,16 +94,12 @@ def _check_free(frame_columns, new: Sequence[str]) -> None:
 def _encode_partition(part: pd.DataFrame, shipped: _Shipped, column: str, pair_column, kwargs: dict) -> pd.DataFrame:
     texts = _arrow_column(part[column], column)
     pairs = None if pair_column is None else _arrow_column(part[pair_column], pair_column)
-    table = shipped.model.encode_arrow(texts, pairs, **kwargs)
-    _check_free(part.columns, table.column_names)
-    return _with_columns(part, table)
+    return _with_columns(part, shipped.model.encode_arrow(texts, pairs, **kwargs))
 
 
 def _cut_partition(part: pd.DataFrame, shipped: _Shipped, column: str, out: str, kwargs: dict) -> pd.DataFrame:
     tokens = shipped.model.cut_arrow(_arrow_column(part[column], column), **kwargs)
-    result = part.copy(deep=False)
-    result[out] = pd.Series(pd.arrays.ArrowExtensionArray(tokens), index=part.index, name=out)
-    return result
+    return _with_columns(part, pa.table({out: tokens}))
 
 
 def _empty_with(frame, schema) -> pd.DataFrame:
@@ -119,6 +116,11 @@ def _check_column(frame, column: str, what: str = "column") -> None:
         raise TypeError(f"frame must be a dask.dataframe.DataFrame, found {type(frame).__name__}")
     if column not in frame.columns:
         raise KeyError(f"{what} {column!r} is not in the frame, whose columns are {list(frame.columns)}")
+
+
+def _check_model(model: Any, method: str, what: str, expected: str) -> None:
+    if not callable(getattr(model, method, None)):
+        raise TypeError(f"{what} must be {expected} (anything with {method}), found {type(model).__name__}")
 
 
 def encode(frame: dd.DataFrame, tokenizer: Any, *, column: str = "text", pair_column: str | None = None,
@@ -150,10 +152,11 @@ def encode(frame: dd.DataFrame, tokenizer: Any, *, column: str = "text", pair_co
     _check_column(frame, column)
     if pair_column is not None:
         _check_column(frame, pair_column, "pair_column")
-    local, shipped = _ship(tokenizer)
+    _check_model(tokenizer, "encode_arrow", "tokenizer", "a segkit.WordPiece")
     sample = pa.array(["a"])
     schema = tokenizer.encode_arrow(sample, None if pair_column is None else sample, **encode_kwargs).schema
-    meta = _empty_with(frame, schema)
+    meta = _empty_with(frame, schema)  # (bad settings fail here, before the model is shipped)
+    shipped = _ship(tokenizer)
     return frame.map_partitions(_encode_partition, shipped, column, pair_column, encode_kwargs, meta=meta,
                                 align_dataframes=False)
 
@@ -168,8 +171,9 @@ def cut(frame: dd.DataFrame, segmenter: Any, *, column: str = "text", out: str =
     """
     _check_column(frame, column)
     _check_free(frame.columns, [out])
-    local, shipped = _ship(segmenter)
+    _check_model(segmenter, "cut_arrow", "segmenter", "a segkit_cjk.ChineseMaxMatch")
     meta = _empty_with(frame, pa.schema([(out, segmenter.cut_arrow(pa.array(["a"]), **cut_kwargs).type)]))
+    shipped = _ship(segmenter)
     return frame.map_partitions(_cut_partition, shipped, column, out, cut_kwargs, meta=meta, align_dataframes=False)
 
 
@@ -192,7 +196,7 @@ def train_bpe(paths, vocab_size: int, special_tokens: Sequence[str] = (), *, pat
     the merges run here. The result equals ``segkit.train_bpe(paths, ...)``
     (as a list of :class:`pathlib.Path`, each file one document).
     """
-    from .training.bpe import train_bpe as local_train
+    from .training.bpe import _show_progress, train_bpe as local_train
     from .training.corpus import check_special_tokens
 
     specials = check_special_tokens(special_tokens)
@@ -200,11 +204,7 @@ def train_bpe(paths, vocab_size: int, special_tokens: Sequence[str] = (), *, pat
     plan = _ranges.plan_ranges(paths, split_bytes if pattern is None else None)
     parts = [dask.delayed(_ranges.count_bpe_range, pure=False)(p, a, b, specials, pattern, errors) for p, a, b in plan]
     (pieces,) = dask.compute(_tree(parts, _ranges.combine_bpe))
-    if show_progress is None:
-        import sys
-
-        show_progress = sys.stderr.isatty()
-    return _ranges.train_bpe_from_pieces(pieces, vocab_size, specials, pattern, show_progress)
+    return _ranges.train_bpe_from_pieces(pieces, vocab_size, specials, pattern, _show_progress(show_progress))
 
 
 def train_wordpiece(paths, vocab_size: int = 30522, *, lowercase: bool = True,
@@ -215,25 +215,13 @@ def train_wordpiece(paths, vocab_size: int = 30522, *, lowercase: bool = True,
     (one task per file or byte range of about ``split_bytes``); the merges
     run here. Returns the :class:`segkit.WordPiece` that
     ``segkit.train_wordpiece(paths, ...)`` returns."""
+    from .training.bpe import _show_progress
     from .training.wordpiece import _check_args, _wordpiece_from_counts
 
     specials = _check_args(vocab_size, special_tokens, min_frequency, limit_alphabet, suffix_indicator, None)
     plan = _ranges.plan_ranges(paths, split_bytes)
     lc = bool(lowercase)
     parts = [dask.delayed(_ranges.count_wordpiece_range, pure=False)(p, a, b, lc) for p, a, b in plan]
-    combine = _CombineWords(lc)
-    (counts,) = dask.compute(_tree(parts, combine))
-    if show_progress is None:
-        import sys
-
-        show_progress = sys.stderr.isatty()
+    (counts,) = dask.compute(_tree(parts, partial(_ranges.combine_wordpiece, lowercase=lc)))
     return _wordpiece_from_counts(*counts, vocab_size, lc, specials, min_frequency, limit_alphabet,
-                                  suffix_indicator, show_progress)
-
-
-class _CombineWords:
-    def __init__(self, lowercase: bool) -> None:
-        self.lowercase = lowercase
-
-    def __call__(self, parts):
-        return _ranges.combine_wordpiece(parts, self.lowercase)
+                                  suffix_indicator, _show_progress(show_progress))

@@ -47,6 +47,14 @@ def _encoding_schema(tokenizer: Any, pairs: bool, encode_kwargs: dict) -> "pa.Sc
     return pa.schema([(f.name, _spark_type(f.type)) for f in table.schema])
 
 
+def _check_names(column: Any, pair_column: Any) -> None:
+    if not isinstance(column, str):
+        raise TypeError(f"column must be a column name as str, found {type(column).__name__} {column!r:.60}")
+    if pair_column is not None and not isinstance(pair_column, str):
+        raise TypeError(f"pair_column must be a column name as str or None, found {type(pair_column).__name__} "
+                        f"{pair_column!r:.60}")
+
+
 def encode_udf(tokenizer: Any, *, column: str = "text", pair_column: str | None = None,
                **encode_kwargs: Any) -> Callable[[Iterator["pa.RecordBatch"]], Iterator["pa.RecordBatch"]]:
     """A function for ``DataFrame.mapInArrow``: each record batch with the
@@ -56,15 +64,21 @@ def encode_udf(tokenizer: Any, *, column: str = "text", pair_column: str | None 
     (truncation, padding, ``null="empty"``, ...). Pass
     :func:`output_schema` as the schema (or call :func:`encode`).
     """
+    _check_names(column, pair_column)
+    if not callable(getattr(tokenizer, "encode_arrow", None)):
+        raise TypeError(f"tokenizer must be a segkit.WordPiece (anything with encode_arrow), "
+                        f"found {type(tokenizer).__name__}")
     schema = _encoding_schema(tokenizer, pair_column is not None, encode_kwargs)
     shipped = Shipped(tokenizer)
+    wanted = [column] if pair_column is None else [column, pair_column]
 
     def encode_batches(batches: Iterator["pa.RecordBatch"]) -> Iterator["pa.RecordBatch"]:
         model = shipped.model
         for batch in batches:
             names = batch.schema.names
-            if column not in names:
-                raise KeyError(f"column {column!r} is not in the batch, whose columns are {names}")
+            for name in wanted:
+                if name not in names:
+                    raise KeyError(f"column {name!r} is not in the batch, whose columns are {names}")
             taken = [n for n in schema.names if n in names]
             if taken:
                 raise ValueError(f"the frame already has columns {taken}: rename them or drop them before encoding")
@@ -73,9 +87,7 @@ def encode_udf(tokenizer: Any, *, column: str = "text", pair_column: str | None 
             table = model.encode_arrow(texts, pairs, **encode_kwargs)
             arrays = list(batch.columns)
             for field in schema:
-                col = table.column(field.name)
-                arrays.append(col.cast(field.type).combine_chunks() if isinstance(col, pa.ChunkedArray)
-                              else col.cast(field.type))
+                arrays.append(table.column(field.name).cast(field.type).combine_chunks())
             yield pa.RecordBatch.from_arrays(arrays, names=names + schema.names)
 
     return encode_batches

@@ -25,9 +25,7 @@ def _word_spans(seg, automata, cache, cps, bounds):
     """``(starts, ends, rows)`` of the words of the joined texts, as
     :meth:`ChineseMaxMatch.cut_batch` makes them (starts and ends relative
     to each text; views of this thread's scratch)."""
-    ids, st, en, rows = seg._segment_cps(cps, bounds, automata)
-    if seg.keep_whitespace:
-        ids, st, en, rows = _kernels.fill_gaps(cps, bounds, ids, st, en, rows)
+    ids, st, en, rows = seg._tokens_cps(cps, bounds, automata)
     text, out, seen, stamp = _SCRATCH.words(cps.size, int(rows[-1]))
     keys, spelled, wst, wen = out[0], out[1], out[2], out[3]
     # (word_keys also finds each word's cached string, which is not needed

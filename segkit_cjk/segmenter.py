@@ -294,6 +294,14 @@ class ChineseMaxMatch:
         out = _SCRATCH.token_rows(cps.size)
         return _split(automata[0].segment_code_points(cps, bounds, out=out))
 
+    def _tokens_cps(self, cps, bounds, automata):
+        """:meth:`_segment_cps`, with ``keep_whitespace`` the whitespace
+        between the tokens made tokens too: ``(ids, starts, ends, rows)``."""
+        segmented = self._segment_cps(cps, bounds, automata)
+        if self.keep_whitespace:
+            segmented = _kernels.fill_gaps(cps, bounds, *segmented)
+        return segmented
+
     def _word_cache(self) -> "_WordCache":
         """The string cache, read after the automata were: a dictionary
         changed in between gives a cache of the newer, larger dictionary,
@@ -321,10 +329,8 @@ class ChineseMaxMatch:
         automata, cache = self._state()
 
         def run(cps, bounds):
-            segmented = self._segment_cps(cps, bounds, automata)
-            if self.keep_whitespace:
-                segmented = _kernels.fill_gaps(cps, bounds, *segmented)
-            return _word_results(cps, bounds, *segmented, self.alnum_runs, cache, offsets)
+            return _word_results(cps, bounds, *self._tokens_cps(cps, bounds, automata), self.alnum_runs, cache,
+                                 offsets)
 
         with paused_gc():
             parts = map_code_point_chunks(run, cps, bounds, num_threads)
@@ -365,10 +371,7 @@ class ChineseMaxMatch:
         first: when the dictionary changes, a new one replaces it and the
         state is made again."""
         current = self._automata
-        automata = self._snapshot(self._directions())
-        cache = self._word_cache()
-        if self.keep_whitespace:
-            cache.hold_newlines()
+        automata, cache = self._state()
         flags = 3 | (LOOKAHEAD if automata[0].lookahead else 0)
         settings = (automata[0].packed, automata[-1].packed, _MODE_CODES[self.mode], flags, self.alnum_runs,
                     cache.vocab_size, self.keep_whitespace)
