@@ -395,3 +395,14 @@ def test_text_loaders_take_any_bytes(tmp_path):
                     assert name in str(e) or "vocabulary" in str(e), (name, data, e)
 
     check()
+
+
+@pytest.mark.parametrize("name", ["max_length", "stride", "pad_to_multiple_of"])
+def test_non_int_lengths_are_type_errors_naming_the_argument(name):
+    # An unhashable or non-int length is refused by name, on every path
+    # (encode's cached fast path looked it up before checking it).
+    wp = segkit.WordPiece.bert(["[PAD]", "[UNK]", "[CLS]", "[SEP]", "a"])
+    for call in (lambda: wp.encode("a", **{name: [3]}), lambda: wp.encode("a", "a", **{name: "3"}),
+                 lambda: wp.encode_batch(["a", "a a"], **{name: [3]})):
+        with pytest.raises(TypeError, match=name):
+            call()

@@ -118,6 +118,9 @@ class PostProcessor:
 
     def _resolve(self, pair, add_special_tokens, max_length, truncation, padding, pad_to_multiple_of, stride,
                  truncation_side, padding_side, overflow) -> np.ndarray:
+        for name, value in (("max_length", max_length), ("stride", stride), ("pad_to_multiple_of", pad_to_multiple_of)):
+            if value is not None and not isinstance(value, (int, np.integer)):
+                raise TypeError(f"{name} must be None or an int, found {type(value).__name__} {value!r:.40}")
         slots = self.slots[(bool(pair), bool(add_special_tokens))]
         nspec = sum(1 for s in slots if s[0] == 0)
         tdef = self.truncation or {}

@@ -495,7 +495,10 @@ class WordPiece:
         post = self._post
         key = (pair is not None, add_special_tokens, max_length, truncation, padding, pad_to_multiple_of, stride,
                truncation_side, padding_side, True)
-        opts = post.cache.get(key)
+        try:
+            opts = post.cache.get(key)
+        except TypeError:  # an unhashable argument: options() names it
+            opts = None
         if opts is None:
             opts = post.options(*key)
         if pair is None and self.flavour == "hf":
