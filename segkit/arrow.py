@@ -30,7 +30,7 @@ of a :class:`~segkit.encoding.BatchEncoding`.  What is copied:
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -253,6 +253,9 @@ def string_chunks(texts: Any, what: str = "texts") -> list:
             except (pa.ArrowInvalid, pa.ArrowTypeError) as e:
                 raise TypeError(f"{what}: cannot read the pandas column as strings ({e})") from None
         else:
+            if isinstance(texts, Mapping) or not isinstance(texts, (Sequence, np.ndarray)):
+                raise TypeError(f"{what}: expected a pyarrow string array, a pandas Series or a sequence of str, "
+                                f"found {type(texts).__name__}")
             try:
                 texts = pa.array(list(texts) if not isinstance(texts, (list, np.ndarray)) else texts, type=pa.string())
             except (pa.ArrowInvalid, pa.ArrowTypeError) as e:

@@ -58,3 +58,18 @@ def test_dask_entry_points_reject_a_model_of_the_wrong_kind(entry, method):
     frame = dd.from_pandas(pd.DataFrame({"text": ["ab"]}), npartitions=1)
     with pytest.raises(TypeError, match=f"{method} .*found object"):
         getattr(sd, entry)(frame, object())
+
+
+def test_arrow_entry_points_refuse_what_is_not_a_column():
+    # A dict was read as its keys, an int failed inside list(); both are
+    # now a TypeError naming what was expected and what was found.
+    pytest.importorskip("pyarrow", reason="the Arrow entry points need pyarrow")
+    import segkit
+    from segkit_cjk import ChineseMaxMatch
+
+    wp = segkit.WordPiece(["[UNK]", "a"])
+    seg = ChineseMaxMatch()
+    for bad in ({"a": 1}, 5, None):
+        for call in (lambda: wp.encode_arrow(bad), lambda: seg.cut_arrow(bad), lambda: seg.tokenize_arrow(bad)):
+            with pytest.raises(TypeError, match="expected a pyarrow string array"):
+                call()
