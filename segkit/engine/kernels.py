@@ -33,7 +33,7 @@ prefetch the transitions of positions ahead (see :func:`_segment_range`).
 from __future__ import annotations
 
 import numpy as np
-from numba import literally, njit
+from ..runtime.jit import kernel, literally
 
 from .arrays import copy_rows_prefix, grow
 from .charmap import MAX_CODE_POINT
@@ -87,7 +87,7 @@ def unpack(auto: np.ndarray):
     return cmap, trans, fails, pool, params
 
 
-@njit(cache=True, nogil=True)
+@kernel(literal=("with_offsets",))
 def _segment_range(cps, i, b, auto, clsmask, ids, st, en, wd, k, word, with_offsets):
     """Tokenize ``cps[i:b]`` into the outputs from slot ``k`` on.
 
@@ -297,7 +297,7 @@ def _segment_range(cps, i, b, auto, clsmask, ids, st, en, wd, k, word, with_offs
     return i, k, word, True
 
 
-@njit(cache=True, nogil=True)
+@kernel
 def grown_rows(out, k, more):
     """A copy of the (4, n) rows ``out`` (first ``k`` slots kept) with room
     for at least ``more`` further tokens, at least twice as large."""
@@ -306,7 +306,7 @@ def grown_rows(out, k, more):
     return bigger
 
 
-@njit(cache=True, nogil=True)
+@kernel
 def mirror_rows(out, rows, bounds):
     """Tokens of reversed texts made tokens of the texts, in place.
 
@@ -340,12 +340,12 @@ def mirror_rows(out, rows, bounds):
         hi -= 1
 
 
-@njit(cache=True, nogil=True)
+@kernel
 def _run_ids(cps, a, b, auto, clsmask, ids, k):
     return _segment_range(cps, a, b, auto, clsmask, ids, ids, ids, ids, k, np.int64(0), False)
 
 
-@njit(cache=True, nogil=True)
+@kernel
 def segment_into(cps, auto, clsmask, out):
     """Tokens of one text into the rows of ``out`` (4, >= ``cps.size``): ids,
     starts, ends, word indices (that size always suffices); returns the
@@ -355,7 +355,7 @@ def segment_into(cps, auto, clsmask, out):
     return k
 
 
-@njit(cache=True, nogil=True)
+@kernel
 def segment_text_into(cps, auto, clsmask, out, backward):
     """:func:`segment_into` in either direction: with ``backward``, the
     reversed text is matched and its tokens mirrored back in place
@@ -374,7 +374,7 @@ def segment_text_into(cps, auto, clsmask, out, backward):
     return k
 
 
-@njit(cache=True, nogil=True)
+@kernel
 def segment_ids_into(cps, auto, clsmask, ids):
     """Token ids of one text into ``ids`` (at least ``cps.size`` long)."""
     i, k, word, done = _run_ids(cps, 0, cps.size, auto, clsmask, ids, 0)
@@ -394,7 +394,7 @@ def token_rows(n_chars: int) -> np.ndarray:
     return np.empty((4, min(n_chars // 2, MAX_INITIAL_TOKENS) + 16), np.int32)
 
 
-@njit(cache=True, nogil=True)
+@kernel
 def segment_batch(cps, bounds, auto, clsmask, out):
     """Tokens of many texts concatenated in ``cps``; text ``t`` is
     ``cps[bounds[t]:bounds[t+1]]``.  Offsets are relative to each text and
@@ -432,7 +432,7 @@ def segment_batch(cps, bounds, auto, clsmask, out):
     return out[:, :k], rows
 
 
-@njit(cache=True, nogil=True)
+@kernel
 def segment_batch_ids(cps, bounds, auto, clsmask):
     """Like :func:`segment_batch` without offsets: ``(ids, row_splits)``."""
     cap = min(cps.size // 2, MAX_INITIAL_TOKENS) + 16

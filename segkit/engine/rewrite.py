@@ -13,15 +13,11 @@ characters it came from, so token offsets map back to the original text.
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 import numpy as np
-from numba import njit, types
-from numba.extending import overload
 
-try:  # reads one code point of a str in compiled code (Numba internal)
-    from numba.cpython.unicode import _get_code_point
-except ImportError:  # pragma: no cover
-    _get_code_point = None
-
+from ..runtime.jit import kernel, overload
 from .charmap import _N_PAGES, MAX_CODE_POINT, two_level
 from .kernels import SENTINEL, _ix, _segment_range, grown_rows
 
@@ -100,14 +96,14 @@ def pack_rewrite(table: np.ndarray, pool: np.ndarray, strings: list[str], ids: l
     return out
 
 
-@njit(cache=True, nogil=True, inline="always")
+@kernel(inline="always")
 def _may_protect(c, first_word):
     """Whether a protected string may start with code point ``c``, given
     the bitmap word ``first_word = rw[pf + ((c & 0xFFFF) >> 5)]``."""
     return (first_word >> (c & 31)) & 1 != 0
 
 
-@njit(cache=True, nogil=True)
+@kernel
 def _protected_at(cps, i, b, rw, pc, px, pf, n):
     """Row of the longest protected string starting at ``i``, or -1.
 
@@ -131,7 +127,7 @@ def _protected_at(cps, i, b, rw, pc, px, pf, n):
     return -1
 
 
-@njit(cache=True, nogil=True)
+@kernel
 def _rewrite_fill(cps, i, b, a, rw, out, s0, s1, k):
     """Rewrite ``cps[i:b]`` into ``out`` from slot ``k`` on, with each output
     character's source span (relative to ``a``, the text's start) in
@@ -185,7 +181,7 @@ def _rewrite_fill(cps, i, b, a, rw, out, s0, s1, k):
     return i, k, True
 
 
-@njit(cache=True, nogil=True)
+@kernel
 def _rewrite_simple(cps, a, b, rw, out):
     """Rewrite ``cps[a:b]`` into ``out[0:]`` as long as every character
     stays one character (kept, or replaced by exactly one code point) and
@@ -223,7 +219,7 @@ def _rewrite_simple(cps, a, b, rw, out):
     return b
 
 
-@njit(cache=True, nogil=True)
+@kernel
 def _identity_spans(s0, s1, m):
     """Source spans of the first ``m`` characters when each came from the
     character at its own position (what :func:`_rewrite_simple` produced)."""
@@ -232,7 +228,7 @@ def _identity_spans(s0, s1, m):
         s1[q] = q + 1
 
 
-@njit(cache=True, nogil=True)
+@kernel
 def _is_plain(cps, a, b, rw):
     """True when the rewrite would leave ``cps[a:b]`` as it is: the table is
     the identity and no character may start a protected string."""
@@ -248,7 +244,7 @@ def _is_plain(cps, a, b, rw):
     return True
 
 
-@njit(cache=True, nogil=True)
+@kernel
 def _copy_plain(cps, a, b, rw, out):
     """Copy ``cps[a:b]`` into ``out`` when :func:`_is_plain`; returns False
     (``out`` then holds nothing useful) otherwise, or when ``out`` is too
@@ -260,7 +256,7 @@ def _copy_plain(cps, a, b, rw, out):
     return True
 
 
-@njit(cache=True, nogil=True)
+@kernel
 def _map_back(st, en, k0, k1, s0, s1, m, n):
     """Token offsets ``k0:k1`` from a rewritten text (``m`` characters) back
     to its original (``n`` characters), in place.  An empty span maps to
@@ -277,7 +273,7 @@ def _map_back(st, en, k0, k1, s0, s1, m, n):
             en[q] = p
 
 
-@njit(cache=True, nogil=True, inline="always")
+@kernel(inline="always")
 def _shifted(arr, size, p, m):
     """A new 1-d array of ``size`` items starting with ``arr[p:m]``."""
     out = np.empty(size, arr.dtype)
@@ -293,7 +289,7 @@ def _shifted(arr, size, p, m):
 WINDOW = 1 << 16
 
 
-@njit(cache=True, nogil=True)
+@kernel
 def _last_boundary(tmp, m, auto, clsmask):
     """The largest ``p`` in ``1..m-1`` such that ``tmp[p]`` cannot continue
     the word before it (a separator, a character that is a word of its own,
@@ -312,7 +308,7 @@ def _last_boundary(tmp, m, auto, clsmask):
     return p
 
 
-@njit(cache=True, nogil=True)
+@kernel
 def _rewrite_long(cps, i, a, b, m, auto, rw, clsmask, out, k, tmp, s0, s1):
     """The rest of text ``cps[a:b]`` once the buffers are full: ``tmp[:m]``
     (spans in ``s0``/``s1``) holds the rewrite of ``cps[a:i]``.  Matches a
@@ -365,7 +361,7 @@ def _rewrite_long(cps, i, a, b, m, auto, rw, clsmask, out, k, tmp, s0, s1):
     return out, k, tmp, s0, s1
 
 
-@njit(cache=True, nogil=True)
+@kernel
 def segment_batch_rewritten(cps, bounds, auto, rw, clsmask, out, k, rows, first_id, last_id):
     """Rewrite, match and map offsets back, text by text, in one call.
 
@@ -479,8 +475,26 @@ def _text_code_points(text, scratch):
     raise NotImplementedError("compiled code only")
 
 
+#: Numba's internal reader of one code point of a str (set when the overload
+#: below is first typed; a module global, as compiled code wants it).
+_get_code_point = None
+
+
+def _code_point_reader():
+    """Numba's internal reader of one code point of a str, or None."""
+    try:
+        from numba.cpython.unicode import _get_code_point
+    except ImportError:  # pragma: no cover
+        return None
+    return _get_code_point
+
+
 @overload(_text_code_points, jit_options={"cache": True, "nogil": True})
 def _ov_text_code_points(text, scratch):
+    from numba import types
+
+    global _get_code_point
+    _get_code_point = _code_point_reader()
     if isinstance(text, types.UnicodeType):
         if _get_code_point is None:  # pragma: no cover (another Numba: callers pass arrays)
             return None
@@ -497,14 +511,17 @@ def _ov_text_code_points(text, scratch):
     return None
 
 
-#: Whether single-text kernels can read a str directly (Numba's unicode
-#: type, read through its internal ``_get_code_point``): the str's own
-#: memory is read, where converting it to an array first costs a bytes
-#: object and a NumPy array per call (about half a microsecond).
-READS_STR = _get_code_point is not None
+@lru_cache(maxsize=1)
+def reads_str() -> bool:
+    """Whether single-text kernels can read a str directly (Numba's unicode
+    type, read through its internal ``_get_code_point``): the str's own
+    memory is read, where converting it to an array first costs a bytes
+    object and a NumPy array per call (about half a microsecond).  Asked
+    when a text is first encoded (it imports part of Numba)."""
+    return _code_point_reader() is not None
 
 
-@njit(cache=True, nogil=True, inline="always")
+@kernel(inline="always")
 def segment_rewritten_into(cps, auto, rw, clsmask, scratch):
     """One text: rewrite, match and map offsets back, in one call.
 
@@ -517,7 +534,7 @@ def segment_rewritten_into(cps, auto, rw, clsmask, scratch):
     calls again).
 
     ``cps`` is the text as a uint32 array of code points, or (when
-    :data:`READS_STR`) the str itself, whose code points then go to row
+    :func:`reads_str`) the str itself, whose code points then go to row
     :data:`SCRATCH_ROWS` of ``scratch`` (which must have that row).
     """
     n = len(cps)

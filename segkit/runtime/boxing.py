@@ -20,16 +20,25 @@ from __future__ import annotations
 import threading
 
 import numpy as np
-from llvmlite import ir
-from numba import njit, types
-from numba.core import cgutils
-from numba.extending import intrinsic
 
-_OBJ = ir.IntType(8).as_pointer()
+from .jit import intrinsic, kernel
+
+# The intrinsics' typers and code generators run when a kernel compiles:
+# Numba and llvmlite are imported there, not when this module is.
+
+
+def _obj():
+    """LLVM's ``i8*``, the type of a ``PyObject *``."""
+    from llvmlite import ir
+
+    return ir.IntType(8).as_pointer()
 
 
 def _api(builder, name: str, result, arguments):
     """Declare the C API function ``name`` in the module being built."""
+    from llvmlite import ir
+    from numba.core import cgutils
+
     return cgutils.get_or_insert_function(builder.module, ir.FunctionType(result, arguments), name)
 
 
@@ -41,12 +50,14 @@ def _maker(name: str):
 
     @intrinsic
     def make(typingctx, n):
+        from numba import types
+
         if not isinstance(n, types.Integer):
             return None
 
         def codegen(context, builder, signature, args):
             ssize = context.get_value_type(types.intp)
-            fn = _api(builder, name, _OBJ, [ssize])
+            fn = _api(builder, name, _obj(), [ssize])
             value = context.cast(builder, args[0], signature.args[0], types.intp)
             return builder.ptrtoint(builder.call(fn, [value]), ssize)
 
@@ -67,11 +78,15 @@ def _setter(name: str):
 
     @intrinsic
     def setter(typingctx, container, index, item):
+        from llvmlite import ir
+        from numba import types
+
         def codegen(context, builder, signature, args):
             ssize = context.get_value_type(types.intp)
-            fn = _api(builder, name, ir.IntType(32), [_OBJ, ssize, _OBJ])
+            obj = _obj()
+            fn = _api(builder, name, ir.IntType(32), [obj, ssize, obj])
             c, i, x = (context.cast(builder, a, t, types.intp) for a, t in zip(args, signature.args))
-            return builder.call(fn, [builder.inttoptr(c, _OBJ), i, builder.inttoptr(x, _OBJ)])
+            return builder.call(fn, [builder.inttoptr(c, obj), i, builder.inttoptr(x, obj)])
 
         return types.int32(types.intp, types.intp, types.intp), codegen
 
@@ -88,10 +103,13 @@ def _on_object(name: str):
 
     @intrinsic
     def call(typingctx, address):
+        from llvmlite import ir
+        from numba import types
+
         def codegen(context, builder, signature, args):
-            fn = _api(builder, name, ir.VoidType(), [_OBJ])
+            fn = _api(builder, name, ir.VoidType(), [_obj()])
             a = context.cast(builder, args[0], signature.args[0], types.intp)
-            builder.call(fn, [builder.inttoptr(a, _OBJ)])
+            builder.call(fn, [builder.inttoptr(a, _obj())])
             return context.get_dummy_value()
 
         return types.void(types.intp), codegen
@@ -107,6 +125,8 @@ _decref = _on_object("Py_DecRef")
 def _clear_error(typingctx):
     """``PyErr_Clear()``: drop the exception a failed C API call set (the
     caller raises its own)."""
+    from llvmlite import ir
+    from numba import types
 
     def codegen(context, builder, signature, args):
         builder.call(_api(builder, "PyErr_Clear", ir.VoidType(), []), [])
@@ -124,7 +144,7 @@ _OUT_OF_MEMORY = -1
 _BAD_INDEX = -2
 
 
-@njit(cache=True)
+@kernel(nogil=False)
 def _fill(outer, rows, table, index, extra, starts, ends, kind, ints):
     """Set item ``t`` of the list at ``outer`` to a new list of the items
     ``index[rows[t]:rows[t + 1]]``, for every ``t`` (without ``rows``: item

@@ -29,7 +29,7 @@ from __future__ import annotations
 from functools import lru_cache
 
 import numpy as np
-from numba import njit
+from ..runtime.jit import kernel
 
 #: GPT-2's pre-tokenization pattern (for the :mod:`regex` package).
 GPT2_PATTERN = r"""'(?:[sdmt]|ll|ve|re)| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+"""
@@ -56,7 +56,7 @@ def char_classes() -> np.ndarray:
     return cls
 
 
-@njit(cache=True, nogil=True, inline="always")
+@kernel(inline="always")
 def _decode(buf, i):
     """Code point at byte ``i`` of valid UTF-8 and the index after it."""
     b0 = np.int64(buf[i])
@@ -75,7 +75,7 @@ def _decode(buf, i):
     )
 
 
-@njit(cache=True, nogil=True, inline="always")
+@kernel(inline="always")
 def _run(buf, q, end, cls, k):
     """End of the run of class ``k`` starting at byte ``q``."""
     while q < end:
@@ -86,7 +86,7 @@ def _run(buf, q, end, cls, k):
     return q
 
 
-@njit(cache=True, nogil=True, inline="always")
+@kernel(inline="always")
 def match_end(buf, p, end, cls):
     """End (exclusive byte index) of the GPT-2 match that starts at byte ``p``
     of ``buf[:end]``; the alternatives are tried in the pattern's order."""
@@ -123,7 +123,7 @@ def match_end(buf, p, end, cls):
     return w
 
 
-@njit(cache=True, nogil=True)
+@kernel
 def _ends(buf, start, end, cls, out):
     """Write the end of every match in ``buf[start:end]`` to ``out``; return
     how many (``out`` must hold ``end - start`` entries)."""
@@ -136,7 +136,7 @@ def _ends(buf, start, end, cls, out):
     return n
 
 
-@njit(cache=True, nogil=True)
+@kernel
 def _prev_start(buf, i):
     """Byte index of the character that ends just before ``i``."""
     j = i - 1
@@ -145,7 +145,7 @@ def _prev_start(buf, i):
     return j
 
 
-@njit(cache=True, nogil=True)
+@kernel
 def _safe_cut(buf, lo, hi, cls):
     """Largest character boundary ``i`` with ``lo < i <= hi`` where the
     stream may be cut (see the module docstring), or -1."""

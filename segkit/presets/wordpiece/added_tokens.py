@@ -35,7 +35,7 @@ from typing import Callable, Iterable
 
 import numpy as np
 import regex
-from numba import njit
+from ...runtime.jit import kernel
 
 #: Rust ``regex``'s Unicode ``\w`` (what HF's boundary tests use; ``\s`` is :func:`_spaces`).
 _WORD = regex.compile(r"[\p{Alphabetic}\p{M}\p{Nd}\p{Pc}\p{Join_Control}]")
@@ -496,7 +496,7 @@ def stitch(tok, rows, item_text, item_id, item_start, item_end, n_texts: int):
                    item_id.astype(np.int64), item_start.astype(np.int64), item_end.astype(np.int64), n_texts)
 
 
-@njit(cache=True, nogil=True)
+@kernel
 def _stitch(tok, rows, item_text, item_id, item_start, item_end, n_texts):
     n_items = item_id.size
     total = 0
