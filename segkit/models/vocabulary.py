@@ -335,6 +335,13 @@ class Vocabulary:
                 return t
         raise IndexError(f"no token has id {id} (vocabulary of {len(self)} tokens)")
 
+    def has_id(self, id: int) -> bool:
+        """Whether some token has id ``id`` (without building the token list
+        of a loaded vocabulary)."""
+        if self._by_id is not None:
+            return 0 <= id < len(self._by_id) and self._by_id[id] is not None
+        return 0 <= id < self._id_to_mid.size and bool(self._id_to_mid[id] >= 0)
+
     @property
     def id_to_token(self) -> list[str | None]:
         """List indexed by id (None where an id is unused)."""
