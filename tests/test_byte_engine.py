@@ -79,6 +79,31 @@ def test_str_input_is_matched_as_its_utf8(vocab, batch, direction):
         w = expected(vocab, text.encode(), direction)
         got = list(zip(ids.tolist(), s.tolist(), e.tolist()))[rows[i] : rows[i + 1]]
         assert got == [(t, *char_span(text, a_, b_)) for t, a_, b_ in w]
+    ids2, _, _, rows2 = a.segment_batch(batch, offsets=False)
+    assert ids2.tolist() == ids.tolist() and rows2.tolist() == rows.tolist()
+    bs, be = a.segment_batch(batch)[1:3]  # byte offsets
+    assert list(zip(bs.tolist(), be.tolist())) == [
+        (s_, e_) for text in batch for _, s_, e_ in expected(vocab, text.encode(), direction)
+    ]
+
+
+@pytest.mark.parametrize("direction", ["forward", "backward"])
+def test_a_batch_of_many_blocks_with_growing_output(direction):
+    # More texts than one block (2,048), outputs grown several times, and
+    # texts of every storage width of str.
+    vocab = [b"a", b"ab", b"bab", "é".encode(), "你好".encode(), b"\xf0"]
+    a = build(vocab, direction)
+    batch = ["ab" * (i % 7) + "é你好😀" * (i % 3) + "\u00ff" * (i % 2) for i in range(5000)] + ["b" * 100000]
+    ids, s, e, rows = a.segment_batch(batch, char_offsets=True)
+    assert rows.size == len(batch) + 1
+    for i in (0, 1, 2, 2047, 2048, 4095, 4096, 4999):
+        w = expected(vocab, batch[i].encode(), direction)
+        got = list(zip(ids.tolist(), s.tolist(), e.tolist()))[rows[i] : rows[i + 1]]
+        assert got == [(t, *char_span(batch[i], x, y)) for t, x, y in w]
+    last = list(zip(ids.tolist(), s.tolist(), e.tolist()))[rows[-2] :]
+    assert last == expected(vocab, batch[-1].encode(), direction)  # "b": one byte, one character a token
+    ids2, _, _, rows2 = a.segment_batch(batch, offsets=False)
+    assert ids2.tolist() == ids.tolist() and rows2.tolist() == rows.tolist()
 
 
 @settings(max_examples=100, deadline=None)

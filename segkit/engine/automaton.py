@@ -41,6 +41,8 @@ _MAX_SCRATCH = 1 << 16
 #: Automata with at least this many double-array slots (8 MiB of
 #: transitions) prefetch ahead in batches by default (:attr:`Automaton.lookahead`).
 LOOKAHEAD_MIN_SLOTS = 1 << 20
+#: Texts a byte alphabet batch of ``str`` joins and encodes at a time.
+_BLOCK_TEXTS = 2048
 #: From this many characters on, :func:`to_code_points` lets NumPy convert.
 _NUMPY_CONVERSION = 1 << 16
 _U32 = np.dtype(np.uint32)
@@ -351,6 +353,14 @@ class Automaton:
     def backward(self) -> bool:
         return self._backward
 
+    def _flat_scratch(self, n: int) -> np.ndarray:
+        """A 1-d int32 scratch of at least ``n`` items, of this thread."""
+        loc = self._local
+        buf = getattr(loc, "flat", None)
+        if buf is None or buf.size < n:
+            buf = loc.flat = np.empty(max(n, 1024), dtype=np.int32)
+        return buf
+
     def _scratch(self, n: int, rows: int = 4):
         loc = self._local
         buf = getattr(loc, "buf", None)
@@ -447,22 +457,19 @@ class Automaton:
         return ids[:k].tolist()
 
     def _byte_id_list(self, text: str | bytes) -> list[int]:
-        """:meth:`segment_id_list` for the byte alphabet: a ``str`` is read
-        and encoded by the kernel itself (one compiled call, entry point
+        """:meth:`segment_id_list` for the byte alphabet: a ``str`` is read,
+        encoded, matched and made a list by one compiled call (entry point
         resolved once: the argument types never change)."""
-        if type(text) is str and utf8.READS_STR:
-            n = 4 * len(text)
-            if n <= _MAX_SCRATCH:
-                scratch = self._scratch(n)
-                entry = self._str_entry
-                if entry is None:
-                    k, self._str_entry = resolve_entry(utf8.segment_str_ids, text, self.packed, scratch,
-                                                       self._backward)
-                else:
-                    k = entry(text, self.packed, scratch, self._backward)
-                if k < 0:
-                    utf8.raise_surrogate(text, -1 - k)
-                return scratch[0, :k].tolist()
+        if type(text) is str and utf8.READS_STR and len(text) <= _MAX_SCRATCH:
+            scratch = self._flat_scratch(5 * len(text))
+            entry = self._str_entry
+            if entry is None:
+                ids, self._str_entry = resolve_entry(utf8.segment_str_list, text, self.packed, scratch, self._backward)
+            else:
+                ids = entry(text, self.packed, scratch, self._backward)
+            if not ids and text:
+                utf8.raise_surrogate(text, -1 - int(scratch[0]))
+            return ids
         data = utf8.text_bytes(text)
         if data.size > _MAX_SCRATCH:
             out, _ = self.segment_code_points(data, np.array([0, data.size], dtype=np.int64), offsets=False)
@@ -485,6 +492,8 @@ class Automaton:
         with ``char_offsets`` the characters of the ``str`` texts.
         """
         if self._bytes:
+            if utf8.READS_STR and texts and all(type(t) is str for t in texts):
+                return self._str_batch(texts, offsets, char_offsets)
             cps, bounds = utf8.join_texts_bytes(texts)
         else:
             cps, bounds = join_code_points(texts)
@@ -492,6 +501,33 @@ class Automaton:
         if offsets:
             if self._bytes and char_offsets:
                 self.to_char_offsets(texts, cps, bounds, out, rows)
+            return out[0], out[1], out[2], rows
+        return out[0], None, None, rows
+
+    def _str_batch(self, texts: Sequence[str], offsets: bool, char_offsets: bool):
+        """:meth:`segment_batch` of the byte alphabet for ``str`` texts: a
+        block of texts at a time joined (by CPython, into a ``str`` that
+        stays small) and encoded and matched by one compiled call, which
+        never stores the batch's UTF-8 whole."""
+        n = len(texts)
+        lengths = text_lengths(texts)
+        total = int(lengths.sum())
+        out = np.empty((4 if offsets else 1, min(total // 2, kernels.MAX_INITIAL_TOKENS) + 16), np.int32)
+        rows = np.empty(n + 1, dtype=np.int64)
+        rows[0] = 0
+        k = np.int64(0)
+        mask = np.int64(kernels.LOOKAHEAD if self.lookahead else 0)
+        for a in range(0, n, _BLOCK_TEXTS):
+            b = min(n, a + _BLOCK_TEXTS)
+            block = texts[a:b]
+            cb = np.zeros(b - a + 1, dtype=np.int64)
+            np.cumsum(lengths[a:b], out=cb[1:])
+            out, k, bad = utf8.segment_str_batch("".join(block), cb, self.packed, mask, out, k, rows[a : b + 1],
+                                                 self._backward, char_offsets)
+            if bad >= 0:
+                utf8.raise_surrogate(block[bad], int(rows[a + bad + 1]), a + bad)
+        out = out[:, :k]
+        if offsets:
             return out[0], out[1], out[2], rows
         return out[0], None, None, rows
 

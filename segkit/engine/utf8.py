@@ -36,7 +36,7 @@ try:  # Numba's str internals: the storage width and one-unit reads
 except ImportError:  # pragma: no cover - another Numba: callers encode in Python
     deref_uint8 = None
 
-from .kernels import _ix, _run_ids, mirror_rows, segment_into
+from .kernels import _ix, _run_ids, _segment_range, mirror_rows
 
 #: Whether compiled code can read a ``str`` (else callers pass bytes).
 READS_STR = deref_uint8 is not None
@@ -68,90 +68,156 @@ if READS_STR:
         return k + 4
 
     @njit(cache=True, nogil=True)
-    def encode_str_into(text, out):
-        """The UTF-8 bytes of ``text`` (a ``str``) into the uint8 ``out``
-        (at least ``4 * len(text)`` long); returns the byte count, or
-        ``-1 - i`` when character ``i`` is a lone surrogate."""
-        n = len(text)
+    def encode_str_range(text, a, b, out):
+        """The UTF-8 bytes of ``text[a:b]`` (a ``str``) into the uint8
+        ``out`` (at least ``4 * (b - a)`` long); returns the byte count, or
+        ``-1 - i`` when character ``a + i`` is a lone surrogate.  One loop
+        per storage width of the ``str`` (1, 2 or 4 bytes a character): an
+        ASCII text is a byte copy."""
         data = text._data
         k = 0
         if text._kind == PY_UNICODE_1BYTE_KIND:
             if text._is_ascii:
-                for i in range(n):
-                    out[_ix(i)] = deref_uint8(data, i)
-                return n
-            for i in range(n):
+                for i in range(a, b):
+                    out[_ix(i - a)] = deref_uint8(data, i)
+                return b - a
+            for i in range(a, b):
                 k = _put(out, k, np.uint32(deref_uint8(data, i)))
             return k
         if text._kind == PY_UNICODE_2BYTE_KIND:
-            for i in range(n):
+            for i in range(a, b):
                 c = np.uint32(deref_uint16(data, i))
                 if 0xD800 <= c < 0xE000:
-                    return -1 - i
+                    return -1 - (i - a)
                 k = _put(out, k, c)
             return k
-        for i in range(n):
+        for i in range(a, b):
             c = np.uint32(deref_uint32(data, i))
             if 0xD800 <= c < 0xE000:
-                return -1 - i
+                return -1 - (i - a)
             k = _put(out, k, c)
         return k
 
-
-if READS_STR:
-
     @njit(cache=True, nogil=True)
-    def segment_str_ids(text, auto, scratch, backward):
-        """Token ids of one ``str`` matched over its UTF-8, in one call.
+    def segment_str_list(text, auto, scratch, backward):
+        """Token ids of one ``str`` matched over its UTF-8, as a list, in
+        one call (the list is made here: no array, no slice, no
+        ``tolist``).
 
-        ``scratch``: int32, (2, m) with ``m >= 4 * len(text)`` (room for the
-        UTF-8, row 1 read as bytes, and for one token per byte, row 0, where
-        the ids go).  Returns the token count, or ``-1 - i`` for a lone
-        surrogate at character ``i``.  ``backward``: match the reversed
-        bytes and return the ids in text order."""
-        buf = scratch[1].view(np.uint8)
-        ids = scratch[0]
-        n = encode_str_into(text, buf)
-        if n < 0:
-            return n
+        ``scratch``: 1-d int32 of at least ``5 * len(text)`` items: ids go
+        to ``scratch[:4 * len(text)]`` (a token per byte at most), the UTF-8
+        to the rest, read as bytes.  A lone surrogate at character ``i``
+        gives an empty list and ``scratch[0] = -1 - i`` (a text that is not
+        empty always has a token).  ``backward``: match the reversed bytes,
+        ids in text order."""
+        n = len(text)
+        ids = scratch[: 4 * n]
+        buf = scratch[4 * n : 5 * n].view(np.uint8)
+        m = encode_str_range(text, 0, n, buf)
+        if m < 0:
+            scratch[0] = m
+            return [np.int64(x) for x in range(0)]
         if backward:
-            _reverse(buf, n)
-        i, k, word, done = _run_ids(buf, np.int64(0), np.int64(n), auto, np.int64(0), ids, np.int64(0))
+            _reverse(buf, m)
+        i, k, word, done = _run_ids(buf, np.int64(0), np.int64(m), auto, np.int64(0), ids, np.int64(0))
+        out = [np.int64(0)] * k
         if backward:
-            _reverse(ids, k)
-        return k
+            for q in range(k):
+                out[q] = ids[k - 1 - q]
+        else:
+            for q in range(k):
+                out[q] = ids[q]
+        return out
 
     @njit(cache=True, nogil=True)
     def segment_str_rows(text, auto, scratch, backward, char_offsets):
-        """:func:`segment_str_ids` with offsets: rows 0-3 of ``scratch``
-        (int32, (5, m), ``m >= 4 * len(text)``) receive ids, starts, ends
-        and word indices (0); row 4 holds the UTF-8.  Offsets are in bytes,
-        or with ``char_offsets`` in characters of ``text``."""
+        """One ``str`` with offsets: rows 0-3 of ``scratch`` (int32, (5, m),
+        ``m >= 4 * len(text)``) receive ids, starts, ends and word indices
+        (0); row 4 holds the UTF-8.  Offsets are in bytes, or with
+        ``char_offsets`` in characters of ``text``.  Returns the token
+        count, or ``-1 - i`` for a lone surrogate at character ``i``."""
         buf = scratch[4].view(np.uint8)
-        n = encode_str_into(text, buf)
+        n = encode_str_range(text, 0, len(text), buf)
         if n < 0:
             return n
-        if backward:
-            _reverse(buf, n)
-        k = segment_into(buf[:n], auto, np.int64(0), scratch)
-        if backward:
-            _reverse(buf, n)
-            rows = np.empty(2, np.int64)
-            rows[0] = 0
-            rows[1] = k
-            bounds = np.empty(2, np.int64)
-            bounds[0] = 0
-            bounds[1] = n
-            mirror_rows(scratch[:, :k], rows, bounds)
-        if char_offsets:
-            rows = np.empty(2, np.int64)
-            rows[0] = 0
-            rows[1] = k
-            bounds = np.empty(2, np.int64)
-            bounds[0] = 0
-            bounds[1] = n
-            to_char_offsets(buf, bounds, scratch[1], scratch[2], rows)
-        return k
+        return _match_rows(buf, n, auto, np.int64(0), scratch, np.int64(0), backward, char_offsets)
+
+    @njit(cache=True, nogil=True)
+    def segment_str_batch(text, cb, auto, clsmask, out, k, rows, backward, char_offsets):
+        """Many texts, joined in one ``str`` (text ``t`` is
+        ``text[cb[t]:cb[t + 1]]``), each encoded to UTF-8 in a scratch
+        buffer and matched from there, in one call.
+
+        ``out`` holds the rows to fill from slot ``k`` on: (4, n) ids,
+        starts, ends, word indices (offsets from the start of each text, in
+        bytes or with ``char_offsets`` in characters), or (1, n) for ids
+        only; ``rows[t + 1]`` receives the slot after text ``t``.  Returns
+        ``(out, k, bad)``: ``out`` is a larger copy when it had to grow;
+        ``bad`` is -1, or the text holding a lone surrogate (its position in
+        ``rows[bad + 1]``; the texts before it are done)."""
+        nt = cb.size - 1
+        buf = np.empty(4096, np.uint8)
+        zero = np.int64(0)
+        offsets = out.shape[0] == 4
+        for t in range(nt):
+            a = cb[t]
+            b = cb[t + 1]
+            if 4 * (b - a) > buf.size:
+                buf = np.empty(max(2 * buf.size, 4 * (b - a)), np.uint8)
+            n = encode_str_range(text, a, b, buf)
+            if n < 0:
+                rows[t + 1] = -1 - n
+                return out, k, t
+            if k + n > out.shape[1]:
+                out = grown_rows_n(out, k, n)
+            if offsets:
+                k += _match_rows(buf, n, auto, clsmask, out, k, backward, char_offsets)
+            else:
+                if backward:
+                    _reverse(buf, n)
+                i, k1, word, done = _run_ids(buf, zero, np.int64(n), auto, clsmask, out[0], np.int64(k))
+                if backward:
+                    _reverse(out[0, k:], k1 - k)
+                k = k1
+            rows[t + 1] = k
+        return out, k, np.int64(-1)
+
+
+@njit(cache=True, nogil=True)
+def _match_rows(buf, n, auto, clsmask, out, k, backward, char_offsets):
+    """Match ``buf[:n]`` (a text's UTF-8) into columns ``k:`` of the (4, m)
+    rows ``out`` (room for ``n`` tokens there), with offsets in bytes of the
+    text, or in characters with ``char_offsets``; backward when asked.
+    Returns the number of tokens."""
+    zero = np.int64(0)
+    if backward:
+        _reverse(buf, n)
+    i, k1, word, done = _segment_range(buf, zero, np.int64(n), auto, clsmask, out[0], out[1], out[2], out[3],
+                                       np.int64(k), zero, True)
+    cnt = k1 - k
+    rows = np.empty(2, np.int64)
+    rows[0] = 0
+    rows[1] = cnt
+    bounds = np.empty(2, np.int64)
+    bounds[0] = 0
+    bounds[1] = n
+    if backward:
+        _reverse(buf, n)
+        mirror_rows(out[:, k:k1], rows, bounds)
+    if char_offsets:
+        to_char_offsets(buf, bounds, out[1, k:k1], out[2, k:k1], rows)
+    return cnt
+
+
+@njit(cache=True, nogil=True)
+def grown_rows_n(out, k, more):
+    """A copy of the (r, n) rows ``out`` (first ``k`` slots kept) with room
+    for at least ``more`` further tokens, at least twice as large."""
+    bigger = np.empty((out.shape[0], max(2 * out.shape[1], k + more + 16)), np.int32)
+    for r in range(out.shape[0]):
+        for q in range(k):
+            bigger[r, q] = out[r, q]
+    return bigger
 
 
 @njit(cache=True, nogil=True, inline="always")
