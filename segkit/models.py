@@ -30,6 +30,10 @@ def _preset_class(name: str):
 
     if name == "WordPiece":
         return WordPiece
+    if name in ("MaxMatch", "RWKVWorld"):
+        from .presets import maxmatch
+
+        return getattr(maxmatch, name)
     from . import plugins
 
     try:
