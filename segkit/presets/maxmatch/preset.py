@@ -125,6 +125,32 @@ class MaxMatch:
         table = TokenTable.build(tokens, ids, unit, source=f"{type(self).__name__} tokens")
         self._assemble(table, unit, direction, unknown)
 
+    @classmethod
+    def from_tokenizer_json(cls, path: str | os.PathLike, *, direction: str = "forward",
+                            unknown: str | int | None = None) -> "MaxMatch":
+        """Greedy longest match over the model vocabulary of a HuggingFace
+        ``tokenizer.json`` ("longest-prefix inference", Uzan et al., ACL
+        2024), on the whole text: no normalizer, no pre-tokenizer, no added
+        tokens (but the special tokens of the model vocabulary, matched as
+        spelled).
+        Byte-level vocabularies (GPT-2's alphabet) and ``<0xHH>`` byte
+        fallback tokens are mapped back to bytes; other tokens match their
+        UTF-8 as spelled (see
+        :mod:`segkit.presets.maxmatch.tokenizer_json`).  ``unknown``: as in
+        the constructor; default the model's unk token if it has one, else
+        ``"error"``.  ValueError naming the file for anything unreadable.
+        """
+        from .tokenizer_json import read_model_vocabulary
+
+        _check_options("byte", direction, "error" if unknown is None else unknown)
+        tokens, ids, unk = read_model_vocabulary(path)
+        if unknown is None:
+            unknown = "error" if unk is None else unk
+        _check_options("byte", direction, unknown)
+        obj = cls.__new__(cls)
+        obj._assemble(TokenTable.build(tokens, ids, "byte", source=str(path)), "byte", direction, unknown)
+        return obj
+
     def _assemble(self, table: TokenTable, unit: str, direction: str, unknown: str | int,
                   automaton: Automaton | None = None) -> None:
         self.unit = unit
