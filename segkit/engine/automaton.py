@@ -41,6 +41,13 @@ _MAX_SCRATCH = 1 << 16
 #: Automata with at least this many double-array slots (8 MiB of
 #: transitions) prefetch ahead in batches by default (:attr:`Automaton.lookahead`).
 LOOKAHEAD_MIN_SLOTS = 1 << 20
+#: The same for the byte alphabet, whose tokens start anywhere (no word
+#: boundaries), so that a prefetch for "a token starting 32 bytes ahead"
+#: warms the first nodes of most tokens: the RWKV World automaton (127,000
+#: slots, 2 MB) matches the multilingual corpus about 1.1x faster with it.
+LOOKAHEAD_MIN_SLOTS_BYTES = 1 << 16
+#: The ``clsmask`` of a byte alphabet kernel, without and with prefetching.
+_MASKS = (np.int64(0), np.int64(kernels.LOOKAHEAD))
 #: Texts a byte alphabet batch of ``str`` joins and encodes at a time.
 _BLOCK_TEXTS = 2048
 #: From this many characters on, :func:`to_code_points` lets NumPy convert.
@@ -242,7 +249,7 @@ class Automaton:
         self._bytes = config.alphabet == "byte"
         self._ids_entry = None  # segment_ids_into's compiled entry point, once resolved
         self._str_entry = None  # the byte alphabet's str kernel, once resolved
-        self.lookahead = self.trans.shape[0] >= LOOKAHEAD_MIN_SLOTS
+        self.lookahead = self.trans.shape[0] >= (LOOKAHEAD_MIN_SLOTS_BYTES if self._bytes else LOOKAHEAD_MIN_SLOTS)
 
     # ------------------------------------------------------------------ build
     @classmethod
@@ -463,10 +470,12 @@ class Automaton:
         if type(text) is str and utf8.READS_STR and len(text) <= _MAX_SCRATCH:
             scratch = self._flat_scratch(5 * len(text))
             entry = self._str_entry
+            mask = _MASKS[self.lookahead]
             if entry is None:
-                ids, self._str_entry = resolve_entry(utf8.segment_str_list, text, self.packed, scratch, self._backward)
+                ids, self._str_entry = resolve_entry(utf8.segment_str_list, text, self.packed, scratch, self._backward,
+                                                     mask)
             else:
-                ids = entry(text, self.packed, scratch, self._backward)
+                ids = entry(text, self.packed, scratch, self._backward, mask)
             if not ids and text:
                 utf8.raise_surrogate(text, -1 - int(scratch[0]))
             return ids

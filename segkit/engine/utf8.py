@@ -99,7 +99,7 @@ if READS_STR:
         return k
 
     @njit(cache=True, nogil=True)
-    def segment_str_list(text, auto, scratch, backward):
+    def segment_str_list(text, auto, scratch, backward, clsmask):
         """Token ids of one ``str`` matched over its UTF-8, as a list, in
         one call (the list is made here: no array, no slice, no
         ``tolist``).
@@ -109,7 +109,8 @@ if READS_STR:
         to the rest, read as bytes.  A lone surrogate at character ``i``
         gives an empty list and ``scratch[0] = -1 - i`` (a text that is not
         empty always has a token).  ``backward``: match the reversed bytes,
-        ids in text order."""
+        ids in text order.  ``clsmask``: 0, or :data:`~segkit.engine.kernels.
+        LOOKAHEAD` to prefetch ahead (an int64 either way)."""
         n = len(text)
         ids = scratch[: 4 * n]
         buf = scratch[4 * n : 5 * n].view(np.uint8)
@@ -119,7 +120,7 @@ if READS_STR:
             return [np.int64(x) for x in range(0)]
         if backward:
             _reverse(buf, m)
-        i, k, word, done = _run_ids(buf, np.int64(0), np.int64(m), auto, np.int64(0), ids, np.int64(0))
+        i, k, word, done = _run_ids(buf, np.int64(0), np.int64(m), auto, clsmask, ids, np.int64(0))
         out = [np.int64(0)] * k
         if backward:
             for q in range(k):

@@ -20,6 +20,7 @@ import numpy as np
 from ...engine import Automaton, EngineConfig
 from ...engine import utf8
 from ...engine.dispatch import resolve_entry
+from ...engine.kernels import LOOKAHEAD
 from .streaming import StreamDecoder
 from .tokens import TokenTable
 
@@ -166,6 +167,7 @@ class MaxMatch:
         self._check_unknown = unknown == "error" and not (unit == "byte" and table.single_bytes() == 256)
         self._local = threading.local()
         self._one = utf8.segment_str_list if unit == "byte" and utf8.READS_STR else None
+        self._mask = np.int64(LOOKAHEAD if automaton.lookahead else 0)
         self._one_resolved = False
 
     # ------------------------------------------------------------- encode
@@ -180,9 +182,9 @@ class MaxMatch:
             except AttributeError:
                 scratch = self._local.flat = np.empty(5 * _ONE_TEXT, dtype=np.int32)
             if self._one_resolved:
-                ids = one(text, self._packed, scratch, self._backward)
+                ids = one(text, self._packed, scratch, self._backward, self._mask)
             else:
-                ids, self._one = resolve_entry(one, text, self._packed, scratch, self._backward)
+                ids, self._one = resolve_entry(one, text, self._packed, scratch, self._backward, self._mask)
                 self._one_resolved = True
             if not ids and text:
                 utf8.raise_surrogate(text, -1 - int(scratch[0]))
