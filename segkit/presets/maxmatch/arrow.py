@@ -128,7 +128,7 @@ def encode_arrow(tok, texts: Any, *, num_threads: int | None = None, null: str =
 def _match(tok, data: np.ndarray, bounds: np.ndarray, num_threads, offsets: bool):
     """(rows of ids or ids/starts/ends, row splits) of the byte texts in
     ``data``, on up to ``num_threads`` threads."""
-    from ...parallel import concat_segments, map_code_point_chunks, resolve_threads
+    from ...runtime.threads import concat_segments, map_code_point_chunks, resolve_threads
 
     a = tok._automaton
 

@@ -21,6 +21,10 @@ from ...engine import Automaton, EngineConfig
 from ...engine import utf8
 from ...engine.dispatch import resolve_entry
 from ...engine.kernels import LOOKAHEAD
+from ...models.parts import automaton_arrays, automaton_from_arrays
+from ...runtime.boxing import int_lists_of
+from ...runtime.threads import concat_segments, map_text_runs, resolve_threads
+from ..base import Preset
 from .streaming import StreamDecoder
 from .tokens import TokenTable
 
@@ -55,7 +59,7 @@ def _engine_config(unit: str, direction: str, unknown: str | int) -> EngineConfi
     )
 
 
-class MaxMatch:
+class MaxMatch(Preset):
     """Greedy longest match over any list of tokens ("longest-prefix
     inference").
 
@@ -109,9 +113,6 @@ class MaxMatch:
     >>> chars.tokenize("東京都"), chars.encode_with_offsets("東京都")
     (['東京', '都'], ([0, 3], [(0, 2), (2, 3)]))
     """
-
-    #: The name the model file stores.
-    _PRESET = "MaxMatch"
 
     def __init__(
         self,
@@ -252,9 +253,7 @@ class MaxMatch:
         ids, rows = self._batch(texts, num_threads, offsets=False)
         if flat:
             return ids, rows
-        flat_ids = ids.tolist()
-        r = rows.tolist()
-        return [flat_ids[a:b] for a, b in zip(r[:-1], r[1:])]
+        return int_lists_of(ids, rows)  # made in compiled code, ids as shared ints
 
     def encode_batch_with_offsets(self, texts: Sequence[str] | Sequence[bytes], *, num_threads: int | None = None):
         """``(ids, starts, ends, row_splits)`` NumPy arrays for many texts;
@@ -264,8 +263,6 @@ class MaxMatch:
         return out[0], out[1], out[2], rows
 
     def _batch(self, texts, num_threads, offsets: bool):
-        from ...parallel import concat_segments, map_text_runs, resolve_threads
-
         if isinstance(texts, (str, bytes)) or not isinstance(texts, Sequence):
             raise TypeError(f"expected a sequence of texts, found {type(texts).__name__}")
         resolve_threads(num_threads)  # checks its type
@@ -412,19 +409,11 @@ class MaxMatch:
         return encode_arrow(self, texts, num_threads=num_threads, null=null, offsets=offsets)
 
     # ------------------------------------------------------ files and pickles
-    def save(self, path: str | os.PathLike) -> None:
-        """Write this tokenizer to one file; :func:`segkit.load` reads it back
-        (every value checked, nothing rebuilt)."""
-        from ...models import save
-
-        save(self, path)
-
+    # (save, load and pickling come from segkit.presets.base.Preset)
     def _settings(self) -> dict:
         return {"unit": self.unit, "direction": self.direction, "unknown": self.unknown}
 
     def _model_state(self):
-        from ...models import automaton_arrays
-
         aconf, arrays = automaton_arrays(self._automaton, "automaton")
         arrays.update(self._table.state())
         config = self._settings()
@@ -437,8 +426,6 @@ class MaxMatch:
         settings, the token table, and the automaton, which must be the one
         the table's tokens give (trie checked against them, failure links
         recomputed)."""
-        from ...models import automaton_from_arrays
-
         for k in ("unit", "direction", "unknown"):
             if k not in config:
                 raise ValueError(f"{source}: setting {k!r} is missing")
@@ -464,14 +451,13 @@ class MaxMatch:
     def _restore(self, config: dict) -> None:
         """Subclasses: take their own settings from a model file's config."""
 
-    def __reduce__(self):
+    def _parts(self) -> tuple:
         # Pickles as arrays (no rebuild, no validation: unpickling runs code anyway).
-        return (_from_parts, (type(self), self._table.data, self._table.ends, self._table.key_ids, self._settings(),
-                              self._automaton))
+        return (self._table.data, self._table.ends, self._table.key_ids, self._settings(), self._automaton)
 
-
-def _from_parts(cls, data, ends, key_ids, settings, automaton):
-    obj = cls.__new__(cls)
-    obj._assemble(TokenTable(settings["unit"], data, ends, key_ids), settings["unit"], settings["direction"],
-                  settings["unknown"], automaton)
-    return obj
+    @classmethod
+    def _from_parts(cls, data, ends, key_ids, settings, automaton):
+        obj = cls.__new__(cls)
+        obj._assemble(TokenTable(settings["unit"], data, ends, key_ids), settings["unit"], settings["direction"],
+                      settings["unknown"], automaton)
+        return obj

@@ -61,27 +61,20 @@ class RWKVWorld(MaxMatch):
     ['a', '', '', '😀']
     """
 
-    _PRESET = "RWKVWorld"
-
     def __init__(self, path: str | os.PathLike | None = None) -> None:
-        from ...cache import cache_key, cacheable_file, cached
-        from ...models import load
+        from ...models.cache import cacheable_file
 
         if path is None:
             raw = _bundled_raw()
-            key = cache_key("rwkv-world", {"file": BUNDLED_FILE}, raw)
-            built = cached(key, lambda: RWKVWorld._build(_decompress(raw), BUNDLED_FILE), load)
+            built = RWKVWorld._cached("rwkv-world", {"file": BUNDLED_FILE}, raw,
+                                      lambda: RWKVWorld._build(_decompress(raw), BUNDLED_FILE))
         else:
             source = cacheable_file(path)
             if source is not None:
-                key = cache_key("rwkv-world", {}, source)
-                built = cached(key, lambda: RWKVWorld._build(source, str(path)), load)
+                built = RWKVWorld._cached("rwkv-world", {}, source, lambda: RWKVWorld._build(source, str(path)))
             else:
                 tokens, ids = read_rwkv_vocab(path)
                 built = RWKVWorld._from_tokens(tokens, ids, str(path))
-        if not isinstance(built, RWKVWorld):  # a cache entry of another kind: never ours to use
-            built = RWKVWorld._build(_decompress(_bundled_raw()) if path is None else Path(path).read_bytes(),
-                                     str(path or BUNDLED_FILE))
         self._assemble(built._table, "byte", "forward", "error", built._automaton)
 
     @classmethod
@@ -114,7 +107,7 @@ class RWKVWorld(MaxMatch):
 def _bundled_raw() -> bytes:
     """The bundled file's bytes: from the ``vocabularies/`` folder beside the
     package in a source checkout, else from the installed package."""
-    from ...resources import vocabularies_dir
+    from ...models.bundled import vocabularies_dir
 
     checkout = Path(__file__).resolve().parents[3] / "vocabularies" / BUNDLED_FILE
     path = checkout if checkout.is_file() else vocabularies_dir() / BUNDLED_FILE

@@ -28,7 +28,7 @@ import re
 import warnings
 from pathlib import Path
 
-from ...vocab import VocabularyError, check_ids
+from ...models.vocabulary import VocabularyError, check_ids
 from .literal import LiteralError, parse_literal
 
 __all__ = ["read_rwkv_vocab", "parse_rwkv_vocab", "DuplicateTokenWarning"]

@@ -17,7 +17,7 @@ from typing import Sequence
 
 import numpy as np
 
-from ...vocab import VocabularyError, check_ids
+from ...models.vocabulary import VocabularyError, check_ids
 from .rwkv_file import DuplicateTokenWarning, warn_duplicates
 
 __all__ = ["TokenTable", "DuplicateTokenWarning"]
