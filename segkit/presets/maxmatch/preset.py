@@ -22,9 +22,10 @@ from ...engine import utf8
 from ...engine.dispatch import resolve_entry
 from ...engine.kernels import LOOKAHEAD
 from ...models.parts import automaton_arrays, automaton_from_arrays
-from ...runtime.boxing import int_lists_of
+from ...runtime.boxing import _shared_ints, int_lists_of
 from ...runtime.threads import concat_segments, map_text_runs, resolve_threads
 from ..base import Preset
+from .one_text import SURROGATE, str_into
 from .streaming import StreamDecoder
 from .tokens import TokenTable
 
@@ -167,7 +168,8 @@ class MaxMatch(Preset):
         # Whether the engine can emit the no-token marker (checked after matching).
         self._check_unknown = unknown == "error" and not (unit == "byte" and table.single_bytes() == 256)
         self._local = threading.local()
-        self._one = utf8.segment_str_list if unit == "byte" and utf8.READS_STR else None
+        self._one = str_into if unit == "byte" and utf8.READS_STR else None
+        self._ints = _shared_ints(table.size)
         self._mask = np.int64(LOOKAHEAD if automaton.lookahead else 0)
         self._one_resolved = False
 
@@ -182,18 +184,43 @@ class MaxMatch(Preset):
                 scratch = self._local.flat
             except AttributeError:
                 scratch = self._local.flat = np.empty(5 * _ONE_TEXT, dtype=np.int32)
+            holder = [None]
             if self._one_resolved:
-                ids = one(text, self._packed, scratch, self._backward, self._mask)
+                status = one(id(holder), text, self._packed, scratch, self._backward, self._mask, self._ints)
             else:
-                ids, self._one = resolve_entry(one, text, self._packed, scratch, self._backward, self._mask)
+                status, self._one = resolve_entry(one, id(holder), text, self._packed, scratch, self._backward,
+                                                  self._mask, self._ints)
                 self._one_resolved = True
-            if not ids and text:
-                utf8.raise_surrogate(text, -1 - int(scratch[0]))
+            if status:
+                if status == SURROGATE:
+                    utf8.raise_surrogate(text, int(scratch[0]))
+                raise MemoryError(f"out of memory making the ids of a text of {len(text):,} characters")
+            ids = holder[0]
         else:
-            ids = self._automaton.segment_id_list(self._check_text(text), pretokenize=False)
+            text = self._check_text(text)
+            if self.unit == "byte":
+                ids = self._ids_of_long(text)
+            else:
+                ids = self._automaton.segment_id_list(text, pretokenize=False)
         if self._check_unknown and _NO_TOKEN in ids:
             self._raise_unknown(text)
         return ids
+
+    def _ids_of_long(self, text: str | bytes) -> list[int]:
+        """The ids of a text too long for the per-thread scratch (or bytes):
+        matched by the batch kernels, the list made with shared ints."""
+        if isinstance(text, str):
+            try:
+                raw = text.encode("utf-8")
+            except UnicodeEncodeError as e:
+                utf8.raise_surrogate(text, e.start)
+        else:
+            raw = text
+        data = utf8.text_bytes(raw)
+        out, _ = self._automaton.segment_code_points(data, np.array([0, data.size], dtype=np.int64), offsets=False,
+                                                     pretokenize=False)
+        ids = out[0]
+        return int_lists_of(ids, np.array([0, ids.size], dtype=np.int64))[0]
 
     def _check_text(self, text: object) -> str | bytes:
         if isinstance(text, str):

@@ -30,18 +30,18 @@ BUNDLED_SHA256 = "e6dee3d4e31b4d5c40ac99508ac6c701ceef4bed681bf2167ce9a908552bca
 class RWKVWorld(MaxMatch):
     """The RWKV World tokenizer (RWKV-4/5/6/7 "World" models).
 
+    All methods are those of :class:`segkit.MaxMatch`.  Id 0 is the models'
+    end-of-text token; it has no bytes (the file does not list it), so
+    decoding it raises: drop it first.
+
     Parameters
     ----------
     path
         An RWKV vocabulary file (``ID LITERAL LENGTH`` lines; see
         :mod:`segkit.presets.maxmatch.rwkv_file`); default: the bundled
         ``rwkv_vocab_v20230424.txt``.  A large file is built once and kept
-        in segkit's model cache (:mod:`segkit.cache`): later processes load
-        it in milliseconds.
-
-    All methods are those of :class:`segkit.MaxMatch`.  Id 0 is the models'
-    end-of-text token; it has no bytes (the file does not list it), so
-    decoding it raises: drop it first.
+        in segkit's model cache (:mod:`segkit.models.cache`): later
+        processes load it in milliseconds.
 
     Examples
     --------
