@@ -23,6 +23,7 @@ from ...engine.dispatch import resolve_entry
 from ...engine.kernels import LOOKAHEAD
 from ...models.parts import automaton_arrays, automaton_from_arrays
 from ...runtime.boxing import _shared_ints, int_lists_of
+from ...runtime.gcpause import paused_gc
 from ...runtime.threads import concat_segments, map_text_runs, resolve_threads
 from ..base import Preset
 from .one_text import SURROGATE, str_into
@@ -280,7 +281,8 @@ class MaxMatch(Preset):
         ids, rows = self._batch(texts, num_threads, offsets=False)
         if flat:
             return ids, rows
-        return int_lists_of(ids, rows)  # made in compiled code, ids as shared ints
+        with paused_gc():  # many lists at once: no collection walking the process meanwhile
+            return int_lists_of(ids, rows)  # made in compiled code, ids as shared ints
 
     def encode_batch_with_offsets(self, texts: Sequence[str] | Sequence[bytes], *, num_threads: int | None = None):
         """``(ids, starts, ends, row_splits)`` NumPy arrays for many texts;

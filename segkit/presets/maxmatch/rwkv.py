@@ -75,7 +75,7 @@ class RWKVWorld(MaxMatch):
             else:
                 tokens, ids = read_rwkv_vocab(path)
                 built = RWKVWorld._from_tokens(tokens, ids, str(path))
-        self._assemble(built._table, "byte", "forward", "error", built._automaton)
+        self.__dict__.update(built.__dict__)  # assembled already (a new object only for the constructor's sake)
 
     @classmethod
     def _build(cls, raw: bytes, source: str) -> "RWKVWorld":
