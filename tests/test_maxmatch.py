@@ -291,3 +291,22 @@ def test_small_tokenizer_json_files(tmp_path):
         segkit.MaxMatch.from_tokenizer_json(write({"model": {"vocab": {"é€": 0}}, "decoder": {"type": "ByteLevel"}}))
     with pytest.raises(ValueError, match="expected str -> int"):
         segkit.MaxMatch.from_tokenizer_json(write({"model": {"vocab": {"a": "0"}}}))
+
+
+def test_one_tokenizer_shared_by_threads():
+    from threads import run_in_threads
+
+    mm = segkit.MaxMatch([bytes([b]) for b in range(256)] + [b"ab", b"abab", "你好".encode(), b"\xe4\xbd"])
+    texts = [("ab" * k + "你好" * (k % 5) + "x" * (k % 3)) for k in range(200)] + ["a" * 5000]
+    vocab = mm.get_vocab()
+    want = [[t for t, _, _ in greedy(vocab, s.encode())] for s in texts]
+    errors = []
+
+    def work(k: int) -> None:
+        for _ in range(5):
+            for s, w in zip(texts[k::4], want[k::4]):
+                if mm.encode(s) != w or mm.encode_with_offsets(s)[0] != w:
+                    errors.append(s)
+
+    run_in_threads(work, 4)
+    assert not errors

@@ -12,7 +12,10 @@ matches the UTF-8 bytes of a text.  A ``str`` is encoded once:
   :func:`byte_bounds`.
 
 A lone surrogate cannot be encoded: the error names the text and the
-position, as ``str.encode`` does (:func:`raise_surrogate`).  Token offsets
+position, as ``str.encode`` does (:func:`raise_surrogate`).  Invariant of
+the compiled encoders: the output buffer holds ``4 *`` the characters read
+(no UTF-8 character is longer), so no write is ever out of bounds; cost:
+one pass over the characters.  Token offsets
 are in bytes; for a ``str`` they convert to characters with
 :func:`to_char_offsets` (a token that starts or ends inside a character
 covers the whole character).

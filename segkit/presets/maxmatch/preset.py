@@ -474,11 +474,7 @@ class MaxMatch(Preset):
         table.check_shadowed(automaton, source)
         obj = cls.__new__(cls)
         obj._assemble(table, unit, direction, unknown, automaton)
-        obj._restore(config)
         return obj
-
-    def _restore(self, config: dict) -> None:
-        """Subclasses: take their own settings from a model file's config."""
 
     def _parts(self) -> tuple:
         # Pickles as arrays (no rebuild, no validation: unpickling runs code anyway).

@@ -89,9 +89,6 @@ class RWKVWorld(MaxMatch):
         obj._assemble(table, "byte", "forward", "error")
         return obj
 
-    def _settings(self) -> dict:
-        return {"unit": "byte", "direction": "forward", "unknown": "error"}
-
     @classmethod
     def _from_model(cls, config: dict, arrays: dict, blobs: dict, source: str):
         obj = super()._from_model(config, arrays, blobs, source)

@@ -170,8 +170,8 @@ class TokenTable:
 
     def shadowed(self) -> tuple[np.ndarray, np.ndarray]:
         """The ids with a token that are not keys (their token must be a
-        key's, of a higher id): ``(ids, bounds)`` with their tokens joined
-        in :attr:`data` order as ``data`` ranges."""
+        key's, of a higher id), and their tokens' lengths: ``(ids,
+        lengths)``."""
         lengths = np.diff(self.ends, prepend=0)
         present = lengths > 0
         present[self.key_ids] = False
