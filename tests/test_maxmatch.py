@@ -146,6 +146,9 @@ def test_bad_texts_and_ids_are_named():
     with pytest.raises(TypeError, match="found str 'x' at position 0"):
         mm.decode(["x"])
     assert mm.decode(np.array([0, 0])) == "aa"
+    assert mm.encode_batch(np.array(["a", "aa"])) == [[0], [0, 0]] and mm.encode_batch([]) == []
+    ids, rows = mm.encode_batch([], flat=True)
+    assert ids.size == 0 and rows.tolist() == [0]
 
 
 def test_long_texts_and_threads_agree():

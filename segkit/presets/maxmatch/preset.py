@@ -292,6 +292,8 @@ class MaxMatch(Preset):
         return out[0], out[1], out[2], rows
 
     def _batch(self, texts, num_threads, offsets: bool):
+        if isinstance(texts, np.ndarray) and texts.ndim == 1:
+            texts = texts.tolist()  # (a NumPy column of str or bytes)
         if isinstance(texts, (str, bytes)) or not isinstance(texts, Sequence):
             raise TypeError(f"expected a sequence of texts, found {type(texts).__name__}")
         resolve_threads(num_threads)  # checks its type
