@@ -210,7 +210,8 @@ class Automaton:
     available as views:
 
     ``cmap``
-        code point -> ``symbol << 2 | boundary class`` (two-level table);
+        code point -> ``symbol << 2 | boundary class`` (two-level table;
+        empty for the byte alphabet, where byte ``c`` is symbol ``c + 1``);
     ``trans``
         (slots, 2): double-array ``base`` and ``check``;
     ``fails``
