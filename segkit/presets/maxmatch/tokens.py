@@ -26,7 +26,7 @@ __all__ = ["TokenTable", "DuplicateTokenWarning"]
 class TokenTable:
     """Tokens by id and the keys the automaton matches (read-only)."""
 
-    __slots__ = ("unit", "data", "ends", "key_ids", "_by_id", "_index")
+    __slots__ = ("unit", "data", "ends", "key_ids", "_by_id", "_index", "_lengths")
 
     def __init__(self, unit: str, data: np.ndarray, ends: np.ndarray, key_ids: np.ndarray):
         self.unit = unit
@@ -35,6 +35,7 @@ class TokenTable:
         self.key_ids = key_ids  # int32: the ids matched (one per distinct token), ascending
         self._by_id = None
         self._index = None
+        self._lengths = None
 
     # ----------------------------------------------------------------- build
     @classmethod
@@ -118,11 +119,20 @@ class TokenTable:
             self._index = dict(zip(self.keys(), self.key_ids.tolist()))
         return self._index
 
+    @property
+    def lengths(self) -> np.ndarray:
+        """The byte length of each id's token (0: no token)."""
+        if self._lengths is None:
+            lengths = np.empty_like(self.ends)
+            lengths[0] = self.ends[0]
+            np.subtract(self.ends[1:], self.ends[:-1], out=lengths[1:])
+            self._lengths = lengths
+        return self._lengths
+
     def single_bytes(self) -> int:
         """How many of the 256 single bytes are tokens (``unit="byte"``)."""
-        lengths = np.diff(self.ends, prepend=0)
-        first = self.data[(self.ends - lengths)[lengths == 1]]
-        return int(np.unique(first).size)
+        one = self.lengths == 1
+        return int(np.count_nonzero(np.bincount(self.data[self.ends[one] - 1], minlength=256)))
 
     # ------------------------------------------------------------ persistence
     def state(self) -> dict[str, np.ndarray]:
@@ -166,13 +176,15 @@ class TokenTable:
             if ((data[starts] & 0xC0) == 0x80).any():
                 raise bad("a token starts inside a character")
         # Copies: nothing keeps the file's buffer alive once load returns.
-        return cls(unit, np.array(data), np.array(ends), np.array(keys))
+        table = cls(unit, np.array(data), np.array(ends), np.array(keys))
+        table._lengths = lengths
+        return table
 
     def shadowed(self) -> tuple[np.ndarray, np.ndarray]:
         """The ids with a token that are not keys (their token must be a
         key's, of a higher id), and their tokens' lengths: ``(ids,
         lengths)``."""
-        lengths = np.diff(self.ends, prepend=0)
+        lengths = self.lengths
         present = lengths > 0
         present[self.key_ids] = False
         ids = np.flatnonzero(present)
@@ -209,7 +221,7 @@ class TokenTable:
         ids = self.key_ids
         if self.unit == "byte":
             ends = self.ends[ids]
-            starts = ends - np.diff(self.ends, prepend=0)[ids]
+            starts = ends - self.lengths[ids]
             return self.data, starts, ends, ids
         keys = self.keys()
         text = "".join(keys)
