@@ -94,6 +94,19 @@ class Kernel(_StandIn):
     def __repr__(self) -> str:
         return f"<segkit kernel {self.__module__}.{self.__qualname__}>"
 
+    def __reduce__(self):
+        # By name, as functions pickle: the receiving process imports it.
+        return (_kernel_named, (self.__module__, self.__qualname__))
+
+
+def _kernel_named(module: str, qualname: str) -> Any:
+    import importlib
+
+    obj: Any = importlib.import_module(module)
+    for part in qualname.split("."):
+        obj = getattr(obj, part)
+    return obj
+
 
 def dispatcher_of(obj: Any) -> Any:
     """The Numba dispatcher of a kernel (loading Numba if needed); anything
@@ -187,6 +200,21 @@ def _numba_function(name: str) -> Any:
 literally = _numba_function("literally")
 
 
+_on_load: list[Callable[[], Any]] = []
+
+
+def on_load(fn: F) -> F:
+    """Run ``fn()`` when Numba is loaded for the kernels (before any is
+    made), or now if it is: to bind Numba internals that compiled code uses
+    as module globals (a module cannot import them at import time)."""
+    with _lock:
+        if not _ready:
+            _on_load.append(fn)
+            return fn
+    fn()
+    return fn
+
+
 def _dispatcher(py_func: Callable[..., Any], options: dict[str, Any], literal: tuple[str, ...] = ()) -> Any:
     import inspect
 
@@ -216,6 +244,8 @@ def materialize() -> None:
     """Load Numba, register the extensions and make every kernel's
     dispatcher; rebind the module globals that hold stand-ins."""
     global _ready
+    if _ready:
+        return
     with _lock:
         if _ready:
             return
@@ -225,6 +255,9 @@ def materialize() -> None:
 
         kernel_cache.install_typeof(_StandIn, dispatcher_of)
         kernel_cache.install_listeners()
+        for fn in _on_load:
+            fn()
+        _on_load.clear()
         pending = list(_stand_ins)
         # Extensions first: a kernel may be compiled as soon as it exists.
         for s in pending:
