@@ -13,10 +13,9 @@ characters it came from, so token offsets map back to the original text.
 
 from __future__ import annotations
 
-from functools import lru_cache
-
 import numpy as np
 
+from ..runtime import jit
 from ..runtime.jit import kernel, overload
 from .charmap import _N_PAGES, MAX_CODE_POINT, two_level
 from .kernels import SENTINEL, _ix, _segment_range, grown_rows
@@ -36,19 +35,24 @@ def build_rewrite_table(mapping: dict[int, str], delete: np.ndarray | None = Non
     length followed by its code points.
     """
     flat = np.zeros(0x110000, dtype=np.int32)
-    pool = [0]
-    for cp, rep in sorted(mapping.items()):
-        if rep == chr(cp):
-            continue
-        if not rep:
-            flat[cp] = DELETE
-            continue
-        flat[cp] = len(pool)
-        pool.append(len(rep))
-        pool.extend(ord(ch) for ch in rep)
+    items = sorted((cp, rep) for cp, rep in mapping.items() if rep != chr(cp))
+    cps = np.fromiter((cp for cp, _ in items), dtype=np.int64, count=len(items))
+    lengths = np.fromiter((len(rep) for _, rep in items), dtype=np.int64, count=len(items))
+    flat[cps[lengths == 0]] = DELETE
+    # The pool: 0, then for each replacement in code point order its length
+    # and its code points (built with whole-array operations).
+    kept = lengths > 0
+    n = lengths[kept]
+    heads = 1 + np.cumsum(n + 1) - (n + 1)  # where each entry's length goes
+    pool = np.zeros(1 + int((n + 1).sum()), dtype=np.int32)
+    pool[heads] = n
+    chars = "".join(rep for _, rep in items).encode("utf-32-le", "surrogatepass")
+    firsts = np.cumsum(n) - n
+    pool[np.repeat(heads + 1 - firsts, n) + np.arange(int(n.sum()))] = np.frombuffer(chars, dtype=np.uint32)
+    flat[cps[kept]] = heads
     if delete is not None:
         flat[delete] = DELETE
-    return two_level(flat), np.asarray(pool, dtype=np.int32)
+    return two_level(flat), pool
 
 
 # Packed layout: header of section offsets, then the table, the pool, the
@@ -475,26 +479,24 @@ def _text_code_points(text, scratch):
     raise NotImplementedError("compiled code only")
 
 
-#: Numba's internal reader of one code point of a str (set when the overload
-#: below is first typed; a module global, as compiled code wants it).
+#: Numba's internal reader of one code point of a str, a module global of
+#: compiled code: bound when Numba loads (None if this Numba lacks it).
 _get_code_point = None
 
 
-def _code_point_reader():
-    """Numba's internal reader of one code point of a str, or None."""
+@jit.on_load
+def _bind_code_point_reader() -> None:
+    global _get_code_point
     try:
         from numba.cpython.unicode import _get_code_point
     except ImportError:  # pragma: no cover
-        return None
-    return _get_code_point
+        pass
 
 
 @overload(_text_code_points, jit_options={"cache": True, "nogil": True})
 def _ov_text_code_points(text, scratch):
     from numba import types
 
-    global _get_code_point
-    _get_code_point = _code_point_reader()
     if isinstance(text, types.UnicodeType):
         if _get_code_point is None:  # pragma: no cover (another Numba: callers pass arrays)
             return None
@@ -511,14 +513,14 @@ def _ov_text_code_points(text, scratch):
     return None
 
 
-@lru_cache(maxsize=1)
 def reads_str() -> bool:
     """Whether single-text kernels can read a str directly (Numba's unicode
     type, read through its internal ``_get_code_point``): the str's own
     memory is read, where converting it to an array first costs a bytes
-    object and a NumPy array per call (about half a microsecond).  Asked
-    when a text is first encoded (it imports part of Numba)."""
-    return _code_point_reader() is not None
+    object and a NumPy array per call (about half a microsecond).  Loads
+    Numba (the caller is about to run a kernel)."""
+    jit.materialize()
+    return _get_code_point is not None
 
 
 @kernel(inline="always")

@@ -62,40 +62,54 @@ STATS: dict[str, Any] = {"loaded": 0, "loaded_portable": 0, "compiled": 0, "comp
 _lock = threading.Lock()
 
 #: Top-level imports (where a kernel's globals come from; imports inside
-#: functions serve Python code).
-_IMPORT = re.compile(r"^from\s+(\.+)([\w.]*)\s+import\s+([^#\n]+)|^from\s+([\w.]+)\s+import\s+([^#\n]+)"
-                     r"|^import\s+([\w.]+)", re.M)
-_MARKER = re.compile(r"^\s*@(?:kernel|intrinsic|overload)\b", re.M)
+#: functions serve Python code): ``from .x.y import a, b`` / ``import a.b``.
+_IMPORT = re.compile(rb"^from[ \t]+(\.*)([\w.]*)[ \t]+import[ \t]+(?:\(([^)]*)\)|([\w, \t]+))|^import[ \t]+([\w.]+)",
+                     re.M)
+_MARKER = re.compile(rb"^[ \t]*@(?:kernel|intrinsic|overload)\b", re.M)
 
 
 # ------------------------------------------------------------------ stamps
-def _module_file(root: Path, package: str, dotted: str) -> list[Path]:
-    """Files of module ``dotted`` (absolute, in the package at ``root``)."""
-    parts = dotted.split(".")
-    if parts[0] != package:
-        return []
-    base = root.joinpath(*parts[1:])
-    return [p for p in (base.with_suffix(".py"), base / "__init__.py") if p.is_file()]
+def _package_sources(root: str) -> tuple[dict[str, bytes], set[str]]:
+    """Dotted module name -> source bytes of every module of the package at
+    ``root`` (one scan of the folder, no other file system calls), and the
+    names that are packages (``__init__.py``)."""
+    package = os.path.basename(root)
+    found: dict[str, bytes] = {}
+    packages: set[str] = set()
+    todo = [(root, package)]
+    while todo:
+        folder, dotted = todo.pop()
+        with os.scandir(folder) as entries:
+            for e in entries:
+                if e.is_dir(follow_symlinks=False):
+                    if e.name != "__pycache__" and not e.name.startswith("."):
+                        todo.append((e.path, f"{dotted}.{e.name}"))
+                elif e.name.endswith(".py"):
+                    stem = e.name[:-3]
+                    if stem == "__init__":
+                        packages.add(dotted)
+                    with open(e.path, "rb") as fh:
+                        found[dotted if stem == "__init__" else f"{dotted}.{stem}"] = fh.read()
+    return found, packages
 
 
-def _imports(path: Path, root: Path, package: str, text: str) -> set[Path]:
-    """The files of ``package`` that the file ``path`` imports from."""
-    here = path.relative_to(root).with_suffix("").parts
-    current = [package, *here[:-1]] if here[-1] != "__init__" else [package, *here[:-1]]
-    found: set[Path] = set()
+def _imported_modules(module: str, is_package: bool, text: bytes, known: dict) -> set[str]:
+    """The modules of ``known`` that ``module``'s top-level imports name."""
+    here = module.split(".") if is_package else module.split(".")[:-1]
+    out: set[str] = set()
     for m in _IMPORT.finditer(text):
-        if m.group(1) is not None:  # relative
-            up = len(m.group(1)) - 1
-            base = current[: len(current) - up] if up else current
-            mod = ".".join([*base, m.group(2)] if m.group(2) else base)
-            names = m.group(3)
+        if m.group(5) is not None:
+            target = m.group(5).decode()
+            names: list[str] = []
         else:
-            mod = m.group(4) or m.group(6)
-            names = m.group(5) or ""
-        found.update(_module_file(root, package, mod))
-        for name in re.findall(r"\w+", names):  # ``from . import x``: x may be a module
-            found.update(_module_file(root, package, f"{mod}.{name}"))
-    return found
+            dots, name = len(m.group(1)), m.group(2).decode()
+            base = here[: len(here) - (dots - 1)] if dots else []
+            target = ".".join([*base, name] if name else base)
+            names = re.findall(r"\w+", (m.group(3) or m.group(4)).decode())
+        for candidate in [target, *(f"{target}.{n}" for n in names)]:  # ``from . import x``: x may be a module
+            if candidate in known:
+                out.add(candidate)
+    return out
 
 
 @lru_cache(maxsize=None)
@@ -103,23 +117,22 @@ def source_digest(root: str) -> str:
     """Digest of the files of the package at ``root`` that compiled code can
     depend on: those declaring kernels or Numba extensions (``@kernel``,
     ``@intrinsic``, ``@overload``) and, transitively, the package files they
-    import from (constants and inlined helpers come from there)."""
-    top = Path(root)
-    package = top.name
-    texts = {p: p.read_bytes() for p in top.rglob("*.py") if "__pycache__" not in p.parts}
-    todo = [p for p, b in texts.items() if _MARKER.search(b.decode("utf-8", "replace"))]
-    closure: set[Path] = set()
+    import from at top level (constants and inlined helpers come from
+    there).  One read of the package's sources; a few milliseconds."""
+    sources, packages = _package_sources(root)
+    todo = [m for m, text in sources.items() if _MARKER.search(text)]
+    closure: set[str] = set()
     while todo:
-        p = todo.pop()
-        if p in closure or p not in texts:
+        m = todo.pop()
+        if m in closure:
             continue
-        closure.add(p)
-        todo.extend(_imports(p, top, package, texts[p].decode("utf-8", "replace")) - closure)
+        closure.add(m)
+        todo.extend(_imported_modules(m, m in packages, sources[m], sources) - closure)
     h = hashlib.sha256()
-    for p in sorted(closure):
-        h.update(p.relative_to(top).as_posix().encode())
+    for m in sorted(closure):
+        h.update(m.encode())
         h.update(b"\0")
-        h.update(hashlib.sha256(texts[p]).digest())
+        h.update(hashlib.sha256(sources[m]).digest())
     return h.hexdigest()
 
 

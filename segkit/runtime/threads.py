@@ -14,7 +14,8 @@ kernels instead of running before all of them.
 from __future__ import annotations
 
 import os
-from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
 import numpy as np
 
 from ..engine.automaton import text_lengths
@@ -25,7 +26,7 @@ from ..engine.automaton import text_lengths
 #: 199,000; a hand-off to the pool costs a few hundred microseconds.
 MIN_CHARS_PER_THREAD = 65_536
 
-_POOLS: dict[int, ThreadPoolExecutor] = {}
+_POOLS: dict[int, Any] = {}  # ThreadPoolExecutor by size (concurrent.futures imported on first use)
 if hasattr(os, "register_at_fork"):
     # A forked child has none of the parent's threads: a pool inherited from
     # the parent would queue work that nothing runs (a hang).  The child
@@ -44,9 +45,11 @@ def resolve_threads(num_threads: int | None) -> int:
     return num_threads
 
 
-def _pool(n: int) -> ThreadPoolExecutor:
+def _pool(n: int):
     pool = _POOLS.get(n)
     if pool is None:
+        from concurrent.futures import ThreadPoolExecutor
+
         pool = _POOLS[n] = ThreadPoolExecutor(max_workers=n, thread_name_prefix="segkit")
     return pool
 

@@ -34,11 +34,17 @@ from functools import lru_cache
 from typing import Callable, Iterable
 
 import numpy as np
-import regex
+
 from ...runtime.jit import kernel
 
 #: Rust ``regex``'s Unicode ``\w`` (what HF's boundary tests use; ``\s`` is :func:`_spaces`).
-_WORD = regex.compile(r"[\p{Alphabetic}\p{M}\p{Nd}\p{Pc}\p{Join_Control}]")
+@lru_cache(maxsize=1)
+def _word():
+    """A word character, as HF's single_word sees one (``regex`` is
+    imported on first use: about 20 ms)."""
+    import regex
+
+    return regex.compile(r"[\p{Alphabetic}\p{M}\p{Nd}\p{Pc}\p{Join_Control}]")
 #: HuggingFace BertNormalizer's CJK ranges (``handle_chinese_chars``).
 _CJK = ((0x4E00, 0x9FFF), (0x3400, 0x4DBF), (0x20000, 0x2A6DF), (0x2A700, 0x2B73F), (0x2B740, 0x2B81F),
         (0x2B920, 0x2CEAF), (0xF900, 0xFAFF), (0x2F800, 0x2FA1F))
@@ -332,14 +338,15 @@ class AddedVocabulary:
         n = len(sentence)
         start_offset = 0
         spaces = _spaces()
+        word = _word()
         for m in pattern.finditer(sentence):
             start, stop = m.span()
             i = ids[m.group()]
             tok = self.tokens[i]
             if tok.single_word:
-                if start > 0 and _WORD.match(sentence, start - 1):
+                if start > 0 and word.match(sentence, start - 1):
                     continue
-                if stop < n and _WORD.match(sentence, stop):
+                if stop < n and word.match(sentence, stop):
                     continue
             if tok.lstrip:
                 s = start
@@ -437,6 +444,8 @@ def _alternation(strings: dict[str, int]):
     if not strings:
         return None
     ordered = sorted(strings, key=lambda s: (-len(s), s))
+    import regex
+
     return regex.compile("|".join(regex.escape(s) for s in ordered))
 
 
