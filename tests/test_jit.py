@@ -260,3 +260,12 @@ def test_compiling_is_announced_once_on_a_terminal(tmp_path: Path) -> None:
     # Not when standard error is a pipe or a file, and not when nothing compiles.
     assert "compiling" not in _stderr_of(tmp_path, {"SEGKIT_JIT_SHIPPED": "0"}, tty=False)
     assert "compiling" not in _stderr_of(tmp_path, {"SEGKIT_JIT_SHIPPED": "0"}, tty=True)
+
+
+def test_a_kernel_pickles_by_name() -> None:
+    import pickle
+
+    from segkit.engine import kernels
+
+    again = pickle.loads(pickle.dumps(kernels.segment_batch))
+    assert again is kernels.segment_batch

@@ -95,6 +95,40 @@ def _chinese(folder: Path) -> None:
     segkit.load(path).cut_batch(CHINESE)
 
 
+def _maxmatch(folder: Path) -> None:
+    import segkit
+
+    texts = ["Hello, 世界! 😀 naïve", "a second text", ""]
+    for _ in range(2):  # built, then mapped from the model cache
+        tok = segkit.RWKVWorld()
+        for text in texts:
+            ids = tok.encode(text)
+            tok.tokenize(text)
+            tok.encode_with_offsets(text)
+            tok.decode(ids)
+        tok.encode(texts[0].encode("utf-8"))
+        tok.encode_batch(texts)
+        tok.encode_batch([t.encode("utf-8") for t in texts])
+        tok.encode_batch_with_offsets(texts)
+        dec = tok.stream_decoder()
+        for i in tok.encode("a😀"):
+            dec.step(i)
+    path = folder / "rwkv.segkit"
+    tok.save(path)
+    segkit.load(path).encode_batch(texts)
+    for unit, direction, unknown in (("byte", "forward", "error"), ("byte", "backward", 0), ("char", "forward", 0),
+                                     ("char", "backward", "error")):
+        vocab = ["a", "aa", "b", "東京", "京", "東", "都", " "] if unit == "char" else \
+            [bytes([b]) for b in range(256)] + [b"aa", "東京".encode()]
+        mm = segkit.MaxMatch(vocab, unit=unit, direction=direction, unknown=unknown)
+        for text in ("aab 東京都", ""):
+            mm.encode(text)
+            mm.tokenize(text)
+            mm.encode_with_offsets(text)
+        mm.encode_batch(["aab 東京都", "b"])
+        mm.encode_batch_with_offsets(["aab 東京都", "b"])
+
+
 def _training(folder: Path) -> None:
     import segkit
 
@@ -117,6 +151,8 @@ def _commands(folder: Path, main: Callable[[list[str]], int]) -> None:
         ["tokenize", "--format", "ids", "--input", str(en)],
         ["tokenize", "--format", "json", "--pretrained", "bert-base-multilingual-cased", "x y"],
         ["encode", "--format", "json", "--max-length", "8", "--padding", "max_length", "--input", str(en)],
+        ["tokenize", "--model", "rwkv-world", "Hello, 世界!"],
+        ["tokenize", "--model", "rwkv-world", "--format", "json", "--input", str(en)],
         ["cut", str(zh)],
         ["cut", "--mode", "backward", "--keep-whitespace", str(zh)],
         ["cut", "--mode", "bidirectional", str(zh)],
@@ -135,6 +171,7 @@ def _commands(folder: Path, main: Callable[[list[str]], int]) -> None:
 EXERCISES: dict[str, Callable[[Path], None]] = {
     "wordpiece": _wordpiece,
     "chinese": _chinese,
+    "maxmatch": _maxmatch,
     "training": _training,
 }
 
