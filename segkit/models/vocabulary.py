@@ -112,9 +112,11 @@ class Vocabulary:
         r"""The token of every id joined by ``"\n"`` (UTF-8), or None when a
         token contains a newline."""
         by_id = self.id_to_token
-        if any("\n" in t for t in by_id if t):
+        parts = by_id if None not in by_id else [t or "" for t in by_id]
+        joined = "\n".join(parts)
+        if joined.count("\n") != len(parts) - 1:  # some token holds a newline
             return None
-        return "\n".join(t or "" for t in by_id).encode("utf-8")
+        return joined.encode("utf-8")
 
     def to_marisa(self):
         """``(trie, mid_to_id, id_to_mid)``: the compact form (built if needed)."""
