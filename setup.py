@@ -44,10 +44,10 @@ class BuildWithKernels(build_py):
 
     def run(self) -> None:
         super().run()
+        out = (Path(self.build_lib) / "segkit" / "runtime" / "compiled").resolve()
+        shutil.rmtree(out, ignore_errors=True)  # never a stale one from an earlier build in this folder
         if getattr(self, "editable_mode", False) or os.environ.get("SEGKIT_PRECOMPILE", "1") == "0":
             return
-        out = (Path(self.build_lib) / "segkit" / "runtime" / "compiled").resolve()
-        shutil.rmtree(out, ignore_errors=True)
         out.mkdir(parents=True)
         env = dict(os.environ)
         env.update(

@@ -44,6 +44,7 @@ from __future__ import annotations
 import _common as C  # first: sys.path and RAYON_NUM_THREADS
 
 import argparse
+import fcntl
 import json
 import os
 import pickle
@@ -52,9 +53,11 @@ import re
 import select
 import shutil
 import statistics
+import struct
 import subprocess
 import sys
 import tempfile
+import termios
 import time
 from pathlib import Path
 
@@ -228,6 +231,8 @@ def _run_pty(argv: list[str], env: dict, timeout: float = 900) -> tuple[float, f
     """Run with standard error on a pseudo-terminal; returns (wall, seconds
     until a progress bar first shows a count above 0, exit status, stderr)."""
     master, slave = pty.openpty()
+    # A terminal of 100 columns: tqdm draws nothing on a terminal of width 0.
+    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 24, 100, 0, 0))
     t0 = time.perf_counter()
     # cwd: a folder without a segkit package (python -c puts the current
     # folder first on sys.path, which in a checkout would shadow the install).
