@@ -20,9 +20,10 @@ usual compiled pass.  HuggingFace's rules, reproduced here:
 * each added token is a word of its own: word ids count the pieces' words
   and the added tokens in text order.
 
-The splitting is Python (a ``regex`` alternation, longest first, which is
-leftmost-longest) but runs only on texts where an added token occurs: one
-scan of the joined batch finds them.  The pieces between tokens are matched
+The splitting is Python around one compiled search per text
+(:class:`segkit.engine.literals.LiteralSearch`: leftmost-longest, linear in
+the text however long the tokens) and runs only on texts where an added
+token occurs: one scan of the joined batch finds them.  The pieces between tokens are matched
 as one batch by the compiled pass, and a compiled loop stitches the added
 tokens back in.
 Nothing here runs for a tokenizer without added tokens.
@@ -201,34 +202,28 @@ def _code_points(text: str) -> np.ndarray:
 _FIND_STRINGS = 16
 
 
-def _matching_texts(strings: list[str], pattern, joined: str, seps: list[int]) -> list[int]:
+def _matching_texts(strings: list[str], search, joined: str, seps: list[int], cps=None) -> list[int]:
     """Indices of the texts (joined, their separators at ``seps``) that
-    contain one of ``strings`` (``pattern``: their alternation): one search
-    per such text and string."""
+    contain one of ``strings`` (``search``: their
+    :class:`~segkit.engine.literals.LiteralSearch`; ``cps``: the code points
+    of ``joined``, if already made).  A few strings: one ``str.find`` per
+    such text and string (a fast substring search); more: one compiled
+    search of the whole batch."""
     from bisect import bisect_left
 
+    if len(strings) > _FIND_STRINGS:
+        starts = search.find_code_points(_code_points(joined) if cps is None else cps)[0]
+        return np.unique(np.searchsorted(np.asarray(seps, dtype=np.int64), starts)).tolist()
     hits = []
-    end = len(joined)
-    if len(strings) <= _FIND_STRINGS:
-        for needle in strings:
-            find = joined.find
-            pos = find(needle)
-            while pos >= 0:
-                k = bisect_left(seps, pos)
-                hits.append(k)
-                if k >= len(seps):
-                    break
-                pos = find(needle, seps[k] + 1)
-        return hits
-    pos = 0
-    search = pattern.search
-    while pos < end:
-        m = search(joined, pos)
-        if m is None:
-            break
-        k = bisect_left(seps, m.start())
-        hits.append(k)
-        pos = seps[k] + 1 if k < len(seps) else end
+    for needle in strings:
+        find = joined.find
+        pos = find(needle)
+        while pos >= 0:
+            k = bisect_left(seps, pos)
+            hits.append(k)
+            if k >= len(seps):
+                break
+            pos = find(needle, seps[k] + 1)
     return hits
 
 
@@ -318,23 +313,25 @@ class AddedVocabulary:
                 raw.setdefault(tok.content, i)
         self._raw = raw
         self._norm = norm
-        self._raw_re = _alternation(raw)
-        self._norm_re = _alternation(norm)
+        self._raw_search = _searcher(raw)
+        self._norm_search = _searcher(norm)
         self.special_ids = frozenset(i for i, t in self.tokens.items() if t.special)
         used = {c for s in list(raw) + list(norm) for c in s}
         # Joins a batch for the search of candidate texts (None: every text is one).
         self._sep = next((c for c in ("\ufdd0", "\ufdd1", "\ufdd2", "\ufdd3", "\U0010fffe") if c not in used), None)
 
-    def _find(self, sentence: str, pattern, ids: dict[str, int], out: list, base: int, plain: Callable) -> None:
-        """HF ``find_matches`` over ``sentence``: ``out`` gets ``(id, start,
-        end)`` for tokens (positions in ``sentence`` + ``base``) and
-        ``plain(start, end)`` is called for the text between them."""
+    def _find(self, sentence: str, search, out: list, plain: Callable, cps=None) -> None:
+        """HF ``find_matches`` over ``sentence`` (``cps``: its code points,
+        if already made): ``out`` gets ``(id, start, end)`` for tokens and
+        ``plain(start, end)`` is called for the text between them.
+        ``search``: ``(LiteralSearch, ids of its strings)``."""
         n = len(sentence)
         start_offset = 0
         spaces = _spaces()
-        for m in pattern.finditer(sentence):
-            start, stop = m.span()
-            i = ids[m.group()]
+        finder, ids = search
+        starts, stops, which = finder.find_code_points(_code_points(sentence) if cps is None else cps)
+        for start, stop, k in zip(starts.tolist(), stops.tolist(), which.tolist()):
+            i = ids[k]
             tok = self.tokens[i]
             if tok.single_word:
                 if start > 0 and _WORD.match(sentence, start - 1):
@@ -360,17 +357,17 @@ class AddedVocabulary:
         """The pieces of ``text``: ``(id, start, end)`` for added tokens and
         ``(-1, start, end)`` for the text between (character offsets)."""
         pieces: list[tuple[int, int, int]] = []
-        if self._raw_re is not None:
+        if self._raw_search is not None:
             found: list = []
 
             def raw_plain(a: int, b: int) -> None:
                 found.append((-1, a, b))
 
-            self._find(text, self._raw_re, self._raw, found, 0, raw_plain)
+            self._find(text, self._raw_search, found, raw_plain)
             seq = found
         else:
             seq = [(-1, 0, len(text))] if text else []
-        if self._norm_re is None:
+        if self._norm_search is None:
             return seq
         for i, a, b in seq:
             if i >= 0:
@@ -378,7 +375,8 @@ class AddedVocabulary:
                 continue
             piece = text[a:b]
             normed = self.normalize(piece)
-            if not self._norm_re.search(normed):
+            normed_cps = _code_points(normed)
+            if not self._norm_search[0].find_code_points(normed_cps)[0].size:
                 pieces.append((-1, a, b))
                 continue
             # Where each normalized character comes from (HF aligns the
@@ -390,7 +388,7 @@ class AddedVocabulary:
             def norm_plain(s: int, e: int, out=out, origin=origin) -> None:
                 out.append((-1, int(origin[s]), int(origin[e - 1]) + 1))
 
-            self._find(normed, self._norm_re, self._norm, out, 0, norm_plain)
+            self._find(normed, self._norm_search, out, norm_plain, normed_cps)
             for j, s, e in out:
                 if j >= 0:
                     pieces.append((j, int(origin[s]), int(origin[e - 1]) + 1))
@@ -418,26 +416,27 @@ class AddedVocabulary:
             return np.arange(n, dtype=np.int64)
         joined = sep.join(texts)
         hits = np.zeros(n, dtype=bool)
-        if self._raw_re is not None:
+        if self._raw_search is not None:
             lengths = np.fromiter(map(len, texts), dtype=np.int64, count=n)
             seps = (np.cumsum(lengths + 1) - 1)[:-1].tolist()
-            hits[_matching_texts(list(self._raw), self._raw_re, joined, seps)] = True
-        if self._norm_re is not None:
+            hits[_matching_texts(list(self._raw), self._raw_search[0], joined, seps)] = True
+        if self._norm_search is not None:
             normed = self._vectorised().apply(_code_points(joined))
             seps = np.flatnonzero(normed == ord(sep)).tolist()
             if len(seps) != n - 1:  # a text holds the separator: look at every text
                 return np.arange(n, dtype=np.int64)
             text = normed.tobytes().decode("utf-32-le", "surrogatepass")
-            hits[_matching_texts(list(self._norm), self._norm_re, text, seps)] = True
+            hits[_matching_texts(list(self._norm), self._norm_search[0], text, seps, normed)] = True
         return np.flatnonzero(hits)
 
 
-def _alternation(strings: dict[str, int]):
-    """A pattern matching the strings leftmost-longest (longest alternative first)."""
+def _searcher(strings: dict[str, int]):
+    """``(LiteralSearch of the strings, their ids)``, or None for no strings."""
     if not strings:
         return None
-    ordered = sorted(strings, key=lambda s: (-len(s), s))
-    return regex.compile("|".join(regex.escape(s) for s in ordered))
+    from ..engine.literals import LiteralSearch
+
+    return LiteralSearch(list(strings)), list(strings.values())
 
 
 # ---------------------------------------------------------------- segmenting

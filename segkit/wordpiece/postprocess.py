@@ -32,6 +32,12 @@ HuggingFace's rules, reproduced here (``tokenizers`` 0.23,
   retypes the kept part), the slot's otherwise (:data:`O_OVF_SEQ_TYPES`).
 * Padding: to a fixed length or to the longest kept encoding of the batch,
   rounded up to a multiple; overflow pieces are padded to the same length.
+
+Numba's on-disk cache keys a compiled function by its own file only, yet the
+functions here compile the engine's matching loop into themselves
+(:func:`segkit.engine.kernels._segment_range`, its pops layout included):
+a change to that loop must change this file too, or a stale cache keeps the
+old loop (the last such change: failure pops read through list headers).
 """
 
 from __future__ import annotations
