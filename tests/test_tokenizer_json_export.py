@@ -83,3 +83,41 @@ def test_settings_hf_cannot_reproduce(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match="cjk='bert'"):
         segkit.WordPiece.bert(vocab, lowercase=True, cjk="bert").save_tokenizer_json(tmp_path / "t.json")
     assert not list(tmp_path.iterdir())  # nothing half-written
+
+
+def test_added_tokens_stay_out_of_the_model_vocabulary(tmp_path: Path) -> None:
+    """Issue 27: ``save_tokenizer_json`` put added tokens into
+    ``model.vocab``, where WordPiece matches them inside words: the reload
+    gave ``lowe ##r`` for ``lower`` (in segkit and in HF) where the tokenizer
+    gave ``low ##er``.  HF's own save keeps them out; so does segkit's now,
+    and both reloads tokenize as the tokenizer does."""
+    tokenizers = pytest.importorskip("tokenizers", reason="compares with HuggingFace tokenizers' own save")
+    vocab = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "l", "o", "w", "e", "r", "##o", "##w", "##e", "##r", "low", "##er"]
+    wp = segkit.WordPiece.bert(vocab)
+    wp.add_tokens([segkit.AddedToken("lowe", single_word=True), "newtok"])
+    wp.add_special_tokens(["<eot>"])
+    path = tmp_path / "t.json"
+    wp.save_tokenizer_json(path)
+    texts = ["lower", "lowe lower", "a lowe.", "newtok<eot>lowest", "lowerlowe"]
+    want = [wp.encode(t) for t in texts]
+    assert want[0].tokens == ["[CLS]", "low", "##er", "[SEP]"]
+    again = segkit.WordPiece.from_tokenizer_json(path)
+    hf = tokenizers.Tokenizer.from_file(str(path))
+    for t, w in zip(texts, want):
+        a, h = again.encode(t), hf.encode(t)
+        assert (a.tokens, a.ids, a.offsets) == (w.tokens, w.ids, w.offsets), t
+        assert (h.tokens, h.ids, h.offsets) == (w.tokens, w.ids, w.offsets), t
+    # The same tokenizer built and saved by HF: the same model vocabulary and added tokens.
+    from tokenizers import AddedToken, Tokenizer, models, normalizers, pre_tokenizers
+
+    ref = Tokenizer(models.WordPiece({t: i for i, t in enumerate(vocab)}, unk_token="[UNK]"))
+    ref.normalizer = normalizers.BertNormalizer()
+    ref.pre_tokenizer = pre_tokenizers.BertPreTokenizer()
+    ref.add_special_tokens(["[PAD]", "[UNK]", "[CLS]", "[SEP]"])
+    ref.add_tokens([AddedToken("lowe", single_word=True), "newtok"])
+    ref.add_special_tokens(["<eot>"])
+    ref.save(str(tmp_path / "hf.json"))
+    ours, theirs = (json.loads(p.read_text(encoding="utf-8")) for p in (path, tmp_path / "hf.json"))
+    assert ours["model"]["vocab"] == theirs["model"]["vocab"]
+    assert ours["added_tokens"] == theirs["added_tokens"]
+    assert wp.get_vocab() == hf.get_vocab() == ref.get_vocab()

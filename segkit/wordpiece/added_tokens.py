@@ -665,6 +665,42 @@ def id_to_token(wp, i: int) -> str | None:
     return wp._decoder.vocab.token(i)
 
 
+def replay_added(wp, rows: list, plain: bool, source: str) -> None:
+    """The added tokens of a ``tokenizer.json`` (``rows``: ``[id, content,
+    single_word, lstrip, rstrip, normalized, special]`` in file order), as
+    HF's loader installs them: each added in turn (``add_special_tokens``
+    for a special one, ``add_tokens`` otherwise), which gives a token of the
+    vocabulary its vocabulary id and the others the next free ids; the ids
+    in the file are not used, only compared (HF logs a warning for each
+    that differs; here one ``UserWarning`` names them, with the file).
+    ``plain``: every token is a special token of the vocabulary, matched on
+    the raw text with no flags, which the compiled pass handles by itself
+    (its ``special_tokens`` setting): no added vocabulary is installed."""
+    if len(rows) > MAX_ADDED_TOKENS:
+        raise ValueError(f"{source}: {len(rows)} added tokens, more than the limit of {MAX_ADDED_TOKENS}")
+    if sum(len(r[1]) for r in rows) > MAX_ADDED_CHARS:
+        raise ValueError(f"{source}: the added tokens hold more than {MAX_ADDED_CHARS} characters")
+    if not plain:
+        av = added_vocabulary_for(wp)
+        av.tokens, av.ids, av.norm_cache = {}, {}, {}
+        # (One call: each token carries its own flags, special included, and
+        # ids are given in order as HF gives them one call per token.)
+        av.add([AddedToken(c, sw, ls, rs, nm, sp) for _, c, sw, ls, rs, nm, sp in rows], None)
+        av.sticky_special = {r[1] for r in rows if r[6] and r[1]}
+        install(wp, av)
+    lookup = wp.token_to_id
+    moved = [(r[1], r[0], lookup(r[1])) for r in rows if lookup(r[1]) != r[0]]
+    if moved:
+        import warnings
+
+        shown = ", ".join(f"{c!r:.40} (id {i} in the file, {'none' if got is None else got} here)"
+                          for c, i, got in moved[:3])
+        more = f" and {len(moved) - 3} more" if len(moved) > 3 else ""
+        warnings.warn(f"{source}: {len(moved)} added token(s) do not get the id the file gives them, as in "
+                      f"HuggingFace tokenizers (which assigns added tokens their ids when it loads a file): "
+                      f"{shown}{more}", UserWarning, stacklevel=3)
+
+
 # ----------------------------------------------------------- stored state
 def added_state(wp) -> list | None:
     """The added tokens as JSON (model files, pickles): ``[[id, content,
@@ -719,6 +755,17 @@ def restore_added(wp, state, source: str = "model") -> None:
             av.norm_cache[i] = av.normalize(content)
     if not all(isinstance(c, str) for c in sticky):
         raise ValueError(f"{source}: the special contents of the added tokens must be strings")
+    if av.tokens:
+        # Tables are indexed by id (install): ids must be dense, as a
+        # vocabulary's are (segkit.vocab.check_ids).
+        from ..vocab import SPARSE_FACTOR, SPARSE_SLACK
+
+        top = max(av.tokens)
+        n = wp.vocab.size + len(av.tokens)
+        if top > n * SPARSE_FACTOR + SPARSE_SLACK:
+            raise ValueError(f"{source}: added token {av.tokens[top].content!r:.40} has id {top}, but there are only "
+                             f"{n} tokens; ids must be dense enough to index tables (at most {SPARSE_FACTOR} x "
+                             f"tokens + {SPARSE_SLACK})")
     av._refresh()
     av.sticky_special = set(sticky)
     install(wp, av)

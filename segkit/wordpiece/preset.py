@@ -296,13 +296,15 @@ class WordPiece:
         from .tokenizer_json import read_tokenizer_json
 
         vocab, kwargs = read_tokenizer_json(path)
-        added = kwargs.pop("added_tokens", None)
+        rows, plain = kwargs.pop("added_tokens")
         try:
             wp = cls(vocab, **kwargs)
         except ValueError as e:  # a setting or the vocabulary: name the file
             raise type(e)(f"{path}: {e}") from None
-        if added is not None:  # added tokens with flags, or not in the vocabulary
-            _added.restore_added(wp, added, str(path))
+        # Added tokens with flags, or not in the vocabulary, are added one by
+        # one as HF adds them; either way the file's ids are compared with
+        # the ids the tokens get (a warning names those that differ).
+        _added.replay_added(wp, rows, plain, str(path))
         return wp
 
     def save_tokenizer_json(self, path: str | os.PathLike) -> None:

@@ -95,14 +95,18 @@ def _read(path: Path, data: dict) -> tuple[dict[str, int], dict[str, Any]]:
         flags = [_get(path, tok, key, (bool,), default, where) for key, default in
                  (("single_word", False), ("lstrip", False), ("rstrip", False), ("normalized", True), ("special", False))]
         i = _get(path, tok, "id", (int,), vocab.get(content), where)
+        if i is None or not 0 <= i < 1 << 32:
+            raise _fail(path, f"field {where}'id' of added token {content!r:.40} must be an id (0 <= id < 2**32), "
+                              f"found {i!r:.40}")
         rows.append([i, content, *flags])
-        if content in vocab and vocab[content] == i and flags == [False, False, False, False, True]:
+        if content in vocab and flags == [False, False, False, False, True]:
             specials.append(content)
         else:
             plain = False
     kwargs["special_tokens"] = specials
-    if not plain:
-        kwargs["added_tokens"] = [rows, [r[1] for r in rows if r[6]]]
+    # The ids are HF's to assign (they are only compared with the file's):
+    # see segkit.wordpiece.added_tokens.replay_added.
+    kwargs["added_tokens"] = (rows, plain)
     kwargs.update(_post_processor(path, _get(path, data, "post_processor", (dict, type(None)), None, ""), vocab))
     trunc = _get(path, data, "truncation", (dict, type(None)), None, "")
     if trunc:
@@ -241,7 +245,10 @@ def tokenizer_json_of(wp) -> dict[str, Any]:
         raise ValueError(f"flavour {s['flavour']!r} has no HuggingFace equivalent; only flavour 'hf' can be saved as tokenizer.json")
     if s["cjk"] != "hf" and s["handle_chinese_chars"]:
         raise ValueError(f"cjk={s['cjk']!r}: HuggingFace's BertNormalizer uses its own CJK ranges ('hf')")
-    vocab = wp.get_vocab()
+    # The model's vocabulary holds no added token (HF's own save keeps them
+    # apart: put in model.vocab, a token the WordPiece model can match
+    # inside words, where an added token is matched only on its own).
+    vocab = wp.get_vocab(with_added_tokens=False)
     normalizing = s["lowercase"] or s["clean_text"] or s["handle_chinese_chars"] or bool(s["strip_accents"])
     normalizer = None
     if normalizing:
