@@ -264,6 +264,13 @@ def call(
         items = [(text, text_pair)] if text_pair else [text]
 
     if trunc and max_length is not None:
+        # transformers sets the truncation up first, which checks the stride
+        # against max_length minus the special tokens of a single text (when
+        # that difference does not wrap around), for pairs too.
+        single = _n_special(wp, False, True)
+        if max_length >= single and stride > max_length - single:
+            raise ValueError(f"stride={stride} must not exceed max_length minus the template's special tokens "
+                             f"({max_length} - {single})")
         paired = batched and text_pair is not None or not batched and bool(text_pair)
         if max_length < _n_special(wp, paired, add_special_tokens):
             # HF tokenizers subtracts the special tokens from max_length in

@@ -409,12 +409,18 @@ def encode_single(cps, auto, rw, opts, scratch):
     if la < k and (opts[O_OVERFLOW] or opts[O_STRIDE]):
         return SINGLE_CUT - k
     n = la + opts[O_NSPEC]
+    # As assemble (HF's pad_encodings): the padded length is the fixed
+    # length, or this encoding's for "longest", rounded up to the multiple;
+    # an encoding already longer keeps its length (it is not rounded).
     target = n
-    if opts[O_PAD_TO] > n:
-        target = opts[O_PAD_TO]
-    mult = opts[O_MULT]
-    if opts[O_PAD_TO] >= 0 and mult > 1 and target % mult:
-        target += mult - target % mult
+    if opts[O_PAD_TO] >= 0:
+        if opts[O_PAD_TO] > 0:
+            target = opts[O_PAD_TO]
+        mult = opts[O_MULT]
+        if mult > 1 and target % mult:
+            target += mult - target % mult
+        if target < n:
+            target = n
     if target > res.shape[1]:
         return -target
     a0 = k - la if opts[O_TRUNC_LEFT] else np.int64(0)
