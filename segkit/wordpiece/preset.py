@@ -194,6 +194,7 @@ class WordPiece:
         config = engine_config(settings, vocab)
         automaton = Automaton.build(vocab.tokens, vocab.ids, config, boundary_classes(settings))
         self._assemble(vocab, automaton, settings, None)
+        self._check_pad_id(self.pad_id, settings)
 
 
     # ------------------------------------------------------------ assembly
@@ -297,6 +298,8 @@ class WordPiece:
 
         vocab, kwargs = read_tokenizer_json(path)
         rows, plain = kwargs.pop("added_tokens")
+        # The padding id may be an added token's: set once they are there.
+        pad_id = (kwargs.get("padding") or {}).pop("pad_id", None)
         try:
             wp = cls(vocab, **kwargs)
         except ValueError as e:  # a setting or the vocabulary: name the file
@@ -305,6 +308,11 @@ class WordPiece:
         # one as HF adds them; either way the file's ids are compared with
         # the ids the tokens get (a warning names those that differ).
         _added.replay_added(wp, rows, plain, str(path))
+        if pad_id is not None:
+            try:
+                wp._set_post(padding=dict(wp.padding, pad_id=pad_id))
+            except ValueError as e:
+                raise ValueError(f"{path}: {e}") from None
         return wp
 
     def save_tokenizer_json(self, path: str | os.PathLike) -> None:
@@ -381,6 +389,10 @@ class WordPiece:
         obj = cls.__new__(cls)
         obj._assemble(vocab, automaton, settings, None)
         _added.restore_added(obj, config.get("added_tokens"), source)
+        try:
+            obj._check_pad_id(obj.pad_id, settings)
+        except ValueError as e:
+            raise ValueError(f"{source}: {e}") from None
         stored = arrays.get("rewrite.packed")
         if stored is not None and not np.array_equal(stored, obj._rewrite):
             raise ValueError(f"{source}: invalid normalization tables: they are not the ones the settings give")
@@ -648,8 +660,10 @@ class WordPiece:
     ) -> None:
         """Set the default padding (HF ``Tokenizer.enable_padding``):
         ``length`` None pads a batch to its longest encoding.  ``pad_token``
-        must be in the vocabulary (default: the tokenizer's); ``pad_id``, if
-        given, must be its id.
+        must be in the vocabulary (default: the tokenizer's); padding uses
+        its id, or ``pad_id`` when given (the id of any token, added ones
+        included: HF pads with ``pad_id`` whatever ``pad_token`` is; the
+        tokens of padding are then those of ``pad_id``).
 
         >>> wp = WordPiece.bert(["[PAD]", "[UNK]", "[CLS]", "[SEP]", "a", "b"])
         >>> wp.enable_padding(direction="left", pad_type_id=1, length=6)
@@ -658,13 +672,15 @@ class WordPiece:
         ([0, 0, 2, 4, 5, 3], [1, 1, 0, 0, 0, 0], 1)
         """
         token = self.pad_token if pad_token is None else pad_token
-        found = self.vocab.id(token) if isinstance(token, str) else None
+        found = self.token_to_id(token) if isinstance(token, str) else None
         if found is None:
-            raise ValueError(f"pad_token {token!r:.60} is not in the vocabulary")
-        if pad_id is not None and pad_id != found:
-            raise ValueError(f"pad_id {pad_id!r:.40} is not the id of pad_token {token!r:.60} ({found})")
-        self._set_post(pad_token=token, padding={"length": length, "pad_to_multiple_of": pad_to_multiple_of,
-                                                 "direction": direction, "pad_type_id": pad_type_id})
+            raise ValueError(f"pad_token {token!r:.60} is not in the vocabulary or the added tokens")
+        padding = {"length": length, "pad_to_multiple_of": pad_to_multiple_of, "direction": direction,
+                   "pad_type_id": pad_type_id}
+        pad_id = found if pad_id is None else pad_id
+        if pad_id != self.vocab.id(token):  # (the settings name the id only when the token's is not it)
+            padding["pad_id"] = pad_id
+        self._set_post(pad_token=token, padding=padding)
 
     def no_padding(self) -> None:
         """No default padding (HF ``Tokenizer.no_padding``)."""
@@ -680,8 +696,9 @@ class WordPiece:
         settings = dict(self._settings, **changes)
         check_post_settings(settings)
         derived = self._derived
-        if settings["pad_token"] != self._settings["pad_token"]:
+        if settings["pad_token"] != self._settings["pad_token"] or settings["padding"] != self._settings["padding"]:
             derived = derived_ids(settings, self.vocab)
+        self._check_pad_id(derived[2], settings)
         post = PostProcessor.from_settings(settings, self.vocab, derived)
         post.options(False)  # the defaults resolve (ValueError otherwise)
         post.options(True)
@@ -689,6 +706,16 @@ class WordPiece:
         for k in changes:
             setattr(self, k, settings[k])
         self.pad_id = derived[2]
+
+    def _check_pad_id(self, pad_id: int, settings: dict) -> None:
+        """ValueError unless ``padding["pad_id"]`` (when set) is the id of a
+        token, of the vocabulary or an added one."""
+        if (settings["padding"] or {}).get("pad_id") is None:
+            return
+        itos = _itos(self._names)
+        if not 0 <= pad_id < len(itos) or itos[pad_id] is None:
+            raise ValueError(f"padding pad_id {pad_id} is not the id of a token (the vocabulary and the added "
+                             f"tokens have {len(itos)} ids)")
 
     #: transformers' settings that :meth:`__call__` reads: the length of
     #: ``truncation=True`` / ``padding="max_length"`` without ``max_length``

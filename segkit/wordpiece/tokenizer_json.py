@@ -135,6 +135,13 @@ def _read(path: Path, data: dict) -> tuple[dict[str, int], dict[str, Any]]:
             "direction": direction,
             "pad_type_id": _get(path, pad, "pad_type_id", (int,), 0, "padding."),
         }
+        # HF pads with pad_id whatever pad_token is (enable_padding() sets
+        # 0 and "[PAD]" by default): kept when it is not the token's id.
+        pad_id = _get(path, pad, "pad_id", (int,), vocab.get(kwargs["pad_token"], 0), "padding.")
+        if not 0 <= pad_id < 1 << 31:
+            raise _fail(path, f"field padding.pad_id must be an id (0 <= id < 2**31), found {pad_id}")
+        if pad_id != vocab.get(kwargs["pad_token"], 0):
+            kwargs["padding"]["pad_id"] = pad_id
     return dict(vocab), kwargs
 
 
@@ -146,6 +153,17 @@ def _post_processor(path: Path, post: dict | None, vocab: dict) -> dict[str, Any
         return {"template": None}
     kind = post.get("type")
     if kind == "BertProcessing":
+        for key in ("cls", "sep"):
+            pair = post.get(key)
+            if not (isinstance(pair, list) and len(pair) == 2 and isinstance(pair[0], str)):
+                raise _fail(path, f"post_processor.{key} must be [token, id], found {pair!r:.60}")
+            name, i = pair
+            # HF emits the file's id; segkit names every id by its vocabulary
+            # token, so an id that is not the token's cannot be reproduced.
+            if isinstance(i, bool) or not isinstance(i, int) or vocab.get(name) != i:
+                found = "is not in the vocabulary" if name not in vocab else f"has id {vocab[name]} in the vocabulary"
+                raise _fail(path, f"post_processor.{key} gives token {name!r:.40} id {i!r:.40}, but {name!r:.40} "
+                                  f"{found}; segkit gives a token its vocabulary id (write that id in the file)")
         cls_tok, sep_tok = post["cls"][0], post["sep"][0]
     elif kind == "TemplateProcessing":
         def shape(items):
