@@ -65,7 +65,8 @@ class AddedToken:
     Parameters
     ----------
     content
-        The string (non-empty).
+        The string.  Empty (the default, as HF's ``AddedToken()``): a token
+        that ``add_tokens`` ignores.
     single_word
         Match only where no word character is right before or after it.
     lstrip, rstrip
@@ -77,16 +78,18 @@ class AddedToken:
         :meth:`segkit.WordPiece.add_special_tokens`).
     special
         A special token: ``decode(skip_special_tokens=True)`` drops it.
+        :meth:`segkit.WordPiece.add_special_tokens` sets it on the tokens it
+        is given, as HF does (``normalized``, if not given, then reads False).
 
     Examples
     --------
     >>> AddedToken("[NEW]", lstrip=True)
-    AddedToken('[NEW]', single_word=False, lstrip=True, rstrip=False, normalized=True, special=False)
+    AddedToken("[NEW]", rstrip=False, lstrip=True, single_word=False, normalized=True, special=False)
     """
 
     __slots__ = ("content", "single_word", "lstrip", "rstrip", "_normalized", "special")
 
-    def __init__(self, content: str, single_word: bool = False, lstrip: bool = False, rstrip: bool = False,
+    def __init__(self, content: str = "", single_word: bool = False, lstrip: bool = False, rstrip: bool = False,
                  normalized: bool | None = None, special: bool = False) -> None:
         if not isinstance(content, str):
             raise TypeError(f"AddedToken content must be a str, found {type(content).__name__} {content!r:.60}")
@@ -119,8 +122,9 @@ class AddedToken:
         return self.content
 
     def __repr__(self) -> str:
-        return (f"AddedToken({self.content!r}, single_word={self.single_word}, lstrip={self.lstrip}, "
-                f"rstrip={self.rstrip}, normalized={self.normalized}, special={self.special})")
+        # HF's, character for character (the content as it is, in double quotes).
+        return (f'AddedToken("{self.content}", rstrip={self.rstrip}, lstrip={self.lstrip}, '
+                f"single_word={self.single_word}, normalized={self.normalized}, special={self.special})")
 
     def __reduce__(self):
         return (AddedToken, (self.content, self.single_word, self.lstrip, self.rstrip, self._normalized, self.special))
@@ -567,6 +571,12 @@ def add_tokens(wp, tokens, special: bool | None) -> int:
         raise TypeError("add_tokens expects a list of str or AddedToken, found a single "
                         f"{type(tokens).__name__}; wrap it in a list")
     tokens = list(tokens)
+    if special:
+        # HF marks the caller's AddedToken objects special (whether or not
+        # they are then added); a normalized flag not given then reads False.
+        for t in tokens:
+            if isinstance(t, AddedToken):
+                t.special = True
     av = added_vocabulary_for(wp) if wp._added is None else wp._added.copy()
     n = av.add(tokens, special)
     av.sticky_special.update(t.content for t in av.tokens.values() if t.special)

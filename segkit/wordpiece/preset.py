@@ -36,7 +36,7 @@ from .decoding import Decoder
 from .matching import Matcher
 from .options import PostProcessor
 from .postprocess import K_A, K_SPECIAL, O_MODE, O_NSLOTS, O_PAD_TO, O_PAD_TYPE, O_SLOTS
-from .template import normalize_template
+from .template import check_template_tokens, normalize_template
 from .settings import (
     SETTINGS,
     boundary_classes,
@@ -174,6 +174,7 @@ class WordPiece:
             "padding": padding,
             "flavour": flavour,
         }
+        declared = template  # (HF's form may list token strings: checked against the vocabulary below)
         source = cacheable_file(vocab)
         if source is not None:
             # A large vocabulary file: the built model is kept in segkit's
@@ -187,10 +188,12 @@ class WordPiece:
             if key is not None:
                 built = cached(key, lambda: WordPiece(Vocabulary.load(vocab, duplicates=duplicates), **settings), load)
                 if isinstance(built, WordPiece) and built._settings == settings:
+                    check_template_tokens(declared, built.vocab)
                     self._assemble(built.vocab, built.automaton, settings, built._rewrite, built._derived)
                     return
         vocab = Vocabulary.load(vocab, duplicates=duplicates)
         check_settings(settings, vocab)
+        check_template_tokens(declared, vocab)
         config = engine_config(settings, vocab)
         automaton = Automaton.build(vocab.tokens, vocab.ids, config, boundary_classes(settings))
         self._assemble(vocab, automaton, settings, None)
