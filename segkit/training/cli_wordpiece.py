@@ -39,6 +39,19 @@ def run(args: argparse.Namespace) -> int:
         print(f"segkit: error: output {out} exists and is not a folder", file=sys.stderr)
         return 2
     specials = [t for t in args.special_tokens.split(",")]
+    # vocab.txt holds one token per line, and readers strip trailing
+    # whitespace: a special token it cannot give back is refused here,
+    # before training (the Python API writes such tokens to tokenizer.json
+    # and model files, which hold any token).
+    from ..vocab import vocab_txt_problem
+
+    for k, t in enumerate(specials):
+        problem = vocab_txt_problem(t, first=k == 0)
+        if problem:
+            raise ValueError(
+                f"special token {t!r} cannot be written to vocab.txt: {problem}; use other special tokens, or "
+                "train with segkit.train_wordpiece(...) in Python and save with save_tokenizer_json() or save()"
+            )
     # errors are reported by segkit.training.cli.run, as for every trainer
     wp = train_wordpiece(
         [Path(f) for f in args.files],
