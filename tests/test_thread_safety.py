@@ -73,10 +73,10 @@ def check(text, tokens, offsets):
         if text[s:e] != piece:
             raise AssertionError(f"token {tok!r} at {(s, e)} is {text[s:e]!r} in {text!r}")
 
-def reader(k):
+def reader(k, rounds=None):
     import pyarrow as pa
     n = 0
-    while not stop.is_set():
+    while not stop.is_set() and (rounds is None or n < rounds):
         wp = holder[0]
         text = texts[n % len(texts)]
         try:
@@ -114,6 +114,12 @@ def reader(k):
         n += 1
     calls[0] += n
 
+# Warm up (compiled code loaded or compiled before the clock starts).
+reader(0, 7)
+holder[0].add_tokens(["zz1"])
+reader(0, 7)
+holder[0] = segkit.WordPiece.bert(vocab)
+calls[0] = 0
 threads = [threading.Thread(target=reader, args=(k,)) for k in range(4)]
 for t in threads:
     t.start()
@@ -182,9 +188,9 @@ def check(text, got):
     if "".join(got) != text.replace(" ", ""):
         raise AssertionError(f"{got} for {text!r}")
 
-def reader(k):
+def reader(k, rounds=None):
     n = 0
-    while not stop.is_set():
+    while not stop.is_set() and (rounds is None or n < rounds):
         text = texts[n % len(texts)]
         try:
             which = (n + k) % 4
@@ -205,6 +211,8 @@ def reader(k):
         n += 1
     calls[0] += n
 
+reader(0, 4)  # warm up (compiled code loaded or compiled before the clock starts)
+calls[0] = 0
 threads = [threading.Thread(target=reader, args=(k,)) for k in range(4)]
 for t in threads:
     t.start()
@@ -242,10 +250,10 @@ def _run(script: str, *args: str) -> str:
 
 def test_wordpiece_changed_while_threads_encode():
     pytest.importorskip("pyarrow", reason="encode_arrow is one of the paths (pyarrow is not installed)")
-    out = _run(_WORDPIECE, "6")
+    out = _run(_WORDPIECE, "8")
     first = out.splitlines()[0]
     calls, changes, problems = (int(first.split()[i]) for i in (1, 3, 5))
-    assert calls > 1000 and changes > 20, out
+    assert calls > 1000 and changes > 8, out
     assert problems == 0, out
 
 

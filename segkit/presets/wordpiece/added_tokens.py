@@ -552,7 +552,7 @@ def _stitch(tok, rows, item_text, item_id, item_start, item_end, n_texts):
 def added_vocabulary_for(wp) -> AddedVocabulary:
     """A new added vocabulary for ``wp``, holding its special tokens (as
     HF's BERT tokenizers hold them: special, not normalized)."""
-    s = wp._settings
+    s = wp._stages.settings  # (its flavour and normalization settings never change)
     if s["flavour"] != "hf":
         raise ValueError(f"added tokens need flavour 'hf' (HuggingFace's rules), this tokenizer has {s['flavour']!r}")
     if s["cjk"] != "hf" and s["handle_chinese_chars"]:
@@ -577,39 +577,39 @@ def add_tokens(wp, tokens, special: bool | None) -> int:
         for t in tokens:
             if isinstance(t, AddedToken):
                 t.special = True
-    av = added_vocabulary_for(wp) if wp._added is None else wp._added.copy()
-    n = av.add(tokens, special)
-    av.sticky_special.update(t.content for t in av.tokens.values() if t.special)
-    install(wp, av)
+    with wp._lock:  # (one change at a time: none is lost)
+        st = wp._stages
+        av = added_vocabulary_for(wp) if st.added is None else st.added.copy()
+        n = av.add(tokens, special)
+        av.sticky_special.update(t.content for t in av.tokens.values() if t.special)
+        wp._stages = with_added(wp, st, av)  # published whole (see segkit.presets.wordpiece.stages)
     return n
 
 
-def install(wp, av: AddedVocabulary | None) -> None:
-    """Make ``av`` the added vocabulary of ``wp``: its matching stage splits
-    the added tokens out first (:class:`AddedMatcher`), its results and
-    decoder name tokens by the extended id -> token list."""
+def install(wp, av: AddedVocabulary) -> None:
+    """Make ``av`` the added vocabulary of ``wp`` (one new state)."""
+    with wp._lock:
+        wp._stages = with_added(wp, wp._stages, av)
+
+
+def with_added(wp, st, av: AddedVocabulary):
+    """The state ``st`` of ``wp`` with the added vocabulary ``av``: its
+    matching stage splits the added tokens out first (:class:`AddedMatcher`),
+    its results and decoder name tokens by the extended id -> token list."""
     from .decoding import Decoder
 
-    if av is None:
-        wp._added = None
-        wp._names = wp.vocab
-        return
-    if wp._added is None:
-        wp._plain_matcher = wp._matcher
-    wp._added = av
     itos = list(wp.vocab.id_to_token)
     top = max(av.tokens, default=-1) + 1
     if top > len(itos):
         itos.extend([None] * (top - len(itos)))
     for i, tok in av.tokens.items():
         itos[i] = av.norm_cache.get(i, tok.content)  # what HF's id_to_token gives
-    wp._names = itos
     # HF's decode drops a token whose string is a special token's content.
     skip = {i for i in map(wp.vocab.id, av.sticky_special) if i is not None and i not in av.tokens}
     skip.update(i for i in av.tokens if itos[i] in av.sticky_special)
     skip = frozenset(skip)
-    wp._matcher = AddedMatcher(wp._plain_matcher, av)
-    wp._decoder = Decoder(_Names(itos, len(wp.vocab), len(av.tokens)), wp.suffix_indicator, skip)
+    return st.but(added=av, names=itos, matcher=AddedMatcher(st.plain_matcher, av),
+                  decoder=Decoder(_Names(itos, len(wp.vocab), len(av.tokens)), wp.suffix_indicator, skip))
 
 
 class _Names:
@@ -658,21 +658,24 @@ class AddedMatcher:
         return out, post.first_overflow(ovf)
 
 
-def get_vocab(wp, with_added_tokens: bool) -> dict[str, int]:
+def get_vocab(wp, with_added_tokens: bool, st=None) -> dict[str, int]:
+    added = (wp._stages if st is None else st).added
     vocab = {t: i for i, t in enumerate(wp.vocab.id_to_token) if t is not None}
-    if with_added_tokens and wp._added is not None:
-        vocab.update(wp._added.ids)
+    if with_added_tokens and added is not None:
+        vocab.update(added.ids)
     return vocab
 
 
 def token_to_id(wp, token: str) -> int | None:
-    return wp.vocab.id(token) if wp._added is None else wp._added.token_to_id(token)
+    added = wp._stages.added
+    return wp.vocab.id(token) if added is None else added.token_to_id(token)
 
 
 def id_to_token(wp, i: int) -> str | None:
-    if wp._added is None:
+    st = wp._stages
+    if st.added is None:
         return wp.vocab.token(i)
-    return wp._decoder.vocab.token(i)
+    return st.decoder.vocab.token(i)
 
 
 def replay_added(wp, rows: list, plain: bool, source: str) -> None:
@@ -712,11 +715,12 @@ def replay_added(wp, rows: list, plain: bool, source: str) -> None:
 
 
 # ----------------------------------------------------------- stored state
-def added_state(wp) -> list | None:
-    """The added tokens as JSON (model files, pickles): ``[[id, content,
-    single_word, lstrip, rstrip, normalized, special], ...]`` in the order
-    added, then the contents of every token ever added as special."""
-    av = wp._added
+def added_state(st) -> list | None:
+    """The added tokens of the state ``st`` (a WordPiece's ``_stages``) as
+    JSON (model files, pickles): ``[[id, content, single_word, lstrip,
+    rstrip, normalized, special], ...]`` in the order added, then the
+    contents of every token ever added as special."""
+    av = st.added
     if av is None:
         return None
     rows = [[i, t.content, t.single_word, t.lstrip, t.rstrip, t.normalized, t.special] for i, t in av.tokens.items()]
@@ -726,8 +730,7 @@ def added_state(wp) -> list | None:
 def restore_added(wp, state, source: str = "model") -> None:
     """Install the added tokens of :func:`added_state` (from a file: every
     value checked; ValueError naming what is wrong)."""
-    if state is None:
-        install(wp, None)
+    if state is None:  # (a tokenizer is made without added tokens)
         return
     if not isinstance(state, list) or len(state) != 2 or not all(isinstance(x, list) for x in state):
         raise ValueError(f"{source}: added_tokens must be a list [tokens, special contents], found {state!r:.80}")

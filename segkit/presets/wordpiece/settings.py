@@ -45,6 +45,11 @@ SETTINGS = (
     "flavour",
 )
 
+#: The settings a WordPiece's methods change (``enable_truncation``,
+#: ``enable_padding``, ...): part of its published state
+#: (:mod:`~segkit.presets.wordpiece.stages`), not attributes of their own.
+CHANGEABLE = ("truncation", "padding", "pad_token")
+
 
 # ------------------------------------------------------------------ checks
 def check_setting_types(s: dict) -> None:

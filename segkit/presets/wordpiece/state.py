@@ -84,27 +84,28 @@ class TokenizerState:
         return int((self.padding or {}).get("pad_type_id") or 0)
 
     def _set_post(self, **changes) -> None:
-        """New post-processing defaults: checked, then the stage rebuilt."""
-        settings = dict(self._settings, **changes)
-        check_post_settings(settings)
-        derived = self._derived
-        if settings["pad_token"] != self._settings["pad_token"] or settings["padding"] != self._settings["padding"]:
-            derived = derived_ids(settings, self.vocab)
-        self._check_pad_id(derived[2], settings)
-        post = PostProcessor.from_settings(settings, self.vocab, derived)
-        post.options(False)  # the defaults resolve (ValueError otherwise)
-        post.options(True)
-        self._settings, self._derived, self._post = settings, derived, post
-        for k in changes:
-            setattr(self, k, settings[k])
-        self.pad_id = derived[2]
+        """New post-processing defaults: checked, then the stage rebuilt and
+        published with the rest of the state (one new state, under the lock)."""
+        with self._lock:
+            st = self._stages
+            settings = dict(st.settings, **changes)
+            check_post_settings(settings)
+            derived = st.derived
+            if settings["pad_token"] != st.settings["pad_token"] or settings["padding"] != st.settings["padding"]:
+                derived = derived_ids(settings, self.vocab)
+            self._check_pad_id(derived[2], settings, st.names)
+            post = PostProcessor.from_settings(settings, self.vocab, derived)
+            post.options(False)  # the defaults resolve (ValueError otherwise)
+            post.options(True)
+            self._stages = st.but(settings=settings, derived=derived, post=post)
 
-    def _check_pad_id(self, pad_id: int, settings: dict) -> None:
+    def _check_pad_id(self, pad_id: int, settings: dict, names=None) -> None:
         """ValueError unless ``padding["pad_id"]`` (when set) is the id of a
-        token, of the vocabulary or an added one."""
+        token, of the vocabulary or an added one (``names``: id -> token,
+        default the current state's)."""
         if (settings["padding"] or {}).get("pad_id") is None:
             return
-        itos = _itos(self._names)
+        itos = _itos(self._stages.names if names is None else names)
         if not 0 <= pad_id < len(itos) or itos[pad_id] is None:
             raise ValueError(f"padding pad_id {pad_id} is not the id of a token (the vocabulary and the added "
                              f"tokens have {len(itos)} ids)")
@@ -162,8 +163,9 @@ class TokenizerState:
         >>> segkit.WordPiece(["[UNK]", "un", "##able"]).get_vocab_size()
         3
         """
-        if with_added_tokens and self._added is not None:
-            return len(_added.get_vocab(self, True))
+        st = self._stages
+        if with_added_tokens and st.added is not None:
+            return len(_added.get_vocab(self, True, st))
         return len(self.vocab)
 
     def token_to_id(self, token: str) -> int | None:

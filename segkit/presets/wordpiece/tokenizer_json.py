@@ -258,7 +258,8 @@ def tokenizer_json_of(wp) -> dict[str, Any]:
     """The HuggingFace ``tokenizer.json`` structure of a WordPiece preset
     (see :meth:`segkit.WordPiece.save_tokenizer_json`); ValueError for
     settings HF cannot reproduce."""
-    s = wp._settings
+    st = wp._stages  # one state: settings, padding id and added tokens together
+    s = st.settings
     if s["flavour"] != "hf":
         raise ValueError(f"flavour {s['flavour']!r} has no HuggingFace equivalent; only flavour 'hf' can be saved as tokenizer.json")
     if s["cjk"] != "hf" and s["handle_chinese_chars"]:
@@ -311,11 +312,11 @@ def tokenizer_json_of(wp) -> dict[str, Any]:
             "strategy": {"Fixed": length} if length is not None else "BatchLongest",
             "direction": s["padding"].get("direction", "right").capitalize(),
             "pad_to_multiple_of": s["padding"].get("pad_to_multiple_of"),
-            "pad_id": wp.pad_id,
+            "pad_id": st.pad_id,
             "pad_type_id": s["padding"].get("pad_type_id") or 0,
             "pad_token": s["pad_token"],
         }
-    if wp._added is None:
+    if st.added is None:
         added = [
             {"id": vocab[t], "content": t, "single_word": False, "lstrip": False, "rstrip": False,
              "normalized": False, "special": True}
@@ -325,7 +326,7 @@ def tokenizer_json_of(wp) -> dict[str, Any]:
         added = [
             {"id": i, "content": t.content, "single_word": t.single_word, "lstrip": t.lstrip, "rstrip": t.rstrip,
              "normalized": t.normalized, "special": t.special}
-            for i, t in sorted(wp._added.tokens.items())
+            for i, t in sorted(st.added.tokens.items())
         ]
     return {
         "version": "1.0",
