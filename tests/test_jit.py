@@ -269,3 +269,56 @@ def test_a_kernel_pickles_by_name() -> None:
 
     again = pickle.loads(pickle.dumps(kernels.segment_batch))
     assert again is kernels.segment_batch
+
+
+class _Bar:
+    """A stand-in for tqdm's bar that records when it is made."""
+
+    def __init__(self, events: list, *args, **kwargs) -> None:
+        events.append("bar")
+        self.n = 0
+        self.total = kwargs.get("total")
+
+    def update(self, k: int = 1) -> None:
+        self.n += k
+
+    def close(self) -> None:
+        pass
+
+    def set_postfix_str(self, *args, **kwargs) -> None:
+        pass
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc) -> None:
+        pass
+
+
+@pytest.mark.parametrize("trainer", ["train_bpe", "train_wordpiece"])
+def test_training_compiles_before_its_first_bar(monkeypatch, trainer: str) -> None:
+    import tqdm
+
+    import segkit
+    from segkit.runtime import jit
+
+    events: list = []
+    real_prepare = jit.prepare
+
+    def prepare(calls, seconds):
+        events.append("prepare")
+        return real_prepare(calls, seconds)
+
+    monkeypatch.setattr(jit, "prepare", prepare)
+    monkeypatch.setattr(tqdm, "tqdm", lambda *a, **k: _Bar(events, *a, **k))
+    corpus = ["low lower lowest newer newest wider"] * 20
+    if trainer == "train_bpe":
+        segkit.train_bpe(corpus, 270, show_progress=True)
+    else:
+        segkit.train_wordpiece(corpus, 60, show_progress=True)
+    assert events and events[0] == "prepare", events
+    assert "bar" in events
+    # Without bars there is nothing to wait for: no preparing run.
+    events.clear()
+    getattr(segkit, trainer)(corpus, 270 if trainer == "train_bpe" else 60, show_progress=False)
+    assert events == []
