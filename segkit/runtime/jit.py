@@ -17,7 +17,7 @@ Every compiled function of segkit (and of its plugins) is declared with
   compiled code is looked up first where it is written at run time (Numba's
   usual folders), then in the package's own ``compiled`` folder, where
   ``pip install`` puts machine code compiled for a generic CPU when the
-  wheel was built (:mod:`segkit.runtime.precompile`).  Entries are keyed by
+  wheel was built (:mod:`segkit.cli.precompile`).  Entries are keyed by
   a digest of the kernels' source files, not by modification times, so
   they stay valid after a copy.  A generic entry is used only by segkit's
   kernels: Numba's settings for the rest of the process do not change.

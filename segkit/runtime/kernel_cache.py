@@ -4,8 +4,8 @@ installation, plus machine code shipped in the package.
 Numba's own cache keys an entry by the source file's stamp and by the CPU it
 was compiled for, and looks for it next to the source file.  Code compiled
 when the wheel is built therefore never matches after ``pip install``: the
-CPU of the user's machine differs (or is not known at build time), and before
-Numba 0.6x the stamp was the file's modification time.  Here an entry of a
+CPU of the user's machine differs (or is not known at build time), and older
+Numba versions stamped a file by its modification time.  Here an entry of a
 segkit kernel is keyed by
 
 * the signature, the kernel's bytecode and closure (as Numba does);
@@ -22,14 +22,19 @@ else ``__pycache__`` beside the source if it is writable, else the user's
 cache folder, as Numba does), for code compiled on this machine, then to the
 package's ``segkit/runtime/compiled`` folder for code compiled at build time
 for a *generic* CPU of the same architecture (:data:`PORTABLE_CPU`), which
-runs on any machine of that architecture.  That second lookup is the only
-difference from Numba's behaviour, and only for segkit's kernels: the CPU
-Numba compiles everything else for is unchanged.
+runs on any machine of that architecture.  That second lookup serves
+segkit's kernels only: the CPU Numba compiles everything else in the
+process for is unchanged.
 
 Loading an entry does not load Numba's typing and lowering registries (a
 quarter of a second in a fresh process): only its runtime (NRT) is
 initialized, which is all loaded machine code needs.  A kernel that has to
 be compiled goes through Numba's compiler, which loads them itself.
+
+Environment: ``SEGKIT_JIT_SHIPPED=0`` ignores the shipped code (a folder
+path: look there instead); ``SEGKIT_JIT_WRITE=DIR`` makes ``DIR`` the only
+folder read and written (the build step); ``SEGKIT_JIT_REPORT=1`` prints at
+exit how many kernels were loaded and compiled.
 """
 
 from __future__ import annotations
