@@ -122,17 +122,19 @@ def test_import_segkit_loads_no_numba() -> None:
     code = textwrap.dedent('''
         import sys, json
         import segkit
+        bare = sorted(m for m in sys.modules if m.split(".")[0] in ("numpy", "numba", "llvmlite"))
         from segkit import WordPiece, load, Vocabulary, ModelFileError
         before = sorted(m for m in sys.modules if m.split(".")[0] in ("numba", "llvmlite"))
         wp = WordPiece(["[UNK]", "un", "##aff", "##able"])
         tokens = wp.tokenize("unaffable")
         after = "numba" in sys.modules
-        print(json.dumps({"before": before, "tokens": tokens, "after": after}))
+        print(json.dumps({"bare": bare, "before": before, "tokens": tokens, "after": after}))
     ''')
     proc = subprocess.run([sys.executable, "-c", code], cwd=str(ROOT), capture_output=True, text=True, timeout=600,
                           env=dict(os.environ, PYTHONPATH=str(ROOT)))
     assert proc.returncode == 0, proc.stderr
     out = json.loads(proc.stdout.splitlines()[-1])
+    assert out["bare"] == []  # import segkit: not even NumPy
     assert out["before"] == []
     assert out["tokens"] == ["un", "##aff", "##able"]
     assert out["after"] is True
