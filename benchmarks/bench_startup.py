@@ -408,7 +408,16 @@ def main() -> None:
     if "cold" in parts:
         cold(args, results)
     print(f"\nload average at end: {loadavg()}")
-    C.save_results("bench_startup", results, args)
+    stamp = time.strftime("%Y-%m-%dT%H:%M:%S")
+    for part in results.values():
+        part["measured_at"] = stamp
+    # Parts not run this time keep their last measurement (each says when).
+    previous = C.RESULTS_DIR / f"bench_startup{'.quick' if args.quick else ''}.json"
+    try:
+        kept = json.loads(previous.read_text(encoding="utf-8")).get("results", {})
+    except (OSError, ValueError):
+        kept = {}
+    C.save_results("bench_startup", {**{k: v for k, v in kept.items() if k not in results}, **results}, args)
 
 
 if __name__ == "__main__":
