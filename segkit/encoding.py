@@ -18,6 +18,7 @@ from typing import Iterator, overload
 import numpy as np
 from numba import njit
 
+from . import interrupts
 from .boxing import int_lists_of
 from .gcpause import paused_gc
 
@@ -457,7 +458,11 @@ class BatchEncoding(Sequence):
         if include_overflowing:
             owner = np.arange(len(self), dtype=np.int64)
             if self._ovf is not None:
-                data, rows, owner = _with_overflow(self._data, self.row_splits, *self._ovf)
+                try:
+                    data, rows, owner = _with_overflow(self._data, self.row_splits, *self._ovf)
+                except SystemError as e:  # Ctrl-C while Numba boxed the result (segkit.interrupts)
+                    interrupts.reraise_signal(e)
+                    raise
                 pieces = [(0, _rows(data), rows)]
         if owner is None or self._ovf is None:
             pieces = [(t0, _rows(data), rows) for t0, data, rows in self._pieces()]

@@ -14,6 +14,7 @@ from typing import Any
 
 import numpy as np
 
+from . import interrupts
 from .engine.automaton import Automaton, automaton_from_state, automaton_state, to_code_points
 from .storage import ModelFileError, read_model, write_model
 from .vocab import Vocabulary
@@ -38,6 +39,7 @@ def _preset_class(name: str):
         return None
 
 
+@interrupts.interruptible()
 def load(path: str | os.PathLike, *, verify: bool = True) -> Any:
     """Load a preset saved with ``.save(path)``.
 

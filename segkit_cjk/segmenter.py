@@ -10,6 +10,7 @@ from itertools import chain
 
 import numpy as np
 
+from segkit import interrupts
 from segkit.boxing import NO_OBJECTS, list_of, lists_of, triple_list_of, triples_of
 from segkit.cache import cacheable_file
 from segkit.engine import Automaton, EngineConfig, join_code_points, to_code_points
@@ -87,6 +88,7 @@ class ChineseMaxMatch:
     ['研究', '生命', '起源']
     """
 
+    @interrupts.interruptible(source="dictionary")
     def __init__(
         self,
         dictionary: str | os.PathLike | Iterable[str] | None = None,
@@ -147,6 +149,7 @@ class ChineseMaxMatch:
         """
         self.add_words([word])
 
+    @interrupts.interruptible("words")
     def add_words(self, words: Iterable[str]) -> None:
         """Add several words (see :meth:`add_word`)."""
         self._add_clean(clean_words(words, "add_word"))
@@ -183,6 +186,7 @@ class ChineseMaxMatch:
                 self._automata = {}
                 self._strings = _WordCache(self._vocab.size)
 
+    @interrupts.interruptible(source="path")
     def load_userdict(self, path: str | os.PathLike) -> None:
         """Add the words of a user dictionary file (word list or jieba format).
 
@@ -377,11 +381,13 @@ class ChineseMaxMatch:
                     cache.vocab_size, self.keep_whitespace)
         return current if current is self._automata else None, settings, cache, {}
 
+    @interrupts.interruptible("texts")
     def tokenize_batch(self, texts: Sequence[str], *, num_threads: int | None = None) -> list[list[tuple[str, int, int]]]:
         """:meth:`tokenize` for many texts, in one compiled call per direction
         (``num_threads``: see :meth:`cut_batch`)."""
         return self._by_runs(True, texts, num_threads)
 
+    @interrupts.interruptible("texts")
     def cut_batch(self, texts: Sequence[str], *, num_threads: int | None = None) -> list[list[str]]:
         """:meth:`cut` for many texts, in one compiled call per direction.
 
@@ -390,6 +396,7 @@ class ChineseMaxMatch:
         """
         return self._by_runs(False, texts, num_threads)
 
+    @interrupts.interruptible("texts")
     def cut_arrow(self, texts: Any, *, null: str = "error", num_threads: int | None = None):
         """:meth:`cut_batch` of an Arrow string column, as a pyarrow
         ``list<string>`` array (needs pyarrow: ``segkit[arrow]``).
@@ -409,6 +416,7 @@ class ChineseMaxMatch:
 
         return cut_arrow(self, texts, null=null, num_threads=num_threads)
 
+    @interrupts.interruptible("texts")
     def tokenize_arrow(self, texts: Any, *, null: str = "error", num_threads: int | None = None):
         """:meth:`tokenize_batch` of an Arrow string column, as a
         ``pyarrow.Table`` with columns ``tokens`` (``list<string>``, as

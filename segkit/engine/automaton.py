@@ -25,6 +25,7 @@ import threading
 
 import numpy as np
 
+from .. import interrupts
 from . import build, kernels
 from .dispatch import resolve_entry
 from .charmap import MAX_CODE_POINT, build_charmap, lookup
@@ -187,6 +188,7 @@ class Automaton:
 
     # ------------------------------------------------------------------ build
     @classmethod
+    @interrupts.interruptible(source="keys")
     def build(
         cls,
         keys: Sequence[str],
@@ -320,6 +322,7 @@ class Automaton:
             return out[0], out[1], out[2], rows
         return out[0], None, None, rows
 
+    @interrupts.interruptible("cps")
     def segment_code_points(
         self, cps: np.ndarray, bounds: np.ndarray, *, offsets: bool = True, pretokenize: bool = True, out: np.ndarray | None = None
     ):

@@ -17,6 +17,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from ..interrupts import stop_requested
+
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -502,7 +504,8 @@ def _merge_batch(wl, k0, k1, S, a, b, t, p, existed, step, pslots, P, pc, B, nb,
 
 
 @njit(cache=True, nogil=True)
-def merge_loop(ws, wstart, wlen, wcount, tslots, tstore, tstarts, ntok, prefix, vocab_size, min_frequency, progress):
+def merge_loop(ws, wstart, wlen, wcount, tslots, tstore, tstarts, ntok, prefix, vocab_size, min_frequency, progress,
+               stop):
     """Merge pairs until ``ntok`` distinct tokens or no pair is left.
 
     ``ws[wstart[w]:wstart[w] + wlen[w]]``: symbol ids of word ``w`` (merged
@@ -514,7 +517,9 @@ def merge_loop(ws, wstart, wlen, wcount, tslots, tstore, tstarts, ntok, prefix, 
     already known keeps its id.  Returns ``(tslots, tstore, tstarts, ntok,
     merges)`` with ``merges`` rows (first, second, result, count).
     ``progress[0]`` follows ``ntok`` (for a progress bar polled by another
-    thread: this kernel releases the GIL).
+    thread: this kernel releases the GIL).  The loop ends early, before a
+    merge, once another thread sets ``stop[0]``
+    (:func:`segkit.interrupts.stop_requested`).
 
     Every symbol of a word is stored with the id of the pair it starts
     (``S[2 i]`` symbol, ``S[2 i + 1]`` pair), so the pairs a merge destroys
@@ -609,6 +614,8 @@ def merge_loop(ws, wstart, wlen, wcount, tslots, tstore, tstarts, ntok, prefix, 
 
     # ---- merges
     while ntok < vocab_size and hn > 0:
+        if stop_requested(stop):
+            break
         c = H[0]
         p = H[3]
         hn -= 1

@@ -24,6 +24,8 @@ from typing import Iterable, Sequence
 
 import numpy as np
 
+from .. import interrupts
+from ..parallel import check_threads
 from . import _bpe_kernels as K
 from .corpus import Corpus, check_special_tokens, corpus_paths, job_segments, parallel_calls, run_parallel, segment_jobs
 from .gpt2_pretokenize import GPT2_PATTERN, _safe_cut, char_classes
@@ -320,6 +322,7 @@ def _show_progress(show_progress):
     return bool(show_progress)
 
 
+@interrupts.interruptible()
 def train_bpe(
     corpus: Corpus,
     vocab_size: int,
@@ -389,10 +392,7 @@ def train_bpe(
             regex.compile(pattern)
         except regex.error as e:
             raise ValueError(f"pattern is not a valid regular expression: {e}") from None
-    if num_threads is None:
-        num_threads = 1
-    if isinstance(num_threads, bool) or not isinstance(num_threads, int) or num_threads < 1:
-        raise ValueError(f"num_threads must be a positive int, found {num_threads!r}")
+    num_threads = check_threads(num_threads, all_cores=False) or 1
     progress = _show_progress(show_progress)
 
     paths = corpus_paths(corpus)
@@ -413,6 +413,7 @@ def train_bpe(
     return _train_from_words(arena, w_off, w_len, w_cnt, vocab_size, specials, pattern, progress, time.perf_counter() - t0)
 
 
+@interrupts.interruptible()
 def _train_from_words(arena, w_off, w_len, w_cnt, vocab_size, specials, pattern, progress, count_seconds=0.0):
     """:func:`train_bpe` after counting: the merges from the unique
     pre-tokens ``arena[w_off[k]:w_off[k] + w_len[k]]`` seen ``w_cnt[k]``
@@ -423,14 +424,20 @@ def _train_from_words(arena, w_off, w_len, w_cnt, vocab_size, specials, pattern,
     t0 = t1 - count_seconds
     arena = arena[: int((w_off + w_len).max()) if len(w_off) else 0].copy()
 
-    n_merges = int(vocab_size) - n_base
+    # Each merge joins two adjacent symbols of at least one pre-token, so
+    # there are at most sum(length - 1) of them: the tables sized by the
+    # number of merges follow what the corpus can give, not vocab_size.
+    possible = int(np.maximum(w_len - 1, 0).sum()) if len(w_len) else 0
+    n_merges = max(0, min(int(vocab_size) - n_base, possible))
     counter = np.zeros(7, np.int64)
+    stop = interrupts.stop_flag()
     if progress and n_merges > 0:
         from tqdm import tqdm
 
         result: list = []
         thread = threading.Thread(
-            target=lambda: result.append(K.bpe_merge(arena, w_off, w_len, w_cnt, n_base, n_merges, counter, _LONG_WORD)),
+            target=lambda: result.append(
+                K.bpe_merge(arena, w_off, w_len, w_cnt, n_base, n_merges, counter, _LONG_WORD, stop)),
             daemon=True,
         )
         with tqdm(total=n_merges, unit=" merges", desc="merging", file=sys.stderr) as mbar:
@@ -443,7 +450,8 @@ def _train_from_words(arena, w_off, w_len, w_cnt, vocab_size, specials, pattern,
             raise RuntimeError("BPE merge loop failed")
         m_a, m_b = result[0]
     else:
-        m_a, m_b = K.bpe_merge(arena, w_off, w_len, w_cnt, n_base, n_merges, counter, _LONG_WORD)
+        m_a, m_b = K.bpe_merge(arena, w_off, w_len, w_cnt, n_base, n_merges, counter, _LONG_WORD, stop)
+    interrupts.checkpoint()  # the loop ended early if the call was cancelled
     t2 = time.perf_counter()
 
     vocab: dict[int, bytes] = {i: bytes([i]) for i in range(256)}

@@ -34,6 +34,8 @@ from typing import Any, Callable, Iterable, Iterator, Sequence, Union
 import numpy as np
 from numba import njit
 
+from ..interrupts import bind, block_signals, checkpoint
+
 Corpus = Union[str, "os.PathLike[str]", Sequence["os.PathLike[str]"], Iterable[str]]
 
 #: bytes read per chunk from a file
@@ -190,15 +192,18 @@ def run_parallel(items: Iterable[Any], work: Callable[[int, Any], None], num_thr
     """
     if num_threads <= 1:
         for item in items:
+            checkpoint()  # a cancelled call stops between items (segkit.interrupts)
             if on_item is not None:
                 on_item(item)
             work(0, item)
         return
+    work = bind(work)
     q: queue.Queue = queue.Queue(maxsize=2 * num_threads)
     failed: dict[int, BaseException] = {}
     lock = threading.Lock()
 
     def worker(t: int) -> None:
+        block_signals()
         while True:
             got = q.get()
             if got is None:
@@ -220,6 +225,7 @@ def run_parallel(items: Iterable[Any], work: Callable[[int, Any], None], num_thr
     main_error = None
     try:
         for j, item in enumerate(items):
+            checkpoint()
             if failed:
                 break
             if on_item is not None:
@@ -246,7 +252,10 @@ def parallel_calls(calls: Sequence[Callable[[], Any]]) -> list:
     out: list = [None] * len(calls)
     errors: list[BaseException] = []
 
+    calls = [bind(c) for c in calls]
+
     def run(i: int) -> None:
+        block_signals()
         try:
             out[i] = calls[i]()
         except BaseException as e:  # re-raised below

@@ -39,7 +39,9 @@ from typing import Union
 
 import numpy as np
 
+from .. import interrupts
 from ..engine.charmap import two_level
+from ..parallel import check_threads
 from ..wordpiece import WordPiece
 from ..wordpiece.normalization import bert_rewrite_table
 from ..wordpiece.pretokenize import bert_classes
@@ -57,6 +59,7 @@ _NEWLINE = np.array([10], dtype=np.uint32)
 _CHUNK_BYTES = 1 << 20
 
 
+@interrupts.interruptible()
 def train_wordpiece(
     corpus: Corpus,
     vocab_size: int = 30522,
@@ -142,6 +145,7 @@ def train_wordpiece(
                                   limit_alphabet, suffix_indicator, show_progress)
 
 
+@interrupts.interruptible()
 def _wordpiece_from_counts(words, starts, counts, vocab_size, lowercase, specials, min_frequency, limit_alphabet,
                            suffix_indicator, show_progress) -> WordPiece:
     """:func:`train_wordpiece` after counting (also the entry point of
@@ -172,8 +176,7 @@ def _check_args(vocab_size, special_tokens, min_frequency, limit_alphabet, suffi
     int_at_least("min_frequency", min_frequency, 0)
     if limit_alphabet is not None:
         int_at_least("limit_alphabet", limit_alphabet, 0)
-    if num_threads is not None:
-        int_at_least("num_threads", num_threads, 1)
+    check_threads(num_threads, all_cores=False)
     if not isinstance(suffix_indicator, str):
         raise ValueError(f"suffix_indicator must be a str, found {suffix_indicator!r}")
     specials = check_special_tokens(special_tokens)
@@ -538,6 +541,12 @@ def train_from_word_counts(
     wstart = np.zeros(wlen.size + 1, dtype=np.int64)
     np.cumsum(wlen, out=wstart[1:])
     wcount = counts[multi].astype(np.int64)
+    # Each merge joins two adjacent symbols of a word, so at most
+    # sum(length - 1) merges can add a token: the tables sized by the
+    # vocabulary follow what the corpus can give, not vocab_size.
+    vocab_size = min(int(vocab_size), len(tokens) + int((wlen - 1).sum()))
+    # (counts are int64: a larger min_frequency stops as early as this one)
+    min_frequency = min(max(1, int(min_frequency)), np.iinfo(np.int64).max)
     tcps, tstarts = _to_code_points(tokens)
     tslots = np.full(1024, -1, dtype=np.int64)
     while tslots.size < 4 * (vocab_size + 16):
@@ -546,12 +555,15 @@ def train_from_word_counts(
     prefix = np.frombuffer(suffix_indicator.encode("utf-32-le", "surrogatepass"), dtype=np.uint32).astype(np.int32)
     tcps = np.concatenate([tcps, np.zeros(max(1024, tcps.size), dtype=np.int32)])
     tstarts = np.concatenate([tstarts, np.zeros(vocab_size + 16, dtype=np.int64)])
-    args = (ws, wstart, wlen, wcount, tslots, tcps, tstarts, len(tokens), prefix, vocab_size, max(1, int(min_frequency)))
+    args = (ws, wstart, wlen, wcount, tslots, tcps, tstarts, len(tokens), prefix, vocab_size, min_frequency)
     progress = np.zeros(1, dtype=np.int64)
+    stop = interrupts.stop_flag()
     if show_progress:
-        _, tstore, tstarts, ntok, merges = _with_progress(K.merge_loop, args + (progress,), progress, len(tokens), vocab_size)
+        _, tstore, tstarts, ntok, merges = _with_progress(K.merge_loop, args + (progress, stop), progress, len(tokens),
+                                                          vocab_size)
     else:
-        _, tstore, tstarts, ntok, merges = K.merge_loop(*args, progress)
+        _, tstore, tstarts, ntok, merges = K.merge_loop(*args, progress, stop)
+    interrupts.checkpoint()  # the loop ended early if the call was cancelled
     new = tstore[tstarts[len(tokens)] : tstarts[ntok]]
     text = new.astype(np.uint32).tobytes().decode("utf-32-le", "surrogatepass")
     bounds = (tstarts[len(tokens) : ntok + 1] - tstarts[len(tokens)]).tolist()

@@ -37,6 +37,8 @@ import numpy as np
 import regex
 from numba import njit
 
+from .. import interrupts
+
 #: Rust ``regex``'s Unicode ``\w`` (what HF's boundary tests use; ``\s`` is :func:`_spaces`).
 _WORD = regex.compile(r"[\p{Alphabetic}\p{M}\p{Nd}\p{Pc}\p{Join_Control}]")
 #: HuggingFace BertNormalizer's CJK ranges (``handle_chinese_chars``).
@@ -487,6 +489,7 @@ def segment_with_added(added: AddedVocabulary, texts: list[str], segment_plain: 
     return stitch(tok, rows, item_text[order], item_id, item_start, item_end, n)
 
 
+@interrupts.interruptible("tok")
 def stitch(tok, rows, item_text, item_id, item_start, item_end, n_texts: int):
     """Merge the tokens of the plain pieces (``tok``/``rows``, in order)
     with the added tokens into one ``(4, n)`` array per the items' order

@@ -29,6 +29,7 @@ from typing import Any
 
 import numpy as np
 
+from .. import interrupts
 from ..boxing import int_lists_of
 from ..encoding import _FULL, Encoding, _rows, _with_overflow
 
@@ -211,6 +212,7 @@ def _tensor_module(return_tensors):
     raise ValueError(f"return_tensors must be None, 'np' or 'pt', found {return_tensors!r:.60}")
 
 
+@interrupts.interruptible("text", "text_pair")
 def call(
     wp,
     text,

@@ -22,6 +22,8 @@ from ..engine.byte_offsets import to_byte_offsets
 from ..engine.dispatch import resolve_entry
 from ..engine.kernels import token_rows
 from ..engine.rewrite import READS_STR, SCRATCH_ROWS, segment_batch_rewritten, segment_rewritten_into
+from .. import interrupts
+from ..interrupts import checkpoint
 from ..parallel import concat_segments, map_text_runs
 from .postprocess import N_ROWS, SINGLE_CUT, SINGLE_FAILED, encode_single
 
@@ -69,6 +71,7 @@ class Matcher:
         (``rows[t]:rows[t + 1]`` are text ``t``'s)."""
         return concat_segments(*self.segment_parts(texts, num_threads))
 
+    @interrupts.interruptible("texts")
     def segment_parts(self, texts: Sequence[str], num_threads: int | None = None, template=None):
         """:meth:`segment` as ``(parts, threads used)``: one ``(tokens,
         row splits)`` part per run of texts a thread matched (one part when
@@ -98,6 +101,7 @@ class Matcher:
         out = None
         k = 0
         for a in range(0, n, _BLOCK_TEXTS):
+            checkpoint()  # a cancelled call stops between blocks (segkit.interrupts)
             cps, bounds = join_code_points(texts[a : a + _BLOCK_TEXTS])
             if out is None:  # room for the whole batch if the texts are alike (grown if not)
                 out = token_rows(cps.size * (n // _BLOCK_TEXTS + 1) * 5 // 4)

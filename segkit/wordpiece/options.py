@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .. import interrupts
 from .postprocess import (
     E_STRIDE,
     O_MODE,
@@ -200,6 +201,7 @@ class PostProcessor:
     def padding_side(opts: np.ndarray) -> str:
         return "left" if opts[O_PAD_LEFT] else "right"
 
+    @interrupts.interruptible("tok")
     def apply(self, tok: np.ndarray, rows: np.ndarray, n: int, paired: bool, opts: np.ndarray):
         """``(out, out_rows, overflow)``: the (8, m) encodings of ``n`` texts
         or pairs from their matched tokens (``paired``: rows ``0:n`` are the

@@ -24,6 +24,7 @@ from typing import Any, Union
 
 import numpy as np
 
+from .. import interrupts
 from ..cache import cache_key, cacheable_file, cached
 from ..encoding import BatchEncoding, Encoding, _itos
 from ..engine import Automaton
@@ -134,6 +135,7 @@ class WordPiece:
     [(0, 2), (2, 5), (5, 9), (10, 13)]
     """
 
+    @interrupts.interruptible(source="vocab")
     def __init__(
         self,
         vocab: VocabSource | Vocabulary,
@@ -263,6 +265,7 @@ class WordPiece:
 
     # ---------------------------------------------------- saving and loading
     @classmethod
+    @interrupts.interruptible()
     def from_pretrained(cls, name: str) -> "WordPiece":
         """A bundled BERT tokenizer by name, with its casing (no network access).
 
@@ -282,6 +285,7 @@ class WordPiece:
         return cls.bert(path, lowercase=BUNDLED_LOWERCASE[name])
 
     @classmethod
+    @interrupts.interruptible(source="path")
     def from_tokenizer_json(cls, path: str | os.PathLike) -> "WordPiece":
         """Load a HuggingFace ``tokenizer.json`` whose model is WordPiece.
 
@@ -517,6 +521,7 @@ class WordPiece:
         out, _, ovf = post.apply(tok, rows, 1, pair is not None, opts)
         return Encoding(out, self._names, 1 if pair is None else 2, post.first_overflow(ovf))
 
+    @interrupts.interruptible("texts")
     def encode_batch(
         self,
         texts: Sequence[TextOrPair],
@@ -731,9 +736,10 @@ class WordPiece:
                [2, 5, 4, 3]])
         """
         if not options and text_pair is None and type(text) is str:
-            return call_single(self, text)
+            return call_single(self, text)  # one compiled call whose result is an int (segkit.interrupts)
         return call(self, text, text_pair, **options)
 
+    @interrupts.interruptible("texts", "pairs")
     def encode_arrow(self, texts: Any, pairs: Any = None, *, null: str = "error", offsets: bool = True, **options: Any):
         """:meth:`encode_batch` of an Arrow string column, as a ``pyarrow.Table``
         (see :meth:`BatchEncoding.to_arrow`); needs pyarrow (``segkit[arrow]``).
