@@ -25,7 +25,7 @@ import threading
 
 import numpy as np
 
-from .. import interrupts
+from ..runtime import interrupts
 from . import build, kernels
 from .dispatch import resolve_entry
 from .charmap import MAX_CODE_POINT, build_charmap, lookup

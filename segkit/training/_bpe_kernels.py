@@ -52,8 +52,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from ..engine.prefetch import prefetch as _prefetch
-from ..interrupts import stop_requested
+from ..engine.intrinsics import prefetch as _prefetch
+from ..runtime.interrupts import stop_requested
 
 from .gpt2_pretokenize import match_end
 

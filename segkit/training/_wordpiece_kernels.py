@@ -17,7 +17,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from ..interrupts import stop_requested
+from ..runtime.interrupts import stop_requested
 
 
 

@@ -24,8 +24,8 @@ from typing import Iterable, Sequence
 
 import numpy as np
 
-from .. import interrupts
-from ..parallel import check_threads
+from ..runtime import interrupts
+from ..runtime.threads import check_threads
 from . import _bpe_kernels as K
 from .corpus import Corpus, check_special_tokens, corpus_paths, job_segments, parallel_calls, run_parallel, segment_jobs
 from .gpt2_pretokenize import GPT2_PATTERN, _safe_cut, char_classes
@@ -418,7 +418,7 @@ def _train_from_words(arena, w_off, w_len, w_cnt, vocab_size, specials, pattern,
     """:func:`train_bpe` after counting: the merges from the unique
     pre-tokens ``arena[w_off[k]:w_off[k] + w_len[k]]`` seen ``w_cnt[k]``
     times (any order: the result depends on the counts only). Also the
-    entry point of :func:`segkit.dask.train_bpe`, which counts elsewhere."""
+    entry point of :func:`segkit.scale.dask.train_bpe`, which counts elsewhere."""
     n_base = 256 + len(specials)
     t1 = time.perf_counter()
     t0 = t1 - count_seconds

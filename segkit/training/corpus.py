@@ -34,7 +34,7 @@ from typing import Any, Callable, Iterable, Iterator, Sequence, Union
 import numpy as np
 from numba import njit
 
-from ..interrupts import bind, block_signals, checkpoint
+from ..runtime.interrupts import bind, block_signals, checkpoint
 
 Corpus = Union[str, "os.PathLike[str]", Sequence["os.PathLike[str]"], Iterable[str]]
 
