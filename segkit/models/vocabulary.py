@@ -9,6 +9,8 @@ from typing import Union
 
 import numpy as np
 
+from ..runtime.regular_files import read_regular
+
 VocabSource = Union[str, "os.PathLike[str]", Iterable[str], Mapping[str, int]]
 
 
@@ -401,15 +403,13 @@ def read_utf8_file(path: Path, what: str) -> str:
     """The text of a UTF-8 file, a leading byte order mark dropped.
 
     Errors name the file (and, for bad UTF-8, the line): FileNotFoundError,
-    or :class:`VocabularyError` for a directory or undecodable bytes.
+    or :class:`VocabularyError` for a directory, a FIFO, a device or
+    undecodable bytes.
     ``what`` names the kind of file in messages (``"vocabulary"``, ...).
     """
-    try:
-        data = path.read_bytes()
-    except FileNotFoundError:
-        raise FileNotFoundError(f"{what} file not found: {path}") from None
-    except IsADirectoryError:
-        raise VocabularyError(f"{path}: is a directory, expected a {what} file") from None
+    # a regular file only: a FIFO would block, a device would be read until
+    # memory runs out (see segkit.runtime.regular_files)
+    data = read_regular(path, what, VocabularyError)
     if data.startswith(b"\xef\xbb\xbf"):
         data = data[3:]
     try:
