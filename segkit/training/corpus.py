@@ -29,12 +29,13 @@ import re
 import threading
 from itertools import islice
 from pathlib import Path
-from typing import Any, Callable, Iterable, Iterator, Sequence, Union
+from typing import Any, BinaryIO, Callable, Iterable, Iterator, Sequence, Union
 
 import numpy as np
 from numba import njit
 
 from ..runtime.interrupts import bind, block_signals, checkpoint
+from ..runtime.regular_files import check_regular, open_regular
 
 Corpus = Union[str, "os.PathLike[str]", Sequence["os.PathLike[str]"], Iterable[str]]
 
@@ -72,13 +73,15 @@ def check_special_tokens(special_tokens: Iterable[str]) -> list[str]:
         raise TypeError(f"special_tokens must be a list of str, found the {type(special_tokens).__name__} "
                         f"{special_tokens!r}")
     out: list[str] = []
+    seen: set[str] = set()  # (a set: ten thousand special tokens are checked in milliseconds)
     for i, tok in enumerate(special_tokens):
         if not isinstance(tok, str):
-            raise TypeError(f"special token {i} must be a non-empty str, found {type(tok).__name__} {tok!r}")
+            raise TypeError(f"special token {i} must be a non-empty str, found {type(tok).__name__} {tok!r:.80}")
         if not tok:
             raise ValueError(f"special token {i} must be a non-empty str, found ''")
-        if tok in out:
-            raise ValueError(f"special token {i} ({tok!r}) is given twice")
+        if tok in seen:
+            raise ValueError(f"special token {i} ({tok!r:.80}) is given twice")
+        seen.add(tok)
         try:
             tok.encode("utf-8")
         except UnicodeEncodeError as e:
@@ -116,7 +119,7 @@ def iter_file_text(path: Path, errors: str = "strict", chunk_size: int | None = 
         chunk_size = CHUNK_BYTES
     dec = codecs.getincrementaldecoder("utf-8")(errors)
     fed = 0
-    with open(path, "rb") as f:
+    with open_corpus_file(path) as f:
         while True:
             raw = f.read(chunk_size)
             final = not raw
@@ -145,11 +148,18 @@ def utf8_error(path, base: int, e: UnicodeDecodeError) -> CorpusError:
 
 
 def check_file(path: Path) -> None:
-    """FileNotFoundError / IsADirectoryError naming ``path`` unless it is a file."""
-    if not path.exists():
-        raise FileNotFoundError(f"training file not found: {path}")
+    """FileNotFoundError / IsADirectoryError naming ``path`` unless it is a
+    regular file; a FIFO, a device (``/dev/zero``) or a socket is a
+    :class:`CorpusError`, before anything opens it."""
     if path.is_dir():
         raise IsADirectoryError(f"training corpus is a directory, not a file: {path}")
+    check_regular(path, "training", CorpusError)
+
+
+def open_corpus_file(path) -> BinaryIO:
+    """A training file opened for reading (regular files only: see
+    :mod:`segkit.runtime.regular_files`)."""
+    return open_regular(path, "training", CorpusError)
 
 
 def doc_batches(docs: Iterable[Any], target_chars: int) -> Iterator[tuple[int, list]]:
@@ -423,7 +433,7 @@ def _batch(parts: list[bytes], lens: list[int]):
 
 def _raw_chunks(path: Path, chunk_size: int | None, on_bytes):
     """A file's bytes as read, undecoded."""
-    with open(path, "rb") as f:
+    with open_corpus_file(path) as f:
         while True:
             raw = f.read(chunk_size or CHUNK_BYTES)
             if not raw:
@@ -548,7 +558,7 @@ def _raise_utf8_error(path: Path, base: int) -> None:
     first invalid byte and raise its error, as :func:`iter_file_text` would."""
     dec = codecs.getincrementaldecoder("utf-8")("strict")
     fed = base
-    with open(path, "rb") as f:
+    with open_corpus_file(path) as f:
         f.seek(base)
         while True:
             raw = f.read(CHUNK_BYTES)

@@ -172,6 +172,24 @@ def _safe_cut(buf, lo, hi, cls):
     return -1
 
 
+@njit(cache=True, nogil=True)
+def _first_cut(buf, lo, hi, cls):
+    """Smallest character boundary ``i`` with ``lo <= i <= hi``, ``0 < i <
+    len(buf)``, where the stream may be cut (the rule of :func:`_safe_cut`),
+    or -1: one pass, for finding the next cut far ahead."""
+    i = max(lo, 1)
+    end = min(hi, len(buf) - 1)
+    while i <= end:
+        if (buf[i] & 0xC0) != 0x80:  # a character starts here
+            c, _ = _decode(buf, i)
+            pc, _ = _decode(buf, _prev_start(buf, i))
+            kp = cls[pc]
+            if kp != _S and pc != 39 and cls[c] != kp:
+                return i
+        i += 1
+    return -1
+
+
 def pretokenize(text: str) -> list[str]:
     """The GPT-2 pre-tokens of ``text`` (compiled; equal to
     ``regex.findall(GPT2_PATTERN, text)``).

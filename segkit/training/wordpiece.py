@@ -46,7 +46,7 @@ from ..presets.wordpiece.normalization import bert_rewrite_table
 from ..presets.wordpiece.pretokenize import bert_classes
 from ..runtime.threads import check_threads
 from . import _wordpiece_kernels as K
-from .corpus import check_file, check_special_tokens, doc_batches, parallel_calls, run_parallel, utf8_check, utf8_error
+from .corpus import check_file, check_special_tokens, open_corpus_file, doc_batches, parallel_calls, run_parallel, utf8_check, utf8_error
 
 Corpus = Union[str, "os.PathLike[str]", Iterable[Union[str, "os.PathLike[str]"]]]
 
@@ -225,7 +225,7 @@ def _file_pieces(path: str, errors: str):
     carry = bytearray()
     offset = 0  # file offset of carry[0]
     read = 0  # bytes read since the last piece was handed out
-    with open(path, "rb") as f:
+    with open_corpus_file(path) as f:
         while True:
             raw = f.read(_CHUNK_BYTES)
             if not raw:

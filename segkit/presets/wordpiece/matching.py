@@ -22,7 +22,7 @@ from ...engine.byte_offsets import to_byte_offsets
 from ...engine.dispatch import resolve_entry
 from ...engine.kernels import token_rows
 from ...engine.rewrite import READS_STR, SCRATCH_ROWS, segment_batch_rewritten, segment_rewritten_into
-from ...runtime.threads import concat_segments, map_text_runs
+from ...runtime.threads import check_threads, concat_segments, map_text_runs
 from ...runtime import interrupts
 from ...runtime.interrupts import checkpoint
 from .postprocess import N_ROWS, SINGLE_CUT, SINGLE_FAILED, encode_single
@@ -80,6 +80,7 @@ class Matcher:
         word index -1), as BERT's template puts ``[CLS]`` and ``[SEP]``
         around a single text."""
         ends = (_NONE, _NONE) if template is None else (np.int64(template[0]), np.int64(template[1]))
+        num_threads = check_threads(num_threads)
         if num_threads is not None and num_threads != 1:
             # Each thread matches its runs as one thread matches a batch (a
             # block of texts at a time, its code points still in cache).
