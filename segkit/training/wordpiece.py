@@ -434,21 +434,15 @@ def _add_up(counters: list) -> tuple:
 
 
 def initial_vocabulary(cps, starts, counts, specials, limit_alphabet, suffix_indicator, later_order=None):
-    """``(tokens, first_id, cont_id, nonfirst)``: the initial token list and,
-    per code point, the id of the character as a word's first symbol and as
-    a later symbol (-1: not in the alphabet); ``nonfirst`` marks the word
-    characters after a word's first.  ``later_order`` (for tests): a
+    """``(tokens, first_id, cont_id)``: the initial token list and, per code
+    point, the id of the character as a word's first symbol and as a later
+    symbol (-1: not in the alphabet).  ``later_order`` (for tests): a
     ranking function of the continuation characters instead of their code
     points, to replay another numbering (e.g. HuggingFace's)."""
     tokens = list(specials)
     index = {t: i for i, t in enumerate(tokens)}
-    lengths = np.diff(starts)
-    if cps.size:
-        freq = np.bincount(cps, weights=np.repeat(counts, lengths).astype(np.float64))
-        chars = np.flatnonzero(freq)
-    else:
-        freq = np.zeros(0)
-        chars = np.zeros(0, dtype=np.int64)
+    freq, later_mask = K.char_stats(cps, starts, counts)
+    chars = np.flatnonzero(freq)
     if limit_alphabet is not None and chars.size > limit_alphabet:
         order = np.lexsort((chars, -freq[chars]))  # count desc, code point asc
         chars = np.sort(chars[order[:limit_alphabet]])
@@ -460,9 +454,7 @@ def initial_vocabulary(cps, starts, counts, specials, limit_alphabet, suffix_ind
             index[s] = len(tokens)
             tokens.append(s)
         first_id[c] = index[s]
-    nonfirst = np.ones(cps.size, dtype=bool)
-    nonfirst[starts[:-1][lengths > 0]] = False
-    later = np.flatnonzero(np.bincount(cps[nonfirst]))
+    later = np.flatnonzero(later_mask)
     later = later[first_id[later] >= 0].tolist()
     if later_order is not None:
         later.sort(key=later_order)
@@ -472,7 +464,7 @@ def initial_vocabulary(cps, starts, counts, specials, limit_alphabet, suffix_ind
             index[s] = len(tokens)
             tokens.append(s)
         cont_id[c] = index[s]
-    return tokens, first_id, cont_id, nonfirst
+    return tokens, first_id, cont_id
 
 
 def _with_progress(kernel, args, progress, start: int, total: int):
@@ -519,9 +511,8 @@ def train_from_word_counts(
     """The trained token list (id order) from unique words and counts
     (with ``with_merges``: and the merges, rows of first id, second id,
     result id and the pair's count when merged)."""
-    tokens, first_id, cont_id, nonfirst = initial_vocabulary(
-        cps, starts, counts, specials, limit_alphabet, suffix_indicator, later_order
-    )
+    tokens, first_id, cont_id = initial_vocabulary(cps, starts, counts, specials, limit_alphabet, suffix_indicator,
+                                                   later_order)
     if len(tokens) > vocab_size:
         raise ValueError(
             f"vocab_size {vocab_size} is too small: the special tokens and the corpus's alphabet already make "
@@ -530,17 +521,7 @@ def train_from_word_counts(
         )
     if cps.size == 0:
         return (tokens, np.zeros((0, 4), dtype=np.int64)) if with_merges else tokens
-    sym = np.where(nonfirst, cont_id[cps], first_id[cps])
-    keep = sym >= 0
-    word_of = np.repeat(np.arange(counts.size), np.diff(starts))
-    new_len = np.bincount(word_of[keep], minlength=counts.size)
-    multi = new_len >= 2  # words of one symbol have no pairs
-    keep &= multi[word_of]
-    ws = sym[keep].astype(np.int32)
-    wlen = new_len[multi].astype(np.int64)
-    wstart = np.zeros(wlen.size + 1, dtype=np.int64)
-    np.cumsum(wlen, out=wstart[1:])
-    wcount = counts[multi].astype(np.int64)
+    ws, wstart, wlen, wcount = K.word_symbols(cps, starts, counts, first_id, cont_id)
     # Each merge joins two adjacent symbols of a word, so at most
     # sum(length - 1) merges can add a token: the tables sized by the
     # vocabulary follow what the corpus can give, not vocab_size.
