@@ -193,16 +193,29 @@ def test_bad_vocabulary_sources():
 
 
 # ------------------------------------------------------------------- text
-def test_lone_surrogates_make_the_word_unk(mbert):
+def test_lone_surrogates_are_refused_where_they_come_in(mbert):
+    """One rule (docs/bad_input.rst, segkit/runtime/surrogates.py): UTF-8
+    cannot encode a lone surrogate, so no text, pair, batch item or token
+    may hold one; the error names the argument and the character."""
     text = "ab\ud800cd ok \udfff"
-    enc = mbert.encode(text)
-    assert enc.tokens == [UNK, "ok", UNK]
-    assert enc.offsets == [(0, 5), (6, 8), (9, 10)]
-    assert mbert.encode_batch([text, "\ud83d"]).ids == [enc.ids, [mbert.unk_id]]
-    assert mbert.tokenize_word("\ud800") == [UNK]
-    # A surrogate in a vocabulary token matches like any other character.
-    wp = segkit.WordPiece([UNK, "a", "##\ud800"])
-    assert wp.tokenize("a\ud800") == ["a", "##\ud800"]
+    where = r"lone surrogate U\+D800 at character 2"
+    for call in (mbert.encode, mbert.tokenize, mbert.encode_ids, mbert):
+        with pytest.raises(ValueError, match="^text: " + where):
+            call(text)
+    with pytest.raises(ValueError, match="^pair: " + where):
+        mbert.encode("ok", text)
+    with pytest.raises(ValueError, match=r"^texts\[1\]: " + where):
+        mbert.encode_batch(["fine", text])
+    with pytest.raises(ValueError, match=r"^texts\[1\]: lone surrogate U\+D83D at character 0"):
+        mbert(["fine", "\ud83d"], padding=True)  # half of an emoji is no emoji
+    with pytest.raises(segkit.VocabularyError, match=r"vocabulary token 2 .*lone surrogate U\+D800 at character 2"):
+        segkit.WordPiece([UNK, "a", "##\ud800"])
+    with pytest.raises(ValueError, match=r"^suffix_indicator: lone surrogate"):
+        segkit.WordPiece([UNK, "a"], suffix_indicator="\udc80")
+    with pytest.raises(ValueError, match=r"^added token 0 .*lone surrogate"):
+        mbert.add_tokens(["x\udfff"])
+    # paired surrogates written as one character are fine
+    assert mbert.encode("ok \U0001F600").tokens == ["ok", UNK]
 
 
 def test_nul_and_control_characters():
@@ -321,17 +334,24 @@ def test_join_code_points_rejects_lengths_that_do_not_fit() -> None:
 
 def test_large_texts_convert_to_the_same_code_points() -> None:
     """Large texts are converted by NumPy, small ones by the UTF-32 codec:
-    same code points (lone surrogates, astral characters, trailing NULs) and
-    the same array type."""
+    same code points (astral characters, trailing NULs), the same array type,
+    and the same error for a lone surrogate, at the same position."""
     import numpy as np
 
     from segkit.engine import automaton
 
     n = automaton._NUMPY_CONVERSION
-    for tail in ("", "\0\0", "\ud83d", "\U0001F600\0", "\udfff x"):
+    for tail in ("", "\0\0", "\U0001F600\0", "\ud83d", "\udfff x"):
         text = ("ab\u00e9\u4e2d " * n)[: n + 3] + tail
+        if "\ud83d" in tail or "\udfff" in tail:
+            for t in (text, "x" * (n + 3) + tail):  # non-ASCII and ASCII-only heads
+                with pytest.raises(ValueError, match=f"lone surrogate U\\+{ord(tail[0]):04X} at character {n + 3}"):
+                    automaton.to_code_points(t)
+            with pytest.raises(ValueError, match="at character 1"):
+                automaton.to_code_points("a" + tail)
+            continue
         got = automaton.to_code_points(text)
-        expected = np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
+        expected = np.frombuffer(text.encode("utf-32-le"), dtype=np.uint32)
         assert got.dtype == np.uint32 and got.flags.c_contiguous and not got.flags.writeable
         assert np.array_equal(got, expected)
         small = automaton.to_code_points(text[:100])

@@ -10,6 +10,7 @@ from typing import Union
 import numpy as np
 
 from ..runtime.regular_files import read_regular
+from ..runtime.surrogates import check_text, first_surrogate
 
 VocabSource = Union[str, "os.PathLike[str]", Iterable[str], Mapping[str, int]]
 
@@ -20,6 +21,20 @@ class VocabularyError(ValueError):
 
 #: Ids are stored as int32.
 MAX_ID = 2**31 - 1
+
+
+def _check_tokens(tokens: list) -> None:
+    """VocabularyError naming the first token that holds a lone surrogate
+    (see :mod:`segkit.runtime.surrogates`); one encoding of all tokens."""
+    try:
+        joined = "".join(tokens)
+    except TypeError:  # not all str: reported by the caller
+        return
+    if first_surrogate(joined) < 0:
+        return
+    for i, t in enumerate(tokens):
+        if isinstance(t, str):
+            check_text(t, f"vocabulary token {i} ({t!r:.40})", VocabularyError)
 
 #: Ids may leave gaps, but a vocabulary of n tokens may not use ids beyond
 #: ``SPARSE_FACTOR * n + SPARSE_SLACK``: tables indexed by id are allocated
@@ -76,6 +91,7 @@ class Vocabulary:
         self._packed = None
         self._lookups = 0
         self._tokens: list[str] | None = list(tokens)
+        _check_tokens(self._tokens)
         self._ids: list[int] | None = list(range(len(self._tokens))) if ids is None else list(ids)
         self._index: dict[str, int] | None = dict(zip(self._tokens, self._ids))
         if ids is None:

@@ -38,6 +38,7 @@ from numba import njit
 
 from ..engine.kernels import token_rows
 from ..runtime.interrupts import bind, checkpoint
+from ..runtime.surrogates import check_texts
 
 #: Rows decoded and matched at a time: a block's code points stay in cache
 #: for the matching (512 measured at least as fast as 256..4096 on the corpus).
@@ -261,6 +262,9 @@ def string_chunks(texts: Any, what: str = "texts") -> list:
                 texts = pa.array(list(texts) if not isinstance(texts, (list, np.ndarray)) else texts, type=pa.string())
             except (pa.ArrowInvalid, pa.ArrowTypeError) as e:
                 raise TypeError(f"{what}: expected texts as str ({e})") from None
+            except UnicodeEncodeError:  # a lone surrogate: Arrow strings are UTF-8 (segkit.runtime.surrogates)
+                check_texts(texts, what)
+                raise
     chunks = texts.chunks if isinstance(texts, pa.ChunkedArray) else [texts]
     out = []
     for arr in chunks:

@@ -36,6 +36,7 @@ from numba import njit
 
 from ..runtime.interrupts import bind, block_signals, checkpoint
 from ..runtime.regular_files import check_regular, open_regular
+from ..runtime.surrogates import check_text, surrogate_message
 
 Corpus = Union[str, "os.PathLike[str]", Sequence["os.PathLike[str]"], Iterable[str]]
 
@@ -62,7 +63,7 @@ def check_special_tokens(special_tokens: Iterable[str]) -> list[str]:
     TypeError
         A single string instead of a list, or a token that is not a str.
     ValueError
-        An empty token, a token given twice, or one not encodable as UTF-8.
+        An empty token, a token given twice, or one holding a lone surrogate.
 
     >>> check_special_tokens(["[UNK]", ""])
     Traceback (most recent call last):
@@ -82,10 +83,7 @@ def check_special_tokens(special_tokens: Iterable[str]) -> list[str]:
         if tok in seen:
             raise ValueError(f"special token {i} ({tok!r:.80}) is given twice")
         seen.add(tok)
-        try:
-            tok.encode("utf-8")
-        except UnicodeEncodeError as e:
-            raise ValueError(f"special token {i} must be encodable as UTF-8, found {tok!r} ({e.reason})") from None
+        check_text(tok, f"special token {i} ({tok!r:.40})")
         out.append(tok)
     return out
 
@@ -393,8 +391,8 @@ def job_segments(job: tuple) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None
         try:
             data = doc.encode("utf-8")
         except UnicodeEncodeError as e:
-            if errors == "strict":
-                raise CorpusError(f"document {i}: not encodable as UTF-8 at character {e.start} ({e.reason})") from None
+            if errors == "strict":  # one rule for lone surrogates: segkit.runtime.surrogates
+                raise CorpusError(surrogate_message(f"document {i}", doc, e.start)) from None
             data = doc.encode("utf-8", "replace")
         if on_bytes is not None:
             on_bytes(len(data))

@@ -44,9 +44,10 @@ from ..engine.charmap import two_level
 from ..presets.wordpiece import WordPiece
 from ..presets.wordpiece.normalization import bert_rewrite_table
 from ..presets.wordpiece.pretokenize import bert_classes
+from ..runtime.surrogates import check_text
 from ..runtime.threads import check_threads
 from . import _wordpiece_kernels as K
-from .corpus import check_file, check_special_tokens, open_corpus_file, doc_batches, parallel_calls, run_parallel, utf8_check, utf8_error
+from .corpus import CorpusError, check_file, check_special_tokens, open_corpus_file, doc_batches, parallel_calls, run_parallel, utf8_check, utf8_error
 
 Corpus = Union[str, "os.PathLike[str]", Iterable[Union[str, "os.PathLike[str]"]]]
 
@@ -179,6 +180,7 @@ def _check_args(vocab_size, special_tokens, min_frequency, limit_alphabet, suffi
     check_threads(num_threads, all_cores=False)
     if not isinstance(suffix_indicator, str):
         raise ValueError(f"suffix_indicator must be a str, found {suffix_indicator!r}")
+    check_text(suffix_indicator, "suffix_indicator")
     specials = check_special_tokens(special_tokens)
     if "[UNK]" not in specials:
         raise ValueError(f"special_tokens must contain '[UNK]' (WordPiece's unknown token), found {specials!r}")
@@ -256,22 +258,41 @@ def _count_item(table: "_WordTable", item) -> None:
     except TypeError:
         pass
     else:
-        table.feed(np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype=np.uint32))
+        try:
+            data = text.encode("utf-32-le")
+        except UnicodeEncodeError:  # a lone surrogate: refused or replaced (segkit.runtime.surrogates)
+            data = "\n".join(_utf8_documents(docs, first, errors)).encode("utf-32-le")
+        table.feed(np.frombuffer(data, dtype=np.uint32))
         return
     run: list[str] = []
+    run_first = first
     for i, doc in enumerate(docs, first):
         if isinstance(doc, str):
+            if not run:
+                run_first = i
             run.append(doc)
             continue
         if run:
-            _count_item(table, ("docs", run, 0, errors))
+            _count_item(table, ("docs", run, run_first, errors))
             run = []
         if not isinstance(doc, os.PathLike):
             raise TypeError(f"corpus item {i} must be a str document or an os.PathLike path, found {type(doc).__name__}")
         for piece, _ in _file_pieces(os.fspath(doc), errors):
             _count_item(table, piece)
     if run:
-        _count_item(table, ("docs", run, 0, errors))
+        _count_item(table, ("docs", run, run_first, errors))
+
+
+def _utf8_documents(docs: list[str], first: int, errors: str):
+    """The documents, each checked for lone surrogates: a
+    :class:`~segkit.training.corpus.CorpusError` naming the first (document
+    index and character) with ``errors="strict"``; replaced by ``"?"`` with
+    ``"replace"``, as :func:`segkit.train_bpe` replaces them."""
+    for i, doc in enumerate(docs, first):
+        if errors == "strict":
+            yield check_text(doc, f"document {i}", CorpusError)
+        else:
+            yield doc.encode("utf-8", "replace").decode("utf-8")
 
 
 def _file_code_points(data: bytes, path: str, offset: int, errors: str) -> np.ndarray:

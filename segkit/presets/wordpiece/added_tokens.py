@@ -38,6 +38,7 @@ import regex
 from numba import njit
 
 from ...runtime import interrupts
+from ...runtime.surrogates import check_text
 
 #: Rust ``regex``'s Unicode ``\w`` (what HF's boundary tests use; ``\s`` is :func:`_spaces`).
 _WORD = regex.compile(r"[\p{Alphabetic}\p{M}\p{Nd}\p{Pc}\p{Join_Control}]")
@@ -571,6 +572,10 @@ def add_tokens(wp, tokens, special: bool | None) -> int:
         raise TypeError("add_tokens expects a list of str or AddedToken, found a single "
                         f"{type(tokens).__name__}; wrap it in a list")
     tokens = list(tokens)
+    for i, t in enumerate(tokens):  # (a lone surrogate: segkit.runtime.surrogates)
+        content = t.content if isinstance(t, AddedToken) else t
+        if isinstance(content, str):
+            check_text(content, f"added token {i} ({content!r:.40})")
     av = added_vocabulary_for(wp) if wp._added is None else wp._added.copy()
     n = av.add(tokens, special)
     av.sticky_special.update(t.content for t in av.tokens.values() if t.special)

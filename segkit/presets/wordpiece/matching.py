@@ -25,6 +25,7 @@ from ...engine.rewrite import READS_STR, SCRATCH_ROWS, segment_batch_rewritten, 
 from ...runtime.threads import check_threads, concat_segments, map_text_runs
 from ...runtime import interrupts
 from ...runtime.interrupts import checkpoint
+from ...runtime.surrogates import check_text
 from .postprocess import N_ROWS, SINGLE_CUT, SINGLE_FAILED, encode_single
 
 #: Texts measured, joined and matched at a time by a one-thread batch.
@@ -168,14 +169,17 @@ class Matcher:
         long for the scratch, which go through the batch pass, and texts
         that truncation cuts into overflowing pieces."""
         if len(text) > _MAX_SCRATCH:
-            tok, rows = self.segment([text])
+            tok, rows = self.segment([check_text(text, "text")])
             if post.is_plain(opts):
                 return tok, None
             out, _, ovf = post.apply(tok, rows, 1, False, opts)
             return out, post.first_overflow(ovf)
         if type(text) is not str:  # a str subclass: the kernel's argument type is fixed
             text = str.__str__(text)
-        # The kernel reads the str itself (READS_STR): no conversion here.
+        # The kernel reads the str itself (READS_STR): no conversion here,
+        # so no lone surrogate check by the conversion either.
+        if READS_STR and not text.isascii():
+            check_text(text, "text")
         cps = text if READS_STR else to_code_points(text)
         buf = getattr(self._local, "buf", None)
         if buf is None:  # (too small: the kernel says so, and how much it needs)

@@ -31,6 +31,7 @@ from ...runtime.threads import concat_segments
 from ...models.vocabulary import Vocabulary, VocabSource
 from ..base import Preset
 from ...runtime import interrupts
+from ...runtime.surrogates import check_text
 from .call import VERY_LARGE_INTEGER, ModelInputs, call, call_single
 from .inputs import as_words, encode_mixed, segment_words, split_batch
 from . import added_tokens as _added
@@ -466,7 +467,7 @@ class WordPiece(TokenizerState, Preset):
             data, ovf = self._matcher.encode_one(text, opts, post)
             return Encoding(data, self._names, 1, ovf)
         if pair is not None:
-            _check_text(pair)
+            check_text(_check_text(pair), "pair")
         if pair is None:
             if post.is_plain(opts):
                 return Encoding(self._matcher.segment_one(text), self._names)

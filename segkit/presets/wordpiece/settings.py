@@ -15,6 +15,7 @@ import numpy as np
 from ...engine import EngineConfig
 from ...engine.rewrite import build_rewrite_table, pack_rewrite
 from ...models.vocabulary import Vocabulary
+from ...runtime.surrogates import check_text
 from .normalization import bert_rewrite_table
 from .postprocess import TRUNCATION
 from .template import normalize_template, template_slots
@@ -102,6 +103,8 @@ def check_post_settings(s: dict) -> None:
 
 def check_settings(s: dict, vocab: Vocabulary) -> None:
     """The settings' values, and the tokens they name against ``vocab``."""
+    if isinstance(s["suffix_indicator"], str):
+        check_text(s["suffix_indicator"], "suffix_indicator")
     if vocab.id(s["unk_token"]) is None:
         raise ValueError(
             f"unk_token {s['unk_token']!r} is not in the vocabulary ({len(vocab)} tokens); "
