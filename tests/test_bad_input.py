@@ -426,3 +426,52 @@ def test_non_int_lengths_are_type_errors_naming_the_argument(name):
                  lambda: wp.encode_batch(["a", "a a"], **{name: [3]})):
         with pytest.raises(TypeError, match=name):
             call()
+
+
+# ------------------------------------------- exceptions that were not ours
+def test_huge_lengths_are_the_librarys_errors_or_nothing_to_truncate():
+    # max_length=2**70 was "OverflowError: Python int too large to convert
+    # to C long"; a truncation length past any text's truncates nothing, and
+    # a length to pad to must fit int32 (a ValueError naming it).
+    wp = segkit.WordPiece.bert(["[PAD]", UNK, "[CLS]", "[SEP]", "a", "b"])
+    expected = wp.encode("a b").ids
+    for big in (2**31, 2**63, 2**70):
+        assert wp.encode("a b", max_length=big, truncation=True).ids == expected
+        assert wp.encode_batch(["a b"], max_length=big, truncation=True).ids == [expected]
+        assert wp("a b", max_length=big, truncation=True)["input_ids"] == expected
+        for call in (lambda: wp.encode("a b", padding="max_length", max_length=big),
+                     lambda: wp(["a b"], padding="max_length", max_length=big)):
+            with pytest.raises(ValueError, match="max_length must be an int from 0 to 2\\*\\*31 - 1"):
+                call()
+        with pytest.raises(ValueError, match="stride"):
+            wp.encode("a b", max_length=3, truncation=True, stride=big)
+        with pytest.raises(ValueError, match="pad_to_multiple_of"):
+            wp.encode("a b", padding="max_length", max_length=4, pad_to_multiple_of=big)
+
+
+@pytest.mark.parametrize("value", [[True], {"only_first": 1}, ["longest_first"], set()])
+def test_truncation_of_the_wrong_type_is_a_value_error_naming_it(value):
+    # [True] was "TypeError: unhashable type: 'list'"
+    wp = segkit.WordPiece.bert(["[PAD]", UNK, "[CLS]", "[SEP]", "a"])
+    for call in (lambda: wp.encode("a", truncation=value, max_length=3),
+                 lambda: wp.encode_batch(["a"], truncation=value, max_length=3),
+                 lambda: wp("a", truncation=value, max_length=3)):
+        with pytest.raises(ValueError, match="truncation must be"):
+            call()
+
+
+@pytest.mark.parametrize("depth", [990, 5_000, 100_000])
+@pytest.mark.parametrize("where", ["root", "model", "normalizer"])
+def test_a_tokenizer_json_nested_too_deeply(tmp_path, depth, where):
+    # 10**5 levels of [ were a RecursionError from the json parser; a value
+    # just shallow enough to parse must not be one while it is described.
+    nested = "[" * depth + "]" * depth
+    body = {"root": nested,
+            "model": '{"model": {"type": "WordPiece", "vocab": ' + nested + "}}",
+            "normalizer": '{"model": {"type": "WordPiece", "vocab": {"[UNK]": 0}, "unk_token": "[UNK]"}, '
+                          '"normalizer": ' + nested + "}"}[where]
+    path = tmp_path / "tokenizer.json"
+    path.write_text(body, encoding="utf-8")
+    with pytest.raises(ValueError, match=str(path.name)) as e:
+        segkit.WordPiece.from_tokenizer_json(path)
+    assert not isinstance(e.value, RecursionError)

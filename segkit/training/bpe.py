@@ -254,15 +254,19 @@ def _count(corpus, special_tokens, pattern, num_threads, errors, bar):
     jobs = segment_jobs(corpus, special_tokens, cut=cut, errors=errors, on_bytes=on_bytes, raw_cut=compiled)
     if not compiled:
         num_threads = 1
-    tables = [_Table() for _ in range(num_threads)]
+    # A thread makes its table when it first gets work: memory follows the
+    # threads that counted, not num_threads.
+    tables: list = [None] * num_threads
 
     def work(t, job):
         batch = job_segments(job)
         if batch is not None:
+            if tables[t] is None:
+                tables[t] = _Table()
             count(tables[t], *batch)
 
     run_parallel(jobs, work, num_threads)
-    return _add_up(tables)
+    return _add_up([t for t in tables if t is not None] or [_Table()])
 
 
 class _Sum:

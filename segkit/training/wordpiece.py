@@ -388,7 +388,15 @@ def count_corpus_words(corpus: Corpus, lowercase: bool, show_progress: bool = Fa
         raise ValueError(f"errors must be 'strict' or 'replace', found {errors!r}")
     tables = _char_table(bool(lowercase))
     nthreads = max(1, num_threads)
-    counters = [_WordTable(tables) for _ in range(nthreads)]
+    # A thread makes its table when it first gets work: memory follows the
+    # threads that counted, not num_threads.
+    counters: list = [None] * nthreads
+
+    def count(t: int, item) -> None:
+        if counters[t] is None:
+            counters[t] = _WordTable(tables)
+        _count_item(counters[t], item)
+
     bar = None
     if show_progress:
         from tqdm import tqdm
@@ -397,13 +405,14 @@ def count_corpus_words(corpus: Corpus, lowercase: bool, show_progress: bool = Fa
     try:
         run_parallel(
             _iter_progress(_iter_items(corpus, errors), bar),
-            lambda t, item: _count_item(counters[t], item),
+            count,
             nthreads,
         )
     finally:
         if bar is not None:
             bar.close()
-    if nthreads == 1:
+    counters = [c for c in counters if c is not None] or [_WordTable(tables)]
+    if len(counters) == 1:
         return counters[0].result()
     return _add_up(counters)
 
