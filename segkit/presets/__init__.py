@@ -8,4 +8,7 @@
     group), for :func:`segkit.load` and ``segkit.<Name>``.
 ``wordpiece``
     :class:`segkit.WordPiece` (BERT), one module per pipeline stage.
+``maxmatch``
+    :class:`segkit.MaxMatch` (greedy longest match over bytes or
+    characters) and :class:`segkit.RWKVWorld`.
 """

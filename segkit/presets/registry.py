@@ -35,6 +35,8 @@ GROUP = "segkit.plugins"
 BUILTIN = {
     "WordPiece": "segkit.presets.wordpiece:WordPiece",
     "ChineseMaxMatch": "segkit_cjk:ChineseMaxMatch",
+    "MaxMatch": "segkit.presets.maxmatch:MaxMatch",
+    "RWKVWorld": "segkit.presets.maxmatch:RWKVWorld",
 }
 
 _registered: dict[str, Any] = {}

@@ -192,6 +192,11 @@ class PostProcessor:
             pad_to = _length("max_length", pad_length)
         else:
             raise ValueError(f"padding must be True, False, 'longest' or 'max_length', found {padding!r}")
+        if not pair and not any(slot[0] == K_A for slot in slots):
+            # A single template without $A (HF allows it): the encoding is its
+            # special tokens, the text's tokens left out (and so never
+            # overflowing), as truncating the text to nothing gives.
+            mode, budget, stride, overflow = TRUNCATION["longest_first"], 0, 0, False
         return options_vector(
             slots, budget=budget, mode=mode, stride=stride, trunc_left=truncation_side == "left", pad_to=pad_to,
             mult=mult, pad_id=self.pad_id, pad_type_id=int(pdef.get("pad_type_id") or 0),
