@@ -117,6 +117,11 @@ CASES = {
     "cut_arrow": ("import pyarrow as pa\nseg = segkit.ChineseMaxMatch()\n" + CHINESE.format(n=20_000)
                   + "texts = pa.array(texts)\n", "seg.cut_arrow(texts)"),
     "cut, one text at a time": ("seg = segkit.ChineseMaxMatch()\n", "seg.cut('研究生命起源是北京大学的研究课题')"),
+    # byte-level presets
+    "RWKV World encode_batch": ("tok = segkit.RWKVWorld()\n" + SENTENCES.format(n=20_000), "tok.encode_batch(texts)"),
+    "MaxMatch encode_batch two threads": (
+        "mm = segkit.MaxMatch([bytes([b]) for b in range(256)] + [b'the', b' the', b'ing', b' qu'])\n"
+        + SENTENCES.format(n=20_000), "mm.encode_batch(texts, num_threads=2, flat=True)"),
     # building a model (the automaton's compiled passes)
     "build a large WordPiece": (
         "rng = np.random.default_rng(0)\n"

@@ -36,6 +36,8 @@ READERS = {
     "train_wordpiece([Path])": ("segkit.train_wordpiece([Path(p)], 300)", "CorpusError", "training"),
     "train_wordpiece(docs and a path)": ("segkit.train_wordpiece(['some text', Path(p)], 300)", "CorpusError",
                                          "training"),
+    "MaxMatch.from_tokenizer_json": ("segkit.MaxMatch.from_tokenizer_json(p)", "ValueError", "tokenizer.json"),
+    "RWKVWorld(path)": ("segkit.RWKVWorld(p)", "VocabularyError", "RWKV vocabulary"),
     "dask.train_bpe": ("__import__('segkit.dask').dask.train_bpe([p], 300)", "CorpusError", "training"),
     "dask.train_wordpiece": ("__import__('segkit.dask').dask.train_wordpiece([p], 300)", "CorpusError", "training"),
 }

@@ -313,12 +313,12 @@ _MANY = 4096
 
 
 def chars_of(texts: Any) -> int:
-    """An estimate of the characters of ``texts``: a str, a list or tuple of
-    str, of pairs or of lists of words (from a few items), or anything with
-    ``nbytes`` (an Arrow array); 0 for anything else (the call then reports
-    what is wrong with it).  Cheap: it runs before every call."""
+    """An estimate of the characters of ``texts``: a str or bytes, a list or
+    tuple of them, of pairs or of lists of words (from a few items), or
+    anything with ``nbytes`` (an Arrow array); 0 for anything else (the call
+    then reports what is wrong with it).  Cheap: it runs before every call."""
     t = type(texts)
-    if t is str:
+    if t is str or t is bytes:
         return len(texts)
     if t is list or t is tuple:
         n = len(texts)
@@ -332,7 +332,7 @@ def chars_of(texts: Any) -> int:
         for item in texts[::step]:
             picked += 1
             ti = type(item)
-            if ti is str:
+            if ti is str or ti is bytes:
                 total += len(item)
             elif ti is list or ti is tuple:
                 for x in item:

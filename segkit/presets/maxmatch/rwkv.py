@@ -15,6 +15,7 @@ import hashlib
 import os
 from pathlib import Path
 
+from ...runtime import interrupts
 from .preset import MaxMatch
 from .rwkv_file import parse_rwkv_vocab, read_rwkv_vocab
 from .tokens import TokenTable
@@ -61,6 +62,7 @@ class RWKVWorld(MaxMatch):
     ['a', '', '', '😀']
     """
 
+    @interrupts.interruptible()
     def __init__(self, path: str | os.PathLike | None = None) -> None:
         from ...models.cache import cacheable_file
 
