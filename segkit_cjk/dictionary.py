@@ -116,6 +116,8 @@ def clean_words(words: Iterable[str], where: str = "dictionary", *, skip_whitesp
         raise TypeError(f"{where}: expected an iterable of words, found a single str {words!r:.40}; wrap it in a list")
     out: dict[str, None] = {}
     skipped: list[str] = []
+    if not isinstance(words, Iterable):
+        raise TypeError(f"{where}: expected an iterable of words, found {type(words).__name__}")
     for i, w in enumerate(words):
         if not isinstance(w, str):
             raise TypeError(f"{where}: expected words as str, found {type(w).__name__} {w!r:.60} at index {i}")

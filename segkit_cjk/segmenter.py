@@ -653,8 +653,8 @@ def _check_text(text: object) -> str:
 
 
 def _check_batch(texts: object) -> Sequence[str]:
-    if isinstance(texts, str):
-        raise TypeError("expected a sequence of texts, found a single str; use cut()/tokenize()")
+    if isinstance(texts, (str, bytes, bytearray)):
+        raise TypeError(f"expected a sequence of texts, found a single {type(texts).__name__}; use cut()/tokenize()")
     if not isinstance(texts, Sequence):
         try:
             texts = list(texts)  # type: ignore[arg-type]

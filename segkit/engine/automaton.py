@@ -110,7 +110,7 @@ def key_bytes(keys: Sequence[bytes | str]) -> list[bytes]:
 def _raise_not_str(texts: Sequence[object]) -> None:
     for i, t in enumerate(texts):
         if not isinstance(t, str):
-            raise TypeError(f"expected a sequence of str, found {type(t).__name__} at index {i}: {t!r:.80}") from None
+            raise TypeError(f"expected texts as a sequence of str, found {type(t).__name__} at index {i}: {t!r:.80}") from None
 
 
 def text_lengths(texts: Sequence[str]) -> np.ndarray:

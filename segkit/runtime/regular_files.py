@@ -57,8 +57,8 @@ def check_regular(path: str | os.PathLike, what: str, error: Callable[[str], Exc
         st = os.stat(path)
     except FileNotFoundError:
         raise FileNotFoundError(f"{what} file not found: {path}") from None
-    except (OSError, ValueError) as e:  # ValueError: an embedded NUL
-        raise error(f"{path}: cannot be read ({getattr(e, 'strerror', None) or e})") from None
+    except (OSError, ValueError) as e:  # ValueError: an embedded NUL, a lone surrogate
+        raise error(f"{what} file {path}: cannot be read ({getattr(e, 'strerror', None) or e})") from None
     if not stat.S_ISREG(st.st_mode):
         raise _refuse(path, st.st_mode, what, error)
     return st

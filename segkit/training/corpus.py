@@ -72,7 +72,9 @@ def check_special_tokens(special_tokens: Iterable[str]) -> list[str]:
     """
     if isinstance(special_tokens, (str, bytes)):
         raise TypeError(f"special_tokens must be a list of str, found the {type(special_tokens).__name__} "
-                        f"{special_tokens!r}")
+                        f"{special_tokens!r:.80}")
+    if not isinstance(special_tokens, Iterable):
+        raise TypeError(f"special_tokens must be a list of str, found {type(special_tokens).__name__}")
     out: list[str] = []
     seen: set[str] = set()  # (a set: ten thousand special tokens are checked in milliseconds)
     for i, tok in enumerate(special_tokens):
@@ -352,8 +354,9 @@ def segment_jobs(
             for batch in _file_batches(path, special, maxlen, cut, errors, chunk_size, on_bytes, raw):
                 yield batch if raw else ("batch", batch)
         return
-    if isinstance(corpus, (bytes, bytearray)):
-        raise TypeError("corpus must be a path, a list of paths or an iterable of str documents, found bytes")
+    if isinstance(corpus, (bytes, bytearray)) or not isinstance(corpus, Iterable):
+        raise TypeError("corpus must be a path, a list of paths or an iterable of str documents, "
+                        f"found {type(corpus).__name__}")
     for first, docs in doc_batches(corpus, BATCH_BYTES):
         yield ("docs", first, docs, special, errors, on_bytes)
 

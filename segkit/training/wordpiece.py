@@ -208,8 +208,8 @@ def _iter_items(corpus: Corpus, errors: str = "strict"):
     if _is_path(corpus):
         yield from _file_pieces(os.fspath(corpus), errors)
         return
-    if isinstance(corpus, (bytes, bytearray)):
-        raise TypeError("corpus must be a path, paths or str documents, found bytes")
+    if isinstance(corpus, (bytes, bytearray)) or not isinstance(corpus, Iterable):
+        raise TypeError(f"corpus must be a path, paths or str documents, found {type(corpus).__name__}")
     if isinstance(corpus, (list, tuple)) and corpus and all(isinstance(p, os.PathLike) for p in corpus):
         for p in corpus:  # files: read here, their pieces spread over the threads
             yield from _file_pieces(os.fspath(p), errors)

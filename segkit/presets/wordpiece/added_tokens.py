@@ -272,11 +272,11 @@ class AddedVocabulary:
         """Add tokens (str or :class:`AddedToken`) as HF ``add_tokens`` does;
         the number of tokens that were new or changed."""
         items = []
-        for t in tokens:
+        for i, t in enumerate(tokens):
             if isinstance(t, str):
                 t = AddedToken(t, special=bool(special))
             elif not isinstance(t, AddedToken):
-                raise TypeError(f"expected str or AddedToken, found {type(t).__name__} {t!r:.60}")
+                raise TypeError(f"added token {i}: expected str or AddedToken, found {type(t).__name__} {t!r:.60}")
             items.append(_resolved(t, special))
         if self.tokens:
             top = max(self.tokens)
@@ -571,10 +571,13 @@ def added_vocabulary_for(wp) -> AddedVocabulary:
 
 def add_tokens(wp, tokens, special: bool | None) -> int:
     """``wp.add_tokens`` / ``wp.add_special_tokens``: the number added."""
-    if isinstance(tokens, (str, AddedToken)):
+    if isinstance(tokens, (str, bytes, bytearray, AddedToken)):
         raise TypeError("add_tokens expects a list of str or AddedToken, found a single "
                         f"{type(tokens).__name__}; wrap it in a list")
-    tokens = list(tokens)
+    try:
+        tokens = list(tokens)
+    except TypeError:
+        raise TypeError(f"add_tokens expects a list of str or AddedToken, found {type(tokens).__name__}") from None
     for i, t in enumerate(tokens):  # (a lone surrogate: segkit.runtime.surrogates)
         content = t.content if isinstance(t, AddedToken) else t
         if isinstance(content, str):
