@@ -52,6 +52,12 @@ N_ROWS = len(FIELDS)
 
 TRUNCATION = {"longest_first": 1, "only_first": 2, "only_second": 3}
 
+#: The longest length anything is padded to (tokens): every padded encoding
+#: takes 32 bytes a position, so a larger target would ask for gigabytes per
+#: text.  ``padding.length``, ``pad_to_multiple_of`` and the ``max_length``
+#: of ``padding="max_length"`` above it are refused.
+MAX_PAD_LENGTH = 1 << 24
+
 # The option vector.
 (
     O_BUDGET,  # truncation budget: max_length - special tokens of the template

@@ -17,7 +17,7 @@ from ...engine.rewrite import build_rewrite_table, pack_rewrite
 from ...models.vocabulary import Vocabulary
 from ...runtime.surrogates import check_text
 from .normalization import bert_rewrite_table
-from .postprocess import TRUNCATION
+from .postprocess import MAX_PAD_LENGTH, TRUNCATION
 from .template import normalize_template, template_slots
 
 _SIDES = ("right", "left")
@@ -104,6 +104,8 @@ def check_post_settings(s: dict) -> None:
             m = p.get(key)
             if m is not None and (isinstance(m, bool) or not isinstance(m, int) or not 0 <= m < 1 << 31):
                 raise ValueError(f"padding {key} must be a non-negative int or None, found {m!r:.80}")
+            if key in ("length", "pad_to_multiple_of") and m is not None and m > MAX_PAD_LENGTH:
+                raise ValueError(f"padding {key} must be at most {MAX_PAD_LENGTH} (a padded length), found {m}")
 
 
 def check_settings(s: dict, vocab: Vocabulary) -> None:
