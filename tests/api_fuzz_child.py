@@ -17,6 +17,7 @@ N`` (calls made) or the first failure and exits 1.
 
 from __future__ import annotations
 
+import importlib.util
 import sys
 import traceback
 import warnings
@@ -103,15 +104,15 @@ def wordpiece() -> None:
     fuzz("decode_batch", "sequences", ("id", "sequence"), lambda v: wp.decode_batch(v))
     fuzz("add_tokens", "tokens", ("token",), lambda v: segkit.WordPiece.bert(VOCAB).add_tokens(v))
     fuzz("add_tokens", "tokens[0]", ("token",), lambda v: segkit.WordPiece.bert(VOCAB).add_tokens([v]))
-    fuzz("enable_truncation", "max_length", ("max_length",), lambda v: segkit.WordPiece.bert(VOCAB).enable_truncation(v))
+    fuzz("enable_truncation", "max_length", ("max_length",),
+         lambda v: segkit.WordPiece.bert(VOCAB).enable_truncation(v))
     fuzz("enable_padding", "length", ("length",), lambda v: segkit.WordPiece.bert(VOCAB).enable_padding(length=v))
     fuzz("WordPiece", "vocab", ("vocab", "token"), lambda v: segkit.WordPiece(v))
     for kw in ("suffix_indicator", "unk_token", "max_input_chars_per_word", "cjk", "special_tokens", "template",
                "flavour", "duplicates", "truncation", "padding"):
-        fuzz("WordPiece", kw, (kw, "token", "template", "special"), lambda v, k=kw: segkit.WordPiece.bert(VOCAB, **{k: v}))
-    try:
-        import pyarrow as pa  # noqa: F401
-    except ImportError:
+        fuzz("WordPiece", kw, (kw, "token", "template", "special"),
+             lambda v, k=kw: segkit.WordPiece.bert(VOCAB, **{k: v}))
+    if importlib.util.find_spec("pyarrow") is None:
         return
     fuzz("encode_arrow", "texts", ("text",), lambda v: wp.encode_arrow(v))
     fuzz("encode_arrow", "null", ("null",), lambda v: wp.encode_arrow(["a", None], null=v))
@@ -128,9 +129,7 @@ def chinese() -> None:
     fuzz("ChineseMaxMatch", "dictionary", ("dictionary", "word"), lambda v: segkit.ChineseMaxMatch(v))
     for kw in ("mode", "alnum_runs", "keep_whitespace"):
         fuzz("ChineseMaxMatch", kw, (kw,), lambda v, k=kw: segkit.ChineseMaxMatch(["北京"], **{k: v}))
-    try:
-        import pyarrow as pa  # noqa: F401
-    except ImportError:
+    if importlib.util.find_spec("pyarrow") is None:
         return
     fuzz("cut_arrow", "texts", ("text",), lambda v: seg.cut_arrow(v))
 
@@ -139,7 +138,8 @@ def training() -> None:
     docs = ["low lower newest widest", "hello world"]
     values = st.one_of(ANYTHING, st.integers(250, 400))
     fuzz("train_bpe", "vocab_size", ("vocab_size",), lambda v: segkit.train_bpe(docs, v, show_progress=False), values)
-    fuzz("train_bpe", "corpus", ("corpus", "document", "training file"), lambda v: segkit.train_bpe(v, 300, show_progress=False))
+    fuzz("train_bpe", "corpus", ("corpus", "document", "training file"),
+         lambda v: segkit.train_bpe(v, 300, show_progress=False))
     for kw in ("special_tokens", "pattern", "num_threads", "errors"):
         fuzz("train_bpe", kw, (kw, "special token"),
              lambda v, k=kw: segkit.train_bpe(docs, 300, show_progress=False, **{k: v}))

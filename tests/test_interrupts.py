@@ -11,7 +11,6 @@ machine's speed, and reports when its ``except KeyboardInterrupt`` ran.
 
 from __future__ import annotations
 
-import os
 import signal
 import subprocess
 import sys
@@ -54,7 +53,8 @@ except KeyboardInterrupt:
 def interrupt(setup: str, call: str, delay: float) -> tuple[str, float]:
     """Run ``call`` in a loop in a child, send SIGINT ``delay`` seconds after
     it starts; returns the child's report and the latency of the interrupt."""
-    code = CHILD.format(limit=LIMIT_MB, setup=textwrap.dedent(setup), call=textwrap.indent(textwrap.dedent(call), "    "))
+    code = CHILD.format(limit=LIMIT_MB, setup=textwrap.dedent(setup),
+                        call=textwrap.indent(textwrap.dedent(call), "    "))
     proc = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         line = proc.stdout.readline()
@@ -88,7 +88,8 @@ CHINESE = "texts = ['研究生命起源是北京大学的研究课题，我们�
 CASES = {
     # the issue's reproductions: one long pre-token / word, SIGINT in
     # counting, merging or the final build (SIGSEGV before the fix)
-    "train_bpe one long token": ("", "segkit.train_bpe(['ab' * 2_000_000 + 'c' * 2_000_000], 5000, show_progress=False)"),
+    "train_bpe one long token": (
+        "", "segkit.train_bpe(['ab' * 2_000_000 + 'c' * 2_000_000], 5000, show_progress=False)"),
     "train_wordpiece one long word": ("", "segkit.train_wordpiece(['a' * 1_000_000], 200, show_progress=False)"),
     "train_wordpiece two threads": (
         "docs = ['low lower newest widest %d ' % i * 20 for i in range(20_000)]\n",
@@ -116,7 +117,8 @@ CASES = {
                                      "seg.tokenize_batch(texts)"),
     "cut_arrow": ("import pyarrow as pa\nseg = segkit.ChineseMaxMatch()\n" + CHINESE.format(n=20_000)
                   + "texts = pa.array(texts)\n", "seg.cut_arrow(texts)"),
-    "cut, one text at a time": ("seg = segkit.ChineseMaxMatch()\n", "seg.cut('研究生命起源是北京大学的研究课题')"),
+    "cut, one text at a time": ("seg = segkit.ChineseMaxMatch()\n",
+                                "seg.cut('研究生命起源是北京大学的研究课题')"),
     # byte-level presets
     "RWKV World encode_batch": ("tok = segkit.RWKVWorld()\n" + SENTENCES.format(n=20_000), "tok.encode_batch(texts)"),
     "MaxMatch encode_batch two threads": (

@@ -26,7 +26,6 @@ import json
 import math
 import os
 import secrets
-import stat
 import struct
 import zlib
 from pathlib import Path

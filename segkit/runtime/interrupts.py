@@ -151,7 +151,8 @@ def bind(func: F) -> F:
 
 
 # --------------------------------------------------------------- helpers
-_BLOCKED = {getattr(signal, name) for name in ("SIGINT", "SIGTERM", "SIGHUP", "SIGQUIT", "SIGALRM", "SIGUSR1", "SIGUSR2")
+_BLOCKED = {getattr(signal, name)
+            for name in ("SIGINT", "SIGTERM", "SIGHUP", "SIGQUIT", "SIGALRM", "SIGUSR1", "SIGUSR2")
             if hasattr(signal, name)}
 
 

@@ -47,7 +47,8 @@ from ..presets.wordpiece.pretokenize import bert_classes
 from ..runtime.surrogates import check_text
 from ..runtime.threads import check_threads
 from . import _wordpiece_kernels as K
-from .corpus import CorpusError, check_file, check_special_tokens, open_corpus_file, doc_batches, parallel_calls, run_parallel, utf8_check, utf8_error
+from .corpus import (CorpusError, check_file, check_special_tokens, doc_batches, open_corpus_file, parallel_calls,
+                     run_parallel, utf8_check, utf8_error)
 
 Corpus = Union[str, "os.PathLike[str]", Iterable[Union[str, "os.PathLike[str]"]]]
 
