@@ -219,3 +219,14 @@ def test_a_systemerror_from_boxing_becomes_the_handlers_exception():
     with pytest.raises(KeyboardInterrupt):
         interrupts.reraise_signal(outer)
     interrupts.reraise_signal(SystemError("something else"))  # returns: not ours to translate
+
+
+def test_ctrl_c_in_dask_training_with_the_synchronous_scheduler(tmp_path):
+    # The synchronous scheduler runs the counting tasks on the calling
+    # thread: the whole training leaves the main thread.
+    pytest.importorskip("dask", reason="dask is not installed")
+    corpus = tmp_path / "long.txt"
+    corpus.write_text("ab" * 1_000_000 + "c" * 1_000_000 + " lower newest" * 10_000, encoding="utf-8")
+    setup = f"import dask, segkit.dask\ndask.config.set(scheduler='sync')\npath = {str(corpus)!r}\n"
+    _, latency = interrupt(setup, "segkit.dask.train_bpe([path], 3000, split_bytes=200_000)", delay=1.0)
+    assert latency < PROMPT_SECONDS
