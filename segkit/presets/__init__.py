@@ -1,0 +1,1 @@
+"""Presets: tokenizers built on the engine."""
