@@ -13,7 +13,7 @@ from __future__ import annotations
 from ..presets.bpe.char_classes import class_table as char_classes
 from ..presets.bpe.pretokenize import GPT2_PATTERN, Pretokenizer
 from ..presets.bpe.pretokenize_kernels import gpt2_match_end as match_end
-from ..presets.bpe.pretokenize_kernels import gpt2_safe_cut as _safe_cut
+from ..presets.bpe.pretokenize_kernels import gpt2_safe_cut as _safe_cut  # noqa: F401 (re-exported)
 
 __all__ = ["GPT2_PATTERN", "char_classes", "match_end", "pretokenize"]
 

@@ -56,6 +56,23 @@ from .pretokenize_kernels import (
 )
 from .special_tokens import NO_SPECIALS, SpecialTokens, disallowed_error, token_string
 
+__all__ = [
+    "CL100K_PATTERN",
+    "COMPILED_PATTERNS",
+    "GPT2_ORIGINAL_PATTERN",
+    "GPT2_PATTERN",
+    "NO_SPECIALS",
+    "O200K_PATTERN",
+    "R50K_PATTERN",
+    "TIKTOKEN_PATTERNS",
+    "Pieces",
+    "Pretokenizer",
+    "SpecialTokens",
+    "check_buffer",
+    "encode_texts",
+    "pattern_kind",
+]
+
 #: GPT-2's pattern as segkit's trainer writes it (``train_bpe``'s default).
 GPT2_PATTERN = r"""'(?:[sdmt]|ll|ve|re)| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+"""
 #: The same pattern as tiktoken 0.14 writes it (``r50k_base``, ``p50k_base``):
@@ -134,9 +151,15 @@ class Pieces:
 
     def strings(self, row: int = 0) -> list[str]:
         """The pieces of one row as strings (for tests and inspection)."""
-        raw = self.data.tobytes()
         lo, hi = int(self.row_splits[row]), int(self.row_splits[row + 1])
-        return [raw[s:e].decode("utf-8") for s, e in zip(self.starts[lo:hi].tolist(), self.ends[lo:hi].tolist())]
+        if lo == hi:
+            return []
+        base = int(self.starts[lo])
+        raw = self.data[base : int(self.ends[hi - 1])].tobytes()
+        return [
+            raw[s - base : e - base].decode("utf-8")
+            for s, e in zip(self.starts[lo:hi].tolist(), self.ends[lo:hi].tolist())
+        ]
 
 
 def encode_texts(texts: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:

@@ -32,7 +32,6 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from .special_tokens import next_special, token_id
 from .char_classes import (
     G_LETTER,
     G_NUMBER,
@@ -44,6 +43,7 @@ from .char_classes import (
     UPPER_BITS,
     char_class,
 )
+from .special_tokens import next_special, token_id
 
 #: pattern kinds (the ``kind`` argument of :func:`match_end`)
 KIND_REGEX = 0

@@ -87,7 +87,7 @@ def _utf8(s, what: str) -> bytes:
     try:
         return s.encode("utf-8")
     except UnicodeEncodeError as e:
-        raise ValueError(f"the {what} {s!r} has a lone surrogate at position {e.start}: it is not valid UTF-8") from None
+        raise ValueError(f"the {what} {s!r} has a lone surrogate at position {e.start}: not valid UTF-8") from None
 
 
 @njit(cache=True, nogil=True, inline="always")
