@@ -122,7 +122,7 @@ def classes_of(table: np.ndarray, cps) -> np.ndarray:
     return table[PAGES + (table[cps >> 8].astype(np.int64) << 8) + (cps & 255)]
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True)
 def char_class(table, c):
     """Class code of code point ``c`` (0 <= c <= 0x10FFFF)."""
     if c < 256:

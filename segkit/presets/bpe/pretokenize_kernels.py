@@ -25,6 +25,16 @@ Cost
     (at most three, o200k's ``[\\p{Lo}][\\p{Lu}]*`` case).  Backtracking of
     ``\\s+(?!\\S)`` and ``\\s*[\\r\\n]`` is resolved from the run's last
     character and last newline, without re-scanning.
+
+Inlining
+    The matchers and their per-run helpers are inlined by Numba
+    (``inline="always"``): as calls (array arguments are reference-counted
+    per call) the whole pass was 25-35% slower.  :func:`decode` and
+    :func:`~.char_classes.char_class` are not: LLVM inlines them anyway
+    (same speed, measured), while Numba's inlining retypes a function at
+    every call site, which made the first compilation of the three matchers
+    take 14 s of CPU instead of 4 s.  The encoder's own loops should call
+    one ``*_match_end`` each (``match_end`` compiles all three).
 """
 
 from __future__ import annotations
@@ -52,7 +62,7 @@ KIND_CL100K = 2
 KIND_O200K = 3
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True)
 def decode(buf, i):
     """Code point at byte ``i`` of valid UTF-8 and the index after it."""
     b0 = np.int64(buf[i])
@@ -332,13 +342,55 @@ def match_end(kind, buf, p, end, table):
 @njit(cache=True, nogil=True)
 def segment_ends(kind, buf, start, end, table, out, n):
     """Write the end of every match in ``buf[start:end]`` to ``out[n:]``;
-    return the new count (``out`` must have ``end - start`` free entries)."""
+    return the new count (``out`` must have ``end - start`` free entries).
+    Compiles all three matchers (see :func:`gpt2_pieces` for one)."""
     p = start
     while p < end:
         p = match_end(kind, buf, p, end, table)
         out[n] = p
         n += 1
     return n
+
+
+# One loop per pattern, compiled apart: a function holding all three
+# matchers inline took 33 s of CPU to compile, the three apart 14 s (now 4 s:
+# see the note on inlining in the module docstring), and a call per stretch
+# of text costs nothing next to the matching.
+@njit(cache=True, nogil=True)
+def gpt2_pieces(buf, p, end, table, ends, ids, n):
+    """Pieces of ``buf[p:end]`` (GPT-2) into ``ends``/``ids`` (-1) from ``n``
+    on, until done or ``ends`` is full: returns (where it stopped, count)."""
+    cap = len(ends)
+    while p < end and n < cap:
+        p = gpt2_match_end(buf, p, end, table)
+        ends[n] = p
+        ids[n] = -1
+        n += 1
+    return p, n
+
+
+@njit(cache=True, nogil=True)
+def cl100k_pieces(buf, p, end, table, ends, ids, n):
+    """:func:`gpt2_pieces` for cl100k_base."""
+    cap = len(ends)
+    while p < end and n < cap:
+        p = cl100k_match_end(buf, p, end, table)
+        ends[n] = p
+        ids[n] = -1
+        n += 1
+    return p, n
+
+
+@njit(cache=True, nogil=True)
+def o200k_pieces(buf, p, end, table, ends, ids, n):
+    """:func:`gpt2_pieces` for o200k_base."""
+    cap = len(ends)
+    while p < end and n < cap:
+        p = o200k_match_end(buf, p, end, table)
+        ends[n] = p
+        ids[n] = -1
+        n += 1
+    return p, n
 
 
 # ------------------------------------------------------------------ batches
@@ -378,19 +430,23 @@ def split_rows(kind, buf, row_splits, table, plan, ends, ids, piece_splits, stat
                 state[1] = s
                 state[2] = -2 - t
                 return DISALLOWED_FOUND
-            while p < s:
-                if n == cap:
+            if p < s:
+                if kind == KIND_GPT2:
+                    p, n = gpt2_pieces(buf, p, s, table, ends, ids, n)
+                elif kind == KIND_CL100K:
+                    p, n = cl100k_pieces(buf, p, s, table, ends, ids, n)
+                elif kind == KIND_O200K:
+                    p, n = o200k_pieces(buf, p, s, table, ends, ids, n)
+                elif n < cap:  # KIND_REGEX: the stretch is one piece
+                    p = s
+                    ends[n] = p
+                    ids[n] = -1
+                    n += 1
+                if p < s:  # ends is full
                     state[0] = row
                     state[1] = p
                     state[2] = n
                     return FULL
-                if kind == KIND_REGEX:
-                    p = s
-                else:
-                    p = match_end(kind, buf, p, s, table)
-                ends[n] = p
-                ids[n] = -1
-                n += 1
             if t < 0:
                 break
             if n == cap:
