@@ -292,3 +292,56 @@ def test_sample_of_the_corpus(multilingual_sample):
         pieces = Pretokenizer(pattern).split_batch(texts)
         for row, text in enumerate(texts):
             assert pieces.strings(row) == regex_pieces(pattern, text)
+
+
+# ------------------------------------------------------------------ the per-text kernel
+def test_split_row_takes_bytes():
+    """An encoder's one-text path hands Numba ``bytes`` (cheaper than an array)."""
+    from segkit.presets.bpe.pretokenize_kernels import DONE, split_row
+    from segkit.presets.bpe.special_tokens import NO_SPECIALS
+
+    text = "héllo  wörld 123 'S\n\n"
+    data = text.encode()
+    ends = np.empty(len(data), np.int64)
+    ids = np.empty(len(data), np.int32)
+    status, p, n, _ = split_row(KIND_CL100K, data, 0, len(data), cc.class_table(), NO_SPECIALS, ends, ids, 0)
+    assert (status, p) == (DONE, len(data))
+    bounds = [0] + ends[:n].tolist()
+    assert [data[a:b].decode() for a, b in zip(bounds, bounds[1:])] == regex_pieces(CL100K_PATTERN, text)
+
+
+@pytest.mark.parametrize("pattern", THREE + [r"\w+|\W"], ids=THREE_IDS + ["regex"])
+@given(text=_texts, room=st.integers(1, 5), data=st.data())
+@settings(max_examples=150, deadline=None)
+def test_split_row_goes_on_where_it_stopped(pattern, text, room, data):
+    """A full output stops the kernel mid-text; going on gives the same pieces."""
+    from segkit.presets.bpe.pretokenize_kernels import DONE, FULL, split_row
+    from segkit.presets.bpe.special_tokens import SpecialTokens
+
+    specials = {"<|x|>": 7, "é": 8, "  ": 9}
+    text = "".join(data.draw(st.lists(st.sampled_from([text, *specials]), max_size=4), label="parts"))
+    plan = SpecialTokens(specials).plan("all")
+    pre = Pretokenizer(pattern)
+    whole = pre.split(text, plan)
+    buf = np.frombuffer(text.encode(), np.uint8)
+    table = cc.class_table()
+    got_ends, got_ids = [], []
+    p, status = 0, FULL
+    while status == FULL:
+        ends = np.empty(room, np.int64)
+        ids = np.empty(room, np.int32)
+        status, p, n, _ = split_row(pre.kind, buf, p, len(buf), table, plan, ends, ids, 0)
+        got_ends += ends[:n].tolist()
+        got_ids += ids[:n].tolist()
+    assert status == DONE
+    if pre.compiled:
+        assert got_ends == whole.ends.tolist() and got_ids == whole.ids.tolist()
+    else:  # the stretches between special tokens, before regex splits them
+        assert [e for e, i in zip(got_ends, got_ids) if i >= 0] == [
+            e for e, i in zip(whole.ends.tolist(), whole.ids.tolist()) if i >= 0
+        ]
+
+
+def test_long_single_text_takes_the_batch_path():
+    text = "ab cd\n" * 20_000  # > 64 KB
+    assert Pretokenizer(O200K_PATTERN).findall(text) == regex_pieces(O200K_PATTERN, text)

@@ -40,8 +40,9 @@ finds special tokens (see :class:`~.special_tokens.SpecialTokens`).
 from __future__ import annotations
 
 import codecs
+import threading
 from collections.abc import Sequence
-from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 
@@ -53,6 +54,7 @@ from .pretokenize_kernels import (
     KIND_O200K,
     KIND_REGEX,
     split_batch,
+    split_row,
 )
 from .special_tokens import NO_SPECIALS, SpecialTokens, disallowed_error, token_string
 
@@ -120,6 +122,20 @@ TIKTOKEN_PATTERNS: dict[str, str] = {
 _NO_TABLE = np.zeros(1, dtype=np.uint8)
 _NO_TABLE.setflags(write=False)
 
+# Pretokenizer.split writes into per-thread scratch arrays (a compiled
+# function returning arrays costs about a microsecond per array); texts
+# longer than this take the batch path, which allocates.
+_SCRATCH_BYTES = 1 << 16
+_scratch = threading.local()
+
+
+def _scratch_arrays(n: int) -> tuple[np.ndarray, np.ndarray]:
+    ends = getattr(_scratch, "ends", None)
+    if ends is None or len(ends) < n:
+        _scratch.ends = ends = np.empty(max(n, 1024), np.int64)
+        _scratch.ids = np.empty(max(n, 1024), np.int32)
+    return ends, _scratch.ids
+
 
 def pattern_kind(pattern: str) -> int:
     r"""The compiled matcher for ``pattern`` (``KIND_GPT2``, ``KIND_CL100K``,
@@ -134,8 +150,7 @@ def pattern_kind(pattern: str) -> int:
     return COMPILED_PATTERNS.get(pattern, KIND_REGEX)
 
 
-@dataclass(frozen=True)
-class Pieces:
+class Pieces(NamedTuple):
     """Pieces of a batch of texts (see the module docstring).
 
     ``data`` holds the UTF-8 bytes; piece ``i`` is
@@ -298,7 +313,25 @@ class Pretokenizer:
     def split(self, text: str, plan: np.ndarray = NO_SPECIALS) -> Pieces:
         """Pieces of one text (a batch of one row)."""
         data = np.frombuffer(_encode_one(text), dtype=np.uint8)
-        return self._split(data, np.array([0, data.size], dtype=np.int64), plan, single=True)
+        n = data.size
+        if n > _SCRATCH_BYTES:
+            return self._split(data, np.array([0, n], dtype=np.int64), plan, single=True)
+        table = class_table() if self.kind != KIND_REGEX else _NO_TABLE
+        ends, ids = _scratch_arrays(n)
+        status, pos, k, t = split_row(self.kind, data, 0, n, table, plan, ends, ids, 0)
+        if status == DISALLOWED_FOUND:
+            raise disallowed_error(token_string(plan, t), len(data[:pos].tobytes().decode("utf-8")))
+        ends = ends[:k].copy()
+        ids = ids[:k].copy()
+        starts = np.empty(k, dtype=np.int64)
+        if k:
+            starts[0] = 0
+            starts[1:] = ends[:-1]
+        splits = np.array([0, k], dtype=np.int64)
+        if self.kind == KIND_REGEX:
+            rs = np.array([0, n], dtype=np.int64)
+            starts, ends, ids, splits = _regex_pieces(self._rx, data, rs, starts, ends, ids, splits)
+        return Pieces(data, starts, ends, ids, splits)
 
     def findall(self, text: str) -> list[str]:
         """The pieces of ``text`` as strings: ``regex.findall(pattern, text)``

@@ -400,64 +400,77 @@ DISALLOWED_FOUND = 2
 
 
 @njit(cache=True, nogil=True)
-def split_rows(kind, buf, row_splits, table, plan, ends, ids, piece_splits, state):
-    """Pieces of the rows ``buf[row_splits[r]:row_splits[r + 1]]``, from
-    ``state = [row, byte, count]`` on, cut at the allowed special tokens of
-    ``plan`` (:mod:`.special_tokens`) and pre-tokenized by ``kind`` between
-    them (:data:`KIND_REGEX`: each stretch between special tokens is one
-    piece, for :mod:`regex` to split).
+def split_row(kind, buf, p, end, table, plan, ends, ids, n):
+    """Pieces of ``buf[p:end]`` (one text, or the rest of one), cut at the
+    allowed special tokens of ``plan`` (:mod:`.special_tokens`) and
+    pre-tokenized by ``kind`` between them (:data:`KIND_REGEX`: each stretch
+    between special tokens is one piece, for :mod:`regex` to split).
 
     Writes piece ends to ``ends`` and ids to ``ids`` (-1 for text, the token
-    id for a special token) from ``count`` on, and ``piece_splits[r + 1]``
-    as each row is done.  Returns :data:`DONE`; :data:`FULL` when ``ends``
-    is full (``state`` says where to go on: grow the arrays and call
-    again); :data:`DISALLOWED_FOUND` with ``state = [row, byte, token
-    index in plan]`` of a disallowed string.  Going on in the middle of a
-    row looks for the next special token again from the current piece:
-    nothing allowed starts between it and the one found before.
+    id for a special token) from index ``n`` on.  Returns ``(status, p, n,
+    t)``: :data:`DONE` (``p == end``); :data:`FULL` when ``ends`` is full,
+    to go on from ``p`` with more room (``len(ends) - n >= end - p`` never
+    fills: a piece holds at least one byte); :data:`DISALLOWED_FOUND`: the
+    disallowed string ``t`` of ``plan`` starts at byte ``p``.  Going on from
+    the middle looks for the next special token again from ``p``: nothing
+    allowed starts between ``p`` and the one found before.
+
+    ``buf`` may be a uint8 array or ``bytes`` (an encoder's one-text path:
+    Numba takes bytes for less than an array costs to make).
     """
     cap = len(ends)
+    while True:
+        s, e, t = next_special(buf, p, end, plan)
+        if t <= -2:
+            return DISALLOWED_FOUND, s, n, -2 - t
+        if p < s:
+            if kind == KIND_GPT2:
+                p, n = gpt2_pieces(buf, p, s, table, ends, ids, n)
+            elif kind == KIND_CL100K:
+                p, n = cl100k_pieces(buf, p, s, table, ends, ids, n)
+            elif kind == KIND_O200K:
+                p, n = o200k_pieces(buf, p, s, table, ends, ids, n)
+            elif n < cap:  # KIND_REGEX: the stretch is one piece
+                p = s
+                ends[n] = p
+                ids[n] = -1
+                n += 1
+            if p < s:
+                return FULL, p, n, -1
+        if t < 0:
+            return DONE, p, n, -1
+        if n == cap:
+            return FULL, p, n, -1
+        ends[n] = e
+        ids[n] = token_id(plan, t)
+        n += 1
+        p = e
+
+
+@njit(cache=True, nogil=True)
+def split_rows(kind, buf, row_splits, table, plan, ends, ids, piece_splits, state):
+    """:func:`split_row` for the rows ``buf[row_splits[r]:row_splits[r + 1]]``
+    from ``state = [row, byte, count]`` on, writing ``piece_splits[r + 1]``
+    as each row is done.  Returns :data:`DONE`, :data:`FULL` (``state``
+    says where to go on: grow the arrays and call again) or
+    :data:`DISALLOWED_FOUND` with ``state = [row, byte, token index in
+    plan]`` of a disallowed string."""
     nrows = len(row_splits) - 1
     row = state[0]
     p = state[1]
     n = state[2]
     while row < nrows:
-        end = row_splits[row + 1]
-        while True:
-            s, e, t = next_special(buf, p, end, plan)
-            if t <= -2:
-                state[0] = row
-                state[1] = s
-                state[2] = -2 - t
-                return DISALLOWED_FOUND
-            if p < s:
-                if kind == KIND_GPT2:
-                    p, n = gpt2_pieces(buf, p, s, table, ends, ids, n)
-                elif kind == KIND_CL100K:
-                    p, n = cl100k_pieces(buf, p, s, table, ends, ids, n)
-                elif kind == KIND_O200K:
-                    p, n = o200k_pieces(buf, p, s, table, ends, ids, n)
-                elif n < cap:  # KIND_REGEX: the stretch is one piece
-                    p = s
-                    ends[n] = p
-                    ids[n] = -1
-                    n += 1
-                if p < s:  # ends is full
-                    state[0] = row
-                    state[1] = p
-                    state[2] = n
-                    return FULL
-            if t < 0:
-                break
-            if n == cap:
-                state[0] = row
-                state[1] = p
-                state[2] = n
-                return FULL
-            ends[n] = e
-            ids[n] = token_id(plan, t)
-            n += 1
-            p = e
+        status, p, n, t = split_row(kind, buf, p, row_splits[row + 1], table, plan, ends, ids, n)
+        if status == DISALLOWED_FOUND:
+            state[0] = row
+            state[1] = p
+            state[2] = t
+            return status
+        if status == FULL:
+            state[0] = row
+            state[1] = p
+            state[2] = n
+            return status
         row += 1
         piece_splits[row] = n
         if row < nrows:
