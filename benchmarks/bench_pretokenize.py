@@ -13,8 +13,11 @@ Sections (one process, interleaved rounds, best time kept; one thread):
    text to a thread pool, which costs more than the text (about 1 MB/s).
 2. Scaling: adversarial single texts (long runs of one character, of two
    alternating characters, CJK, random bytes decoded with replacement, ...)
-   at 10^5, 10^6 and 10^7 characters; time ratios 10^6/10^5 and 10^7/10^6
-   (linear time: about 10).  regex and tiktoken at 10^5 and 10^6; tiktoken
+   at 10^5, 10^6 and 10^7 characters; nanoseconds per byte and time ratios
+   10^6/10^5 and 10^7/10^6 (linear time: about 10).  Expect a step where
+   the text and the pieces stop fitting in the processor's caches (around
+   10^6 bytes here, up to 3x per byte), flat again beyond it: the same
+   step a NumPy sum over the bytes shows.  regex and tiktoken at 10^5 and 10^6; tiktoken
    panics ("fails": its regex engine overflows the stack) on some of them.
 3. One call per text: the cost of handing a text to compiled code as a str,
    bytes or a NumPy array (why segkit's single-call path encodes to bytes).
@@ -156,9 +159,10 @@ def run_scaling(args, results):
                     rec[("regex", n)] = _timed(lambda: rx.findall(texts[n][name]))
                     if tt is not None:
                         rec[("tiktoken", n)] = _timed_or_panic(lambda: tt.encode_ordinary(texts[n][name]))
+            nbytes = {n: len(texts[n][name].encode()) for n in sizes}
             row = [pname, name]
             for n in sizes:
-                row.append(rec[("segkit", n)])
+                row.append(rec[("segkit", n)] / nbytes[n] * 1e9)
             row += [rec[("segkit", sizes[i + 1])] / rec[("segkit", sizes[i])] for i in range(len(sizes) - 1)]
             row.append(rec[("regex", 10**6)] / rec[("regex", 10**5)])
             row.append(rec[("regex", 10**6)] / rec[("segkit", 10**6)])
@@ -168,10 +172,10 @@ def run_scaling(args, results):
                 row.append(t6 / rec[("segkit", 10**6)] if t6 else "fails")
             rows.append(row)
             out[f"{pname} / {name}"] = {f"{k[0]} {k[1]}": v for k, v in rec.items()}
-    headers = ["pattern", "input"] + [f"segkit s @{n:.0e}" for n in sizes]
+    headers = ["pattern", "input"] + [f"segkit ns/byte @{n:.0e}" for n in sizes]
     headers += [f"segkit {sizes[i + 1]:.0e}/{sizes[i]:.0e}" for i in range(len(sizes) - 1)]
     headers += ["regex 1e6/1e5", "regex/segkit @1e6", "tiktoken 1e6/1e5", "tiktoken/segkit @1e6"]
-    print_table(headers[: len(rows[0])], rows, title="scaling on adversarial single texts (characters)")
+    print_table(headers[: len(rows[0])], rows, title="scaling on adversarial single texts (characters; time ratios)")
     results["scaling"] = out
 
 

@@ -30,11 +30,15 @@ the position; tiktoken instead replaces it with U+FFFD before encoding,
 silently changing the text.  segkit reports it, so that what is encoded is
 what was given.
 
-For an encoder's own compiled loop: :func:`~.pretokenize_kernels.match_end`
-``(kind, buf, p, end, table)`` gives the end of the piece starting at byte
-``p``, with ``kind = pretokenizer.kind`` and ``table =``
-:func:`~.char_classes.class_table` ``()``; :func:`~.special_tokens.next_special`
-finds special tokens (see :class:`~.special_tokens.SpecialTokens`).
+For an encoder's own compiled loop (:mod:`.pretokenize_kernels`):
+:func:`~.pretokenize_kernels.split_row` ``(kind, buf, p, end, table, plan,
+ends, ids, n)`` writes the pieces of one text into arrays the caller owns;
+``gpt2_match_end`` / ``cl100k_match_end`` / ``o200k_match_end`` ``(buf, p,
+end, table)`` give the end of the piece starting at byte ``p`` (inline one
+per compiled loop: a loop holding all three compiles several times
+longer); ``kind`` is :attr:`Pretokenizer.kind`, ``table`` is
+:func:`~.char_classes.class_table` ``()`` and ``plan`` comes from
+:meth:`~.special_tokens.SpecialTokens.plan`.
 """
 
 from __future__ import annotations
@@ -53,6 +57,7 @@ from .pretokenize_kernels import (
     KIND_GPT2,
     KIND_O200K,
     KIND_REGEX,
+    regex_layout,
     split_batch,
     split_row,
 )
@@ -352,38 +357,21 @@ class Pretokenizer:
 
 def _regex_pieces(rx, buf, rs, seg_starts, seg_ends, seg_ids, seg_splits):
     """Expand the stretches of text between special tokens into the
-    pattern's non-empty matches (``regex.finditer``), as byte offsets."""
+    pattern's non-empty matches (``regex.finditer``), as byte offsets.
+
+    Python only collects each stretch's match offsets (in characters);
+    one compiled pass turns them into byte offsets and lays the pieces out.
+    """
     raw = buf.tobytes()
-    starts: list[np.ndarray] = []
-    ends: list[np.ndarray] = []
-    ids: list[np.ndarray] = []
-    counts = np.zeros(len(rs) - 1, dtype=np.int64)
-    row = 0
+    offsets: list[int] = []
+    counts = np.zeros(len(seg_ends), dtype=np.int64)
     for i, (s, e, tid) in enumerate(zip(seg_starts.tolist(), seg_ends.tolist(), seg_ids.tolist())):
-        while i >= seg_splits[row + 1]:
-            row += 1
         if tid >= 0:
-            starts.append(np.array([s], np.int64))
-            ends.append(np.array([e], np.int64))
-            ids.append(np.array([tid], np.int32))
-            counts[row] += 1
             continue
-        text = raw[s:e].decode("utf-8")
-        spans = np.array([m.span() for m in rx.finditer(text) if m.end() > m.start()], dtype=np.int64).reshape(-1, 2)
-        if not text.isascii():  # character offsets -> byte offsets
-            cps = np.frombuffer(text.encode("utf-32-le"), dtype=np.uint32)
-            size = 1 + (cps >= 0x80) + (cps >= 0x800) + (cps >= 0x10000)
-            cum = np.zeros(cps.size + 1, dtype=np.int64)
-            np.cumsum(size, out=cum[1:])
-            spans = cum[spans]
-        starts.append(spans[:, 0] + s)
-        ends.append(spans[:, 1] + s)
-        ids.append(np.full(len(spans), -1, np.int32))
-        counts[row] += len(spans)
-    splits = np.zeros(len(rs), dtype=np.int64)
-    np.cumsum(counts, out=splits[1:])
-
-    def cat(parts, dtype):
-        return np.concatenate(parts).astype(dtype, copy=False) if parts else np.zeros(0, dtype)
-
-    return cat(starts, np.int64), cat(ends, np.int64), cat(ids, np.int32), splits
+        k = len(offsets)
+        for m in rx.finditer(raw[s:e].decode("utf-8")):
+            a, b = m.span()
+            if b > a:
+                offsets += (a, b)
+        counts[i] = (len(offsets) - k) // 2
+    return regex_layout(buf, seg_starts, seg_ends, seg_ids, seg_splits, counts, np.array(offsets, dtype=np.int64))

@@ -523,6 +523,53 @@ def split_batch(kind, buf, row_splits, table, plan):
     return status, state, piece_starts(row_splits, ends, piece_splits), ends, ids, piece_splits
 
 
+@njit(cache=True, nogil=True)
+def regex_layout(buf, seg_starts, seg_ends, seg_ids, seg_splits, counts, offsets):
+    """Pieces from :mod:`regex` matches: stretch ``i`` of text (id -1) had
+    ``counts[i]`` non-empty matches, whose start and end character offsets
+    (from the stretch's start, rising) follow one another in ``offsets``;
+    a special token (id >= 0) stays one piece.  Returns ``(starts, ends,
+    ids, piece_splits)`` in bytes, walking each stretch's UTF-8 once."""
+    n = len(seg_ends)
+    total = 0
+    for i in range(n):
+        total += counts[i] if seg_ids[i] < 0 else 1
+    starts = np.empty(total, np.int64)
+    ends = np.empty(total, np.int64)
+    ids = np.empty(total, np.int32)
+    new_of = np.empty(n + 1, np.int64)  # first piece of each stretch
+    k = 0
+    j = 0
+    for i in range(n):
+        new_of[i] = k
+        if seg_ids[i] >= 0:
+            starts[k] = seg_starts[i]
+            ends[k] = seg_ends[i]
+            ids[k] = seg_ids[i]
+            k += 1
+            continue
+        byte = seg_starts[i]
+        char = 0
+        for m in range(2 * counts[i]):
+            target = offsets[j]
+            j += 1
+            while char < target:  # one character on (valid UTF-8)
+                b0 = buf[byte]
+                byte += 1 if b0 < 0x80 else (2 if b0 < 0xE0 else (3 if b0 < 0xF0 else 4))
+                char += 1
+            if m % 2 == 0:
+                starts[k] = byte
+            else:
+                ends[k] = byte
+                ids[k] = -1
+                k += 1
+    new_of[n] = k
+    piece_splits = np.empty(len(seg_splits), np.int64)
+    for r in range(len(seg_splits)):
+        piece_splits[r] = new_of[seg_splits[r]]
+    return starts, ends, ids, piece_splits
+
+
 # ------------------------------------------------------------------ GPT-2 chunk boundaries
 @njit(cache=True, nogil=True)
 def _prev_start(buf, i):
