@@ -52,7 +52,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from ..engine.prefetch import prefetch as _prefetch
+from ..engine.intrinsics import prefetch as _prefetch
 from ..presets.bpe.pretokenize_kernels import gpt2_match_end as match_end
 
 _AHEAD = 8  # list entries read ahead of the one being merged
