@@ -7,7 +7,7 @@ Idea
     backtracking engine (:mod:`regex`) finds at byte ``p`` of ``buf[:end]``,
     written out by hand: the alternatives in the pattern's order, each
     reduced to what its backtracking can produce (worked out in the comments
-    of each matcher).  Matching the whole text is ``p = match_end(p)`` until
+    of each matcher).  Matching the whole text is ``p = *_match_end(p)`` until
     ``p == end``: every pattern matches a non-empty string at every position
     (each has a one-character fallback), so the matches tile the text.
 
@@ -33,8 +33,9 @@ Inlining
     :func:`~.char_classes.char_class` are not: LLVM inlines them anyway
     (same speed, measured), while Numba's inlining retypes a function at
     every call site, which made the first compilation of the three matchers
-    take 14 s of CPU instead of 4 s.  The encoder's own loops should call
-    one ``*_match_end`` each (``match_end`` compiles all three).
+    take 14 s of CPU instead of 4 s.  An encoder's own loops should each
+    inline one ``*_match_end`` (a loop holding all three compiles several
+    times longer).
 """
 
 from __future__ import annotations
@@ -55,7 +56,7 @@ from .char_classes import (
 )
 from .special_tokens import next_special, token_id
 
-#: pattern kinds (the ``kind`` argument of :func:`match_end`)
+#: pattern kinds (the ``kind`` argument of :func:`split_row`)
 KIND_REGEX = 0
 KIND_GPT2 = 1
 KIND_CL100K = 2
@@ -327,31 +328,7 @@ def o200k_match_end(buf, p, end, table):
     return w
 
 
-# ------------------------------------------------------------------ any kind
-@njit(cache=True, nogil=True, inline="always")
-def match_end(kind, buf, p, end, table):
-    """End of the match of pattern ``kind`` (:data:`KIND_GPT2`,
-    :data:`KIND_CL100K` or :data:`KIND_O200K`) at byte ``p`` of ``buf[:end]``."""
-    if kind == KIND_CL100K:
-        return cl100k_match_end(buf, p, end, table)
-    if kind == KIND_O200K:
-        return o200k_match_end(buf, p, end, table)
-    return gpt2_match_end(buf, p, end, table)
-
-
-@njit(cache=True, nogil=True)
-def segment_ends(kind, buf, start, end, table, out, n):
-    """Write the end of every match in ``buf[start:end]`` to ``out[n:]``;
-    return the new count (``out`` must have ``end - start`` free entries).
-    Compiles all three matchers (see :func:`gpt2_pieces` for one)."""
-    p = start
-    while p < end:
-        p = match_end(kind, buf, p, end, table)
-        out[n] = p
-        n += 1
-    return n
-
-
+# ------------------------------------------------------------------ piece loops
 # One loop per pattern, compiled apart: a function holding all three
 # matchers inline took 33 s of CPU to compile, the three apart 14 s (now 4 s:
 # see the note on inlining in the module docstring), and a call per stretch
