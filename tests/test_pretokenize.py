@@ -345,3 +345,24 @@ def test_split_row_goes_on_where_it_stopped(pattern, text, room, data):
 def test_long_single_text_takes_the_batch_path():
     text = "ab cd\n" * 20_000  # > 64 KB
     assert Pretokenizer(O200K_PATTERN).findall(text) == regex_pieces(O200K_PATTERN, text)
+
+
+# ------------------------------------------------------------------ HF's ByteLevel
+def _char_spans(pieces, text):
+    byte_to_char = {0: 0}
+    pos = 0
+    for i, ch in enumerate(text):
+        pos += len(ch.encode())
+        byte_to_char[pos] = i + 1
+    return [(byte_to_char[s], byte_to_char[e]) for s, e in zip(pieces.starts.tolist(), pieces.ends.tolist())]
+
+
+@given(text=_texts)
+@settings(max_examples=300, deadline=None)
+def test_hf_bytelevel_cuts_like_the_compiled_gpt2_pattern(text):
+    """HF's ByteLevel pre-tokenizer (its own regex engine, Oniguruma) cuts
+    where the compiled GPT-2 matcher does: a tokenizer.json with ByteLevel
+    can run compiled."""
+    pre_tokenizers = pytest.importorskip("tokenizers.pre_tokenizers", reason="tokenizers is not installed")
+    hf = pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=True).pre_tokenize_str(text)
+    assert _char_spans(Pretokenizer(GPT2_ORIGINAL_PATTERN).split(text), text) == [span for _, span in hf]
