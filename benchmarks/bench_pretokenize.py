@@ -4,8 +4,10 @@ Sections (one process, interleaved rounds, best time kept; one thread):
 
 1. Throughput on the multilingual corpus for GPT-2's (r50k), cl100k's and
    o200k's patterns: segkit's kernel over the whole batch, segkit from a
-   list of str (encoding and output included), segkit one call per text,
-   ``regex.findall`` per text, and tiktoken.  tiktoken does not expose its
+   list of str (encoding and output included), segkit one call per text
+   (``split_row`` on ``text.encode()``, what an encoder's compiled
+   one-text path runs, and the Python-level ``Pretokenizer.split``, which
+   also builds a ``Pieces``), ``regex.findall`` per text, and tiktoken.  tiktoken does not expose its
    splitting alone, so it runs with a vocabulary of the 256 single bytes
    only: ``encode_ordinary`` is then its regex plus a byte lookup per byte
    of each piece (an upper bound on its pre-tokenization time).  Its
@@ -14,13 +16,14 @@ Sections (one process, interleaved rounds, best time kept; one thread):
 2. Scaling: adversarial single texts (long runs of one character, of two
    alternating characters, CJK, random bytes decoded with replacement, ...)
    at 10^5, 10^6 and 10^7 characters; nanoseconds per byte and time ratios
-   10^6/10^5 and 10^7/10^6 (linear time: about 10).  Expect a step where
-   the text and the pieces stop fitting in the processor's caches (around
-   10^6 bytes here, up to 3x per byte), flat again beyond it: the same
-   step a NumPy sum over the bytes shows.  regex and tiktoken at 10^5 and 10^6; tiktoken
-   panics ("fails": its regex engine overflows the stack) on some of them.
+   10^6/10^5 and 10^7/10^6 (linear time: about 10).  Expect a rise per
+   byte (up to 3x) at the sizes where the text and the pieces stop fitting
+   in the processor's caches, the same step a NumPy sum over the bytes
+   shows.  regex and tiktoken at 10^5 and 10^6; tiktoken panics ("fails":
+   its regex engine overflows the stack) on some of them.
 3. One call per text: the cost of handing a text to compiled code as a str,
-   bytes or a NumPy array (why segkit's single-call path encodes to bytes).
+   bytes or a NumPy array (why an encoder's one-text path should pass
+   ``text.encode()`` as bytes, not the str), and of returning arrays.
 4. First use in a fresh process: import, building the class table from
    ``regex``, the first split (kernels loaded from Numba's cache).
 5. The regex fallback: a pattern segkit does not compile (cl100k's, spelled
@@ -48,7 +51,7 @@ from segkit.presets.bpe.pretokenize import (
     Pretokenizer,
     encode_texts,
 )
-from segkit.presets.bpe.pretokenize_kernels import split_batch
+from segkit.presets.bpe.pretokenize_kernels import split_batch, split_row
 from segkit.presets.bpe.special_tokens import NO_SPECIALS
 
 PATTERNS = {"r50k (GPT-2)": R50K_PATTERN, "cl100k": CL100K_PATTERN, "o200k": O200K_PATTERN}
@@ -91,10 +94,19 @@ def run_corpus(texts, args, results):
     for name, pattern in PATTERNS.items():
         pre = Pretokenizer(pattern)
         rx = regex.compile(pattern)
+        ends = np.empty(max(map(len, texts)) * 4 + 16, np.int64)
+        ids = np.empty(len(ends), np.int32)
+
+        def per_text(kind=pre.kind, ends=ends, ids=ids):
+            for t in texts:
+                d = t.encode()
+                split_row(kind, d, 0, len(d), table, NO_SPECIALS, ends, ids, 0)
+
         systems = {
             "segkit kernel, batch": lambda: split_batch(pre.kind, buf, rs, table, NO_SPECIALS),
             "segkit from str list": lambda: pre.split_batch(texts),
-            "segkit one call per text": lambda: [pre.split(t) for t in texts],
+            "segkit split_row per text (bytes)": per_text,
+            "segkit Pretokenizer.split per text": lambda: [pre.split(t) for t in texts],
             "regex.findall per text": lambda: [rx.findall(t) for t in texts],
         }
         tt = byte_tiktoken(pattern)
@@ -212,17 +224,32 @@ def run_call_overhead(texts, args, results):
     table = class_table()
     rs = {}
 
-    def kernel_bytes():
+    ends = np.empty(max(map(len, sample)) * 4 + 16, np.int64)
+    ids = np.empty(len(ends), np.int32)
+
+    def row_bytes():
         for t in sample:
             d = t.encode()
-            split_batch(2, np.frombuffer(d, np.uint8), np.array([0, len(d)], np.int64), table, NO_SPECIALS)
+            split_row(2, d, 0, len(d), table, NO_SPECIALS, ends, ids, 0)
+
+    def row_array():
+        for t in sample:
+            d = np.frombuffer(t.encode(), np.uint8)
+            split_row(2, d, 0, len(d), table, NO_SPECIALS, ends, ids, 0)
+
+    def batch_of_one():
+        for t in sample:
+            d = np.frombuffer(t.encode(), np.uint8)
+            split_batch(2, d, np.array([0, len(d)], np.int64), table, NO_SPECIALS)
 
     systems = {
         "numba call, str argument": lambda: [touch(t, out) for t in sample],
         "numba call, t.encode() as bytes": lambda: [touch(t.encode(), out) for t in sample],
         "numba call, t.encode() as array": lambda: [touch(np.frombuffer(t.encode(), np.uint8), out) for t in sample],
-        "segkit kernel per text (cl100k)": kernel_bytes,
-        "segkit Pretokenizer.split per text": lambda: [pre.split(t) for t in sample],
+        "split_row (cl100k), bytes": row_bytes,
+        "split_row (cl100k), array": row_array,
+        "split_batch of one text (5 arrays returned)": batch_of_one,
+        "Pretokenizer.split (returns Pieces)": lambda: [pre.split(t) for t in sample],
     }
     times = time_rounds(systems, repeat=args.repeat)
     rows = [[k, min(v) / len(sample) * 1e6] for k, v in times.items()]
