@@ -98,6 +98,42 @@ def _timed_rounds(systems: dict, repeat: int) -> tuple[dict, dict]:
     return wall, cpu
 
 
+def _no_matching_floor(tok, texts):
+    """What one call per text costs segkit without the matching: the same
+    entry (a text in, a list of shared ints out, built in compiled code
+    after the text's UTF-8 is made) with the ids looked up, precomputed.
+    The ratio of pyrwkv's loop to this is the most one call per text could
+    gain from a faster matching loop."""
+    import functools
+
+    import numpy as np
+    from numba import njit
+
+    from segkit.engine.dispatch import resolve_entry
+    from segkit.engine.utf8 import encode_str_range
+    from segkit.runtime.boxing import _incref, _new_list, _set_list_item, as_new_ref
+
+    @njit
+    def ids_of(flat, rows, ints, t, text):
+        n = len(text)
+        buf = np.empty(4 * n, np.uint8)
+        encode_str_range(text, 0, n, buf)
+        a = rows[t]
+        out = _new_list(rows[t + 1] - a)
+        for q in range(rows[t + 1] - a):
+            p = ints[flat[a + q]]
+            _incref(p)
+            _set_list_item(out, q, p)
+        return as_new_ref(out)
+
+    flat, rows = tok.encode_batch(texts, flat=True)
+    _, entry = resolve_entry(ids_of, flat, rows, tok._ints, 0, "x")
+    call = functools.partial(entry, flat, rows, tok._ints)
+    pairs = list(enumerate(texts))
+    assert [call(i, t) for i, t in pairs[:50]] == [tok.encode(t) for t in texts[:50]]
+    return lambda: [call(i, t) for i, t in pairs]
+
+
 def corpus_speed(tok, peers, texts, nbytes, repeat, results):
     print(f"\n== 1-2. multilingual corpus: {len(texts):,} texts, {nbytes / 1e6:.1f} MB of UTF-8 ==")
     print(f"   {_uptime()}")
@@ -129,8 +165,10 @@ def corpus_speed(tok, peers, texts, nbytes, repeat, results):
         for w in workers:
             w.join()
 
+    floor = _no_matching_floor(tok, texts)
     systems = {
         "segkit encode, one call per text": lambda: [enc(t) for t in texts],
+        "floor: one call per text without matching": floor,
         "segkit encode, one call per text, results dropped": lambda: _drop(enc, texts),
         "segkit encode_batch flat, 1 thread": lambda: batch(texts, flat=True),
         "segkit encode_batch flat, 2 threads": lambda: batch(texts, flat=True, num_threads=2),
@@ -169,6 +207,11 @@ def corpus_speed(tok, peers, texts, nbytes, repeat, results):
                       "pyrwkv encode, one call per text", 5))
         lines.append(("batched flat, 1 thread: segkit vs pyrwkv encode_batch", "segkit encode_batch flat, 1 thread",
                       "pyrwkv encode_batch (RAYON_NUM_THREADS=1)", None))
+    if "pyrwkv" in peers:
+        lines.append(("one call per text: the floor (no matching) vs pyrwkv encode",
+                      "floor: one call per text without matching", "pyrwkv encode, one call per text", None))
+        lines.append(("batched flat: the kernel alone (control) vs pyrwkv per-call loop",
+                      "control: kernel alone, 1 thread", "pyrwkv encode, one call per text", None))
     lines.append(("batched flat: 2 threads vs 1 thread", "segkit encode_batch flat, 2 threads",
                   "segkit encode_batch flat, 1 thread", 1.7))
     lines.append(("control (kernel alone, no GIL): 2 threads vs 1", "control: kernel alone, 2 threads",
