@@ -965,12 +965,20 @@ def _automaton_unpickle(config: dict, arrays: dict[str, np.ndarray]) -> Automato
     # Unpickling runs whatever code the pickle names, so a pickle is trusted
     # as code is: only the cheap layout check, not the full validation that
     # files get (which costs 10x an unpickle for the Chinese dictionary).
+    return trusted_automaton(config, arrays["packed"], source="pickled automaton")
+
+
+def trusted_automaton(config: dict, packed: np.ndarray, *, source: str = "automaton") -> Automaton:
+    """The automaton :func:`automaton_state` described, checked only for
+    its layout (:func:`validate_layout`), not against its keys: for
+    automata known to be good, such as a pickle (trusted as code is) or
+    arrays whose digest is that of a verified build."""
     cfg = EngineConfig(**{k: config[k] for k in ("suffix_indicator", "unknown", "direction", "unk_id", "char_id",
                                                  "max_word_chars", "max_word_bytes")},
                        alphabet=config.get("alphabet", "char"))
     nsym = int(config["num_symbols"])
-    validate_layout(arrays["packed"], cfg, nsym, source="pickled automaton")
-    return Automaton(arrays["packed"], cfg, nsym)
+    validate_layout(packed, cfg, nsym, source=source)
+    return Automaton(packed, cfg, nsym)
 
 
 

@@ -11,8 +11,8 @@ left with ``direction="backward"``).
 
 from __future__ import annotations
 
+import functools
 import os
-import threading
 from typing import Any, Sequence
 
 import numpy as np
@@ -27,7 +27,7 @@ from ...runtime import interrupts
 from ...runtime.gcpause import paused_gc
 from ...runtime.threads import concat_segments, map_text_runs, resolve_threads
 from ..base import Preset
-from .one_text import SURROGATE, str_into
+from .one_text import BACKWARD, str_ids
 from .streaming import StreamDecoder
 from .tokens import TokenTable
 
@@ -171,11 +171,11 @@ class MaxMatch(Preset):
         self._backward = direction == "backward"
         # Whether the engine can emit the no-token marker (checked after matching).
         self._check_unknown = unknown == "error" and not (unit == "byte" and table.single_bytes() == 256)
-        self._local = threading.local()
-        self._one = str_into if unit == "byte" and utf8.READS_STR else None
         self._ints = _shared_ints(table.size)
         self._mask = np.int64(LOOKAHEAD if automaton.lookahead else 0)
-        self._one_resolved = False
+        # One str to a list in one compiled call (byte unit): the entry
+        # point with the model's arguments bound, resolved on first use.
+        self._one = None
 
     # ------------------------------------------------------------- encode
     def encode(self, text: str | bytes) -> list[int]:
@@ -184,28 +184,29 @@ class MaxMatch(Preset):
         UTF-8: ``UnicodeEncodeError`` naming its position."""
         one = self._one
         if one is not None and type(text) is str and len(text) <= _ONE_TEXT:
-            try:
-                scratch = self._local.flat
-            except AttributeError:
-                scratch = self._local.flat = np.empty(5 * _ONE_TEXT, dtype=np.int32)
-            holder = [None]
-            if self._one_resolved:
-                status = one(id(holder), text, self._packed, scratch, self._backward, self._mask, self._ints)
-            else:
-                status, self._one = resolve_entry(one, id(holder), text, self._packed, scratch, self._backward,
-                                                  self._mask, self._ints)
-                self._one_resolved = True
-            if status:
-                if status == SURROGATE:
-                    utf8.raise_surrogate(text, int(scratch[0]))
-                raise MemoryError(f"out of memory making the ids of a text of {len(text):,} characters")
-            ids = holder[0]
+            ids = one(text)
+            if type(ids) is not list:
+                utf8.raise_surrogate(text, ids - 1)
+            if self._check_unknown and _NO_TOKEN in ids:
+                self._raise_unknown(text)
+            return ids
+        return self._encode_other(text)
+
+    def _encode_other(self, text: str | bytes) -> list[int]:
+        """:meth:`encode` of what the one-text call does not take: bytes,
+        long texts, ``unit="char"``; the first short ``str`` resolves and
+        binds that call (see :func:`~.one_text.str_ids`)."""
+        text = self._check_text(text)
+        if self.unit == "char":
+            ids = self._automaton.segment_id_list(text, pretokenize=False)
+        elif type(text) is str and len(text) <= _ONE_TEXT and utf8.READS_STR:
+            mode = np.int64(self._mask | (BACKWARD if self._backward else 0))
+            ids, entry = resolve_entry(str_ids, self._packed, self._ints, mode, text)
+            self._one = functools.partial(entry, self._packed, self._ints, mode)
+            if type(ids) is not list:
+                utf8.raise_surrogate(text, ids - 1)
         else:
-            text = self._check_text(text)
-            if self.unit == "byte":
-                ids = self._ids_of_long(text)
-            else:
-                ids = self._automaton.segment_id_list(text, pretokenize=False)
+            ids = self._ids_of_long(text)
         if self._check_unknown and _NO_TOKEN in ids:
             self._raise_unknown(text)
         return ids
