@@ -66,9 +66,16 @@ __all__ = [
     "GRACE_SECONDS",
     "OFFLOAD_CHARS",
     "Stopped",
+    "bind",
+    "block_signals",
+    "cancellable",
+    "chars_of",
     "checkpoint",
     "interruptible",
     "offload",
+    "on_main_thread",
+    "reraise_signal",
+    "size_of_source",
     "stop_flag",
     "stop_requested",
 ]
@@ -281,6 +288,13 @@ def interruptible(*texts: str, source: str | None = None) -> Callable[[F], F]:
     every call is long.  A shorter call runs in place, with Numba's
     ``SystemError`` for an interrupt during boxing turned back into the
     interrupt.  Off the main thread the call runs as it is.
+
+    >>> import threading
+    >>> @interruptible("texts")
+    ... def where(texts):
+    ...     return threading.current_thread() is threading.main_thread()
+    >>> where(["a short batch"]), where(["x" * 100] * 1000)  # 100,000 characters: long
+    (True, False)
     """
     names = list(texts) + ([source] if source is not None else [])
 
