@@ -23,6 +23,7 @@ from ...engine.dispatch import resolve_entry
 from ...engine.kernels import LOOKAHEAD
 from ...models.parts import automaton_arrays, automaton_from_arrays
 from ...runtime.boxing import _shared_ints, int_lists_of
+from ...runtime import interrupts
 from ...runtime.gcpause import paused_gc
 from ...runtime.threads import concat_segments, map_text_runs, resolve_threads
 from ..base import Preset
@@ -116,6 +117,7 @@ class MaxMatch(Preset):
     (['東京', '都'], ([0, 3], [(0, 2), (2, 3)]))
     """
 
+    @interrupts.interruptible(source="tokens")
     def __init__(
         self,
         tokens: Sequence[bytes | str],
@@ -130,6 +132,7 @@ class MaxMatch(Preset):
         self._assemble(table, unit, direction, unknown)
 
     @classmethod
+    @interrupts.interruptible(source="path")
     def from_tokenizer_json(cls, path: str | os.PathLike, *, direction: str = "forward",
                             unknown: str | int | None = None) -> "MaxMatch":
         """Greedy longest match over the model vocabulary of a HuggingFace
@@ -260,6 +263,7 @@ class MaxMatch(Preset):
             self._raise_unknown(text)
         return ids, list(zip(rows[1].tolist(), rows[2].tolist()))
 
+    @interrupts.interruptible("texts")
     def encode_batch(self, texts: Sequence[str] | Sequence[bytes], *, num_threads: int | None = None,
                      flat: bool = False):
         """The ids of many texts: a list of id lists, or with ``flat=True``
@@ -285,6 +289,7 @@ class MaxMatch(Preset):
         with paused_gc():  # many lists at once: no collection walking the process meanwhile
             return int_lists_of(ids, rows)  # made in compiled code, ids as shared ints
 
+    @interrupts.interruptible("texts")
     def encode_batch_with_offsets(self, texts: Sequence[str] | Sequence[bytes], *, num_threads: int | None = None):
         """``(ids, starts, ends, row_splits)`` NumPy arrays for many texts;
         offsets as :meth:`encode_with_offsets` gives them (characters of a
@@ -421,6 +426,7 @@ class MaxMatch(Preset):
                 f"direction={self.direction!r}, unknown={self.unknown!r})")
 
     # ------------------------------------------------------ Arrow
+    @interrupts.interruptible("texts")
     def encode_arrow(self, texts: Any, *, num_threads: int | None = None, null: str = "error",
                      offsets: bool = False):
         """:meth:`encode_batch` of an Arrow column of strings or binaries,

@@ -19,6 +19,7 @@ from pathlib import Path
 import numpy as np
 
 from ...engine.automaton import trusted_automaton
+from ...runtime import interrupts
 from .preset import MaxMatch
 from .rwkv_file import parse_rwkv_vocab, read_rwkv_vocab
 from .tokens import TokenTable
@@ -75,6 +76,7 @@ class RWKVWorld(MaxMatch):
     ['a', '', '', '😀']
     """
 
+    @interrupts.interruptible()
     def __init__(self, path: str | os.PathLike | None = None) -> None:
         from ...models.cache import cacheable_file
 
