@@ -21,6 +21,7 @@ import threading
 
 import numpy as np
 
+from . import jit
 from .jit import intrinsic, kernel
 
 # The intrinsics' typers and code generators run when a kernel compiles:
@@ -133,6 +134,53 @@ def _clear_error(typingctx):
         return context.get_dummy_value()
 
     return types.void(), codegen
+
+
+#: Numba's type of a new reference to a Python object, made by compiled
+#: code with the C API and returned to its Python caller as that object (see
+#: :func:`as_new_ref`); ``new_ref`` is its instance.  Both are made when
+#: Numba loads (a subclass of ``numba.types.Opaque``, which this module
+#: cannot import at import time), as module globals that pickle by name.
+NewRefType = new_ref = None
+
+
+@jit.on_load
+def _make_new_ref_type() -> None:
+    global NewRefType, new_ref
+    from numba.core import types
+    from numba.extending import box, models, register_model
+
+    def __init__(self) -> None:
+        types.Opaque.__init__(self, name="NewRef")
+
+    NewRefType = type("NewRefType", (types.Opaque,), {"__init__": __init__, "__module__": __name__,
+                                                       "__qualname__": "NewRefType", "__doc__": "See new_ref."})
+    new_ref = NewRefType()
+    register_model(NewRefType)(models.OpaqueModel)
+
+    @box(NewRefType)
+    def _box_new_ref(typ, val, c):
+        # The compiled function owns a reference to the object: handed over
+        # as the call's result (NULL, with an exception set, raises it).
+        return val
+
+
+@intrinsic
+def as_new_ref(typingctx, address):
+    """``address`` (an owned reference from ``PyList_New`` and the like, or
+    0 with a Python exception set) as the compiled function's result: its
+    caller receives the object itself (or the exception), with no holder
+    list to fill and read back."""
+    from numba import types
+
+    if not isinstance(address, types.Integer):
+        return None
+
+    def codegen(context, builder, signature, args):
+        value = context.cast(builder, args[0], signature.args[0], types.intp)
+        return builder.inttoptr(value, _obj())
+
+    return new_ref(address), codegen
 
 
 #: What :func:`_fill` puts in the lists: objects, ``(object, start, end)``

@@ -1,0 +1,1 @@
+"""Byte-level BPE (issue 25): pre-tokenization (:mod:`.pretokenize`); the encoder is added beside it."""
