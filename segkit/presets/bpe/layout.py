@@ -1,0 +1,47 @@
+"""The packed int32 array that holds a BPE model's tables (besides the
+engine's automaton), and the names of its sections.
+
+One array instead of six keeps a compiled call cheap (each array argument
+costs Numba about half a microsecond to unbox).  ``model[0:HEADER]`` holds
+section offsets; sections:
+
+``INFO``  (tokens, 4): byte length, priority, left part, right part
+          (:mod:`~segkit.presets.bpe.splits`);
+``NEXT``  per token: the longest shorter reachable token that is a prefix
+          of it, or -1;
+``SLOT``  per automaton slot: the token that ends there (its id when BPE can
+          output it, ``-2 - id`` when it cannot, -1 for none);
+``PAIRS`` the split table (:mod:`~segkit.presets.bpe.pairs`);
+``BYTESYM`` 256 values: the automaton symbol of each byte;
+``PARAMS`` scalars, see ``P_*``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+INFO, NEXT, SLOT, PAIRS, BYTESYM, PARAMS, END = range(7)
+HEADER = 8
+
+#: parameters: number of token ids; 1 when priorities grow along every BPE
+#: run (the backtracking encoder is exact), else 0 (the heap encoder runs);
+#: 1 when a piece equal to any token (reachable or not) is that token
+#: (tiktoken; HF with ``ignore_merges``)
+P_NTOK, P_MONOTONE, P_WHOLE_ANY = range(3)
+N_PARAMS = 4
+
+
+def pack(sections: list[np.ndarray]) -> np.ndarray:
+    """One int32 array of the sections (in the order of the constants)."""
+    parts = [np.ascontiguousarray(s, dtype=np.int32).ravel() for s in sections]
+    offsets = np.cumsum([HEADER] + [p.size for p in parts])
+    out = np.zeros(int(offsets[-1]), dtype=np.int32)
+    out[: len(offsets)] = offsets
+    for p, a in zip(parts, offsets[:-1]):
+        out[a : a + p.size] = p
+    return out
+
+
+def section(model: np.ndarray, which: int) -> np.ndarray:
+    """A view of one section."""
+    return model[model[which] : model[which + 1]]

@@ -1,0 +1,68 @@
+"""A hash table from token pairs to tokens, in one flat int32 array.
+
+Idea: slot ``h`` holds three int32 values ``(left, right, merged)``; an empty
+slot has ``left == -1``.  ``(left, right)`` is hashed by one 64-bit
+multiplication (Fibonacci hashing: the top bits of ``key * 2**64/phi``) and
+collisions probe the next slots (linear probing).  The table is at most half
+full (:func:`table_size`), so a lookup reads one or two slots, usually in
+one cache line.
+
+Invariant: every key is stored in the first empty-or-equal slot of its probe
+sequence, and nothing is ever deleted, so a lookup that meets an empty slot
+may stop: the key is absent.  Cost: O(1) expected per insert and lookup.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+_GOLDEN = np.uint64(0x9E3779B97F4A7C15)
+
+
+def table_size(n: int) -> int:
+    """Number of slots (a power of two, >= 2n, >= 16) for ``n`` keys."""
+    size = 16
+    while size < 2 * n:
+        size *= 2
+    return size
+
+
+def new_table(n: int) -> np.ndarray:
+    """An empty table with room for ``n`` keys: int32 array of 3 * slots."""
+    return np.full(3 * table_size(n), -1, dtype=np.int32)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _slot(left, right, mask):
+    key = (np.uint64(left) << np.uint64(32)) | np.uint64(right & 0xFFFFFFFF)
+    return np.int64((key * _GOLDEN) >> np.uint64(33)) & mask
+
+
+@njit(cache=True, nogil=True, inline="always")
+def pair_get(table, left, right):
+    """The token stored for ``(left, right)``, or -1."""
+    mask = table.size // 3 - 1
+    h = _slot(left, right, mask)
+    while True:
+        a = table[3 * h]
+        if a == left and table[3 * h + 1] == right:
+            return table[3 * h + 2]
+        if a == -1:
+            return -1
+        h = (h + 1) & mask
+
+
+@njit(cache=True, nogil=True, inline="always")
+def pair_put(table, left, right, merged):
+    """Store ``merged`` for ``(left, right)`` (replacing an earlier value)."""
+    mask = table.size // 3 - 1
+    h = _slot(left, right, mask)
+    while True:
+        a = table[3 * h]
+        if a == -1 or (a == left and table[3 * h + 1] == right):
+            table[3 * h] = left
+            table[3 * h + 1] = right
+            table[3 * h + 2] = merged
+            return
+        h = (h + 1) & mask
