@@ -37,6 +37,12 @@ Why the pieces fit:
   which the search once failed fails again: it is marked dead and never
   entered twice.
 
+Layout: the kernel is one function.  A helper that takes arrays costs two
+atomic reference-count updates per array per call even when inlined (5x
+the time of the whole loop on short pieces, measured), so the walk and
+the pair test are written out in place; indices go through ``_ix``
+(unsigned) so that Numba drops its wrap-around code for negative ones.
+
 Cost: each position of the piece is entered at most once; there a longest
 match walks at most the longest token's length, and at most that many
 shorter candidates are tested, each test taking a few table lookups.  So
@@ -50,88 +56,154 @@ import numpy as np
 from numba import njit
 
 from . import layout as L
-from .pairs import pair_get
+from .pairs import FILTER_MUL
+
+_ix = np.uint64
+_GOLDEN = np.uint64(0x9E3779B97F4A7C15)
 
 
-@njit(cache=True, nogil=True, inline="always")
-def walk(buf, i, b, trans, slot, bsym):
-    """Walk the trie from the root over ``buf[i:b]``.
+@njit(cache=True, nogil=True)
+def encode_pieces(buf, starts, ends, auto, model, out):
+    """Encode the pieces ``buf[starts[p]:ends[p]]`` into ``out`` (int32, at
+    least as long as the pieces' total bytes).
 
-    Returns ``(best, whole)``: the longest token BPE can output that is a
-    prefix of ``buf[i:b]`` (-1 if none) and the slot value of the node the
-    whole of ``buf[i:b]`` leads to (-1 when it leads to no token)."""
-    node = 0
-    best = -1
-    whole = -1
-    for j in range(i, b):
-        t = trans[2 * node] + bsym[buf[j]]
-        if trans[2 * t + 1] != node:
-            return best, -1
-        node = t
-        v = slot[t]
-        if v >= 0:
-            best = v
-        whole = v
-    return best, whole
-
-
-@njit(cache=True, nogil=True, inline="always")
-def compatible(info, pairs, x, y):
-    """Whether BPE of the bytes of ``x`` then ``y`` is ``x, y``."""
-    if pair_get(pairs, x, y) >= 0:
-        return False
-    while True:
-        px = info[4 * x + 1]
-        py = info[4 * y + 1]
-        if px > py:
-            # x was made last: before, its right part faced y, and the merge
-            # making x (to the left of that boundary) had to win, ties too.
-            x = info[4 * x + 3]
-            c = pair_get(pairs, x, y)
-            if c >= 0 and info[4 * c + 1] < px:
-                return False
-        else:
-            if py < 0:
-                return True  # both single bytes: nothing left to undo
-            # y was made last: x faced y's left part, and the merge making
-            # y (to the right of that boundary) had to win outright.
-            y = info[4 * y + 2]
-            c = pair_get(pairs, x, y)
-            if c >= 0 and info[4 * c + 1] <= py:
-                return False
-
-
-@njit(cache=True, nogil=True, inline="always")
-def encode_piece(buf, a, b, trans, slot, bsym, info, nextp, pairs, first, out, k, dead):
-    """Token ids of ``buf[a:b]`` (non-empty) into ``out[k:]``; returns the
-    new end of ``out``, or -1 if the tables are inconsistent.  ``first`` is
-    the longest token at ``a``; ``dead`` has room for ``b - a + 1`` flags."""
-    n = b - a
-    for i in range(n + 1):
-        dead[i] = 0
-    pos = 0
-    top = k
-    tok = first
-    while True:
-        end = pos + info[4 * tok]
-        if dead[end] == 0 and (top == k or compatible(info, pairs, out[top - 1], tok)):
-            out[top] = tok
-            top += 1
-            pos = end
-            if pos == n:
-                return top
-            tok, _ = walk(buf, a + pos, b, trans, slot, bsym)
+    Returns ``(k, piece_ends)``: ``out[:k]`` holds the ids, those of piece
+    ``p`` ending at ``piece_ends[p]``; ``k`` is -1 if the tables turned out
+    inconsistent (a model that was not built by
+    :func:`~segkit.presets.bpe.tables.build_tables`).
+    """
+    trans = auto[auto[1] : auto[2]]
+    info = model[model[L.INFO] : model[L.INFO + 1]]
+    nextp = model[model[L.NEXT] : model[L.NEXT + 1]]
+    slot = model[model[L.SLOT] : model[L.SLOT + 1]]
+    pairs = model[model[L.PAIRS] : model[L.PAIRS + 1]]
+    bsym = model[model[L.BYTESYM] : model[L.BYTESYM + 1]]
+    filt = model[model[L.FILTER] : model[L.FILTER + 1]]
+    whole_any = model[model[L.PARAMS] + L.P_WHOLE_ANY] != 0
+    fshift = np.uint64(64 - model[model[L.PARAMS] + L.P_FILTER_BITS])
+    mask = pairs.size // 3 - 1
+    m = starts.size
+    longest = 0
+    for p in range(m):
+        if ends[p] - starts[p] > longest:
+            longest = ends[p] - starts[p]
+    dead = np.zeros(longest + 1, np.uint8)
+    piece_ends = np.empty(m, np.int64)
+    k = 0
+    for p in range(m):
+        a = starts[p]
+        b = ends[p]
+        # The walk over the whole piece: the piece as one token, and the
+        # longest token at its start.
+        node = 0
+        tok = -1
+        whole = -1
+        for j in range(a, b):
+            t = trans[_ix(2 * node)] + bsym[_ix(buf[_ix(j)])]
+            if trans[_ix(2 * t + 1)] != node:
+                whole = -1
+                break
+            node = t
+            whole = slot[_ix(t)]
+            if whole >= 0:
+                tok = whole
+        if whole >= 0 or (whole < -1 and whole_any):
+            out[_ix(k)] = whole if whole >= 0 else -2 - whole
+            k += 1
+            piece_ends[p] = k
+            continue
+        if b == a:
+            piece_ends[p] = k
+            continue
+        n = b - a
+        for i in range(n + 1):
+            dead[_ix(i)] = 0
+        pos = 0  # bytes of the piece covered by out[k:top]
+        top = k
+        while True:
             if tok < 0:
-                return -1
-        else:
-            tok = nextp[tok]
-            while tok < 0:
-                # Nothing fits at pos: it is dead; undo the last token and
-                # try the next shorter one in its place.
-                dead[pos] = 1
-                if top == k:
-                    return -1
-                top -= 1
-                last = out[top]
-                pos -= info[4 * last]
-                tok = nextp[last]
+                return -1, piece_ends
+            end = pos + info[_ix(4 * tok)]
+            ok = dead[_ix(end)] == 0
+            if ok and top > k:
+                # The pair test (module doc): is (x, y) valid?
+                x = out[_ix(top - 1)]
+                y = tok
+                key = (np.uint64(x) << np.uint64(32)) | np.uint64(y)
+                f = np.int64((key * FILTER_MUL) >> fshift)
+                h = np.int64((key * _GOLDEN) >> np.uint64(33)) & mask
+                if (filt[_ix(f >> 5)] >> (f & 31)) & 1 == 0:
+                    h = -1  # not a split: skip the table
+                while h >= 0:  # x, y must not merge themselves
+                    e = pairs[_ix(3 * h)]
+                    if e == x and pairs[_ix(3 * h + 1)] == y:
+                        ok = False
+                        break
+                    if e == -1:
+                        break
+                    h = (h + 1) & mask
+                while ok:
+                    px = info[_ix(4 * x + 1)]
+                    py = info[_ix(4 * y + 1)]
+                    if px > py:
+                        # x was made last; before, its right part faced y
+                        # and x's merge (left of the boundary) had to win,
+                        # ties included.
+                        x = info[_ix(4 * x + 3)]
+                        limit = px
+                        tie_loses = False
+                    else:
+                        if py < 0:
+                            break  # two single bytes: nothing left to undo
+                        # y was made last; x faced y's left part and y's
+                        # merge (right of the boundary) had to win outright.
+                        y = info[_ix(4 * y + 2)]
+                        limit = py
+                        tie_loses = True
+                    key = (np.uint64(x) << np.uint64(32)) | np.uint64(y)
+                    f = np.int64((key * FILTER_MUL) >> fshift)
+                    if (filt[_ix(f >> 5)] >> (f & 31)) & 1 == 0:
+                        continue  # not a split: this boundary never merged
+                    h = np.int64((key * _GOLDEN) >> np.uint64(33)) & mask
+                    while True:
+                        e = pairs[_ix(3 * h)]
+                        if e == x and pairs[_ix(3 * h + 1)] == y:
+                            q = info[_ix(4 * pairs[_ix(3 * h + 2)] + 1)]
+                            if q < limit or (tie_loses and q == limit):
+                                ok = False
+                            break
+                        if e == -1:
+                            break
+                        h = (h + 1) & mask
+            if ok:
+                out[_ix(top)] = tok
+                top += 1
+                pos = end
+                if pos == n:
+                    break
+                # The longest token at the new position.
+                node = 0
+                tok = -1
+                for j in range(a + pos, b):
+                    t = trans[_ix(2 * node)] + bsym[_ix(buf[_ix(j)])]
+                    if trans[_ix(2 * t + 1)] != node:
+                        break
+                    node = t
+                    v = slot[_ix(t)]
+                    if v >= 0:
+                        tok = v
+            else:
+                tok = nextp[_ix(tok)]
+                while tok < 0:
+                    # Nothing fits at pos: it is dead; undo the last token
+                    # and try the next shorter one in its place.
+                    dead[_ix(pos)] = 1
+                    if top == k:
+                        return -1, piece_ends
+                    top -= 1
+                    last = out[_ix(top)]
+                    pos -= info[_ix(4 * last)]
+                    tok = nextp[_ix(last)]
+        k = top
+        piece_ends[p] = k
+    return k, piece_ends

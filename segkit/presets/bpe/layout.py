@@ -13,6 +13,10 @@ section offsets; sections:
           output it, ``-2 - id`` when it cannot, -1 for none);
 ``PAIRS`` the split table (:mod:`~segkit.presets.bpe.pairs`);
 ``BYTESYM`` 256 values: the automaton symbol of each byte;
+``FILTER`` a bit set over hashes of the split pairs (one bit per pair,
+          about 16 bits of set per pair): most pairs the pair test looks up
+          are not splits, and this set, small enough to stay in a core's
+          cache, rules them out without touching the larger table;
 ``PARAMS`` scalars, see ``P_*``.
 """
 
@@ -20,14 +24,14 @@ from __future__ import annotations
 
 import numpy as np
 
-INFO, NEXT, SLOT, PAIRS, BYTESYM, PARAMS, END = range(7)
+INFO, NEXT, SLOT, PAIRS, BYTESYM, FILTER, PARAMS, END = range(8)
 HEADER = 8
 
 #: parameters: number of token ids; 1 when priorities grow along every BPE
 #: run (the backtracking encoder is exact), else 0 (the heap encoder runs);
 #: 1 when a piece equal to any token (reachable or not) is that token
-#: (tiktoken; HF with ``ignore_merges``)
-P_NTOK, P_MONOTONE, P_WHOLE_ANY = range(3)
+#: (tiktoken; HF with ``ignore_merges``); log2 of the filter's bits
+P_NTOK, P_MONOTONE, P_WHOLE_ANY, P_FILTER_BITS = range(4)
 N_PARAMS = 4
 
 

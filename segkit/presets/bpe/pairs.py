@@ -18,6 +18,8 @@ import numpy as np
 from numba import njit
 
 _GOLDEN = np.uint64(0x9E3779B97F4A7C15)
+#: multiplier of the filter's hash (independent of the table's)
+FILTER_MUL = np.uint64(0xC2B2AE3D27D4EB4F)
 
 
 def table_size(n: int) -> int:
@@ -66,3 +68,25 @@ def pair_put(table, left, right, merged):
             table[3 * h + 2] = merged
             return
         h = (h + 1) & mask
+
+
+def filter_bits(n: int) -> int:
+    """log2 of the filter's size in bits for ``n`` pairs (>= 16 bits each)."""
+    bits = 10
+    while (1 << bits) < 16 * n:
+        bits += 1
+    return bits
+
+
+@njit(cache=True, nogil=True)
+def build_filter(table, bits):
+    """The bit set (int32 words) of the pairs stored in ``table``: bit
+    ``(key * FILTER_MUL) >> (64 - bits)`` of each key is set."""
+    filt = np.zeros((1 << bits) >> 5, np.int32)
+    shift = np.uint64(64 - bits)
+    for h in range(table.size // 3):
+        if table[3 * h] >= 0:
+            key = (np.uint64(table[3 * h]) << np.uint64(32)) | np.uint64(table[3 * h + 1] & 0xFFFFFFFF)
+            f = np.int64((key * FILTER_MUL) >> shift)
+            filt[f >> 5] |= np.int32(1) << np.int32(f & 31)
+    return filt

@@ -96,11 +96,14 @@ def build_tables(
     bad = first_non_monotone(info, reach)
     trans = np.ascontiguousarray(auto.trans).ravel()
     slot, nextp = _slots(tok_bytes, tok_start, ids.astype(np.int64), reach, trans, bsym)
+    fbits = P.filter_bits(int(reach.sum()))
+    filt = P.build_filter(pairs, fbits)
     params = np.zeros(L.N_PARAMS, dtype=np.int32)
     params[L.P_NTOK] = n
     params[L.P_MONOTONE] = 1 if bad < 0 else 0
     params[L.P_WHOLE_ANY] = 1 if whole_any else 0
-    model = L.pack([info, nextp, slot, pairs, bsym, params])
+    params[L.P_FILTER_BITS] = fbits
+    model = L.pack([info, nextp, slot, pairs, bsym, filt, params])
     return Tables(packed, model, tok_bytes, tok_start, reach, int(bad))
 
 
