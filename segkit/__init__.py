@@ -16,6 +16,8 @@ Public API
     Token <-> id tables and the error raised for unreadable vocabularies.
 :class:`Automaton`, :class:`EngineConfig`
     The preset-agnostic LinMaxMatch engine, for writing new segmenters.
+:class:`BPE`
+    Byte-level BPE (tiktoken, HuggingFace tokenizer.json, trained), exact and linear-time.
 :func:`train_bpe`, :class:`TrainedBPE`
     Train byte-level BPE (GPT-2 semantics) from files or texts.
 :func:`train_wordpiece`
@@ -33,6 +35,7 @@ from .vocab import Vocabulary, VocabularyError
 from .wordpiece import WordPiece
 from .wordpiece.call import ModelInputs
 from .wordpiece.added_tokens import AddedToken
+from .presets.bpe import BPE
 
 __version__ = "0.1.0"
 
@@ -54,6 +57,7 @@ def __getattr__(name: str):
 
 __all__ = [
     "WordPiece",
+    "BPE",
     "AddedToken",
     "Encoding",
     "BatchEncoding",

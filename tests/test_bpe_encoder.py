@@ -28,7 +28,8 @@ def _encode(tables, pieces: list[bytes]) -> list[list[int]]:
     lens = np.array([len(p) for p in pieces], dtype=np.int64)
     ends = np.cumsum(lens)
     out = np.empty(max(len(data), 1), dtype=np.int32)
-    k, piece_ends = encode_pieces(np.frombuffer(data, np.uint8), ends - lens, ends, tables.auto, tables.model, out)
+    ids = np.full(len(pieces), -1, dtype=np.int32)
+    k, piece_ends = encode_pieces(np.frombuffer(data, np.uint8), ends - lens, ends, ids, tables.model, out)
     assert k >= 0
     bounds = [0] + piece_ends.tolist()
     return [out[bounds[i] : bounds[i + 1]].tolist() for i in range(len(pieces))]

@@ -63,16 +63,18 @@ _GOLDEN = np.uint64(0x9E3779B97F4A7C15)
 
 
 @njit(cache=True, nogil=True)
-def encode_pieces(buf, starts, ends, auto, model, out):
+def encode_pieces(buf, starts, ends, piece_ids, model, out):
     """Encode the pieces ``buf[starts[p]:ends[p]]`` into ``out`` (int32, at
-    least as long as the pieces' total bytes).
+    least as long as the pieces' total bytes: no piece yields more tokens
+    than bytes); a piece with ``piece_ids[p] >= 0`` is that one token (a
+    special token).
 
     Returns ``(k, piece_ends)``: ``out[:k]`` holds the ids, those of piece
     ``p`` ending at ``piece_ends[p]``; ``k`` is -1 if the tables turned out
     inconsistent (a model that was not built by
     :func:`~segkit.presets.bpe.tables.build_tables`).
     """
-    trans = auto[auto[1] : auto[2]]
+    trans = model[model[L.TRANS] : model[L.TRANS + 1]]
     info = model[model[L.INFO] : model[L.INFO + 1]]
     nextp = model[model[L.NEXT] : model[L.NEXT + 1]]
     slot = model[model[L.SLOT] : model[L.SLOT + 1]]
@@ -91,6 +93,11 @@ def encode_pieces(buf, starts, ends, auto, model, out):
     piece_ends = np.empty(m, np.int64)
     k = 0
     for p in range(m):
+        if piece_ids[p] >= 0:  # a special token found by the pre-tokenizer
+            out[_ix(k)] = piece_ids[p]
+            k += 1
+            piece_ends[p] = k
+            continue
         a = starts[p]
         b = ends[p]
         # The walk over the whole piece: the piece as one token, and the

@@ -19,6 +19,6 @@ def kernel_for(model: np.ndarray):
     return _backtrack if model[model[L.PARAMS] + L.P_MONOTONE] else _heap
 
 
-def encode_pieces(buf, starts, ends, auto, model, out):
+def encode_pieces(buf, starts, ends, piece_ids, model, out):
     """Encode pieces with the kernel the model needs (see the kernels)."""
-    return kernel_for(model)(buf, starts, ends, auto, model, out)
+    return kernel_for(model)(buf, starts, ends, piece_ids, model, out)

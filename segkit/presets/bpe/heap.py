@@ -33,10 +33,10 @@ _LOW = np.int64(0xFFFFFFFF)
 
 
 @njit(cache=True, nogil=True)
-def encode_pieces_heap(buf, starts, ends, auto, model, out):
+def encode_pieces_heap(buf, starts, ends, piece_ids, model, out):
     """:func:`~segkit.presets.bpe.backtrack.encode_pieces` for any
     vocabulary (same arguments and results)."""
-    trans = auto[auto[1] : auto[2]]
+    trans = model[model[L.TRANS] : model[L.TRANS + 1]]
     info = model[model[L.INFO] : model[L.INFO + 1]]
     slot = model[model[L.SLOT] : model[L.SLOT + 1]]
     pairs = model[model[L.PAIRS] : model[L.PAIRS + 1]]
@@ -58,6 +58,11 @@ def encode_pieces_heap(buf, starts, ends, auto, model, out):
     piece_ends = np.empty(m, np.int64)
     k = 0
     for p in range(m):
+        if piece_ids[p] >= 0:  # a special token found by the pre-tokenizer
+            out[_ix(k)] = piece_ids[p]
+            k += 1
+            piece_ends[p] = k
+            continue
         a = starts[p]
         b = ends[p]
         node = 0

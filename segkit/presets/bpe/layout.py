@@ -1,10 +1,14 @@
-"""The packed int32 array that holds a BPE model's tables (besides the
-engine's automaton), and the names of its sections.
+"""The packed int32 array that holds a BPE model's tables, and the names
+of its sections.
 
 One array instead of six keeps a compiled call cheap (each array argument
 costs Numba about half a microsecond to unbox).  ``model[0:HEADER]`` holds
 section offsets; sections:
 
+``TRANS`` (slots, 2): the double array (``base``, ``check``) of the engine's
+          trie over the tokens' bytes (:class:`segkit.engine.Automaton`),
+          the transition from slot ``u`` on symbol ``c`` being
+          ``t = base[u] + c`` when ``check[t] == u``;
 ``INFO``  (tokens, 4): byte length, priority, left part, right part
           (:mod:`~segkit.presets.bpe.splits`);
 ``NEXT``  per token: the longest shorter reachable token that is a prefix
@@ -24,8 +28,8 @@ from __future__ import annotations
 
 import numpy as np
 
-INFO, NEXT, SLOT, PAIRS, BYTESYM, FILTER, PARAMS, END = range(8)
-HEADER = 8
+TRANS, INFO, NEXT, SLOT, PAIRS, BYTESYM, FILTER, PARAMS, END = range(9)
+HEADER = 12
 
 #: parameters: number of token ids; 1 when priorities grow along every BPE
 #: run (the backtracking encoder is exact), else 0 (the heap encoder runs);

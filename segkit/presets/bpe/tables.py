@@ -26,10 +26,8 @@ class VocabularyError(ValueError):
 
 @dataclass(frozen=True)
 class Tables:
-    """What the kernels use: the engine automaton (packed), the model array,
-    and the token bytes (for decoding)."""
+    """What the kernels use (the model array) and the token bytes."""
 
-    auto: np.ndarray
     model: np.ndarray
     tok_bytes: np.ndarray  # uint8, all tokens' bytes concatenated
     tok_start: np.ndarray  # int64, ids + 1 offsets into tok_bytes
@@ -78,7 +76,6 @@ def build_tables(
     # The engine's trie over the tokens' bytes (code points 0..255).
     keys = [tokens[i].decode("latin-1") for i in ids.tolist()]
     auto = Automaton.build(keys, ids.astype(np.int32), EngineConfig())
-    packed = auto.packed
     cmap = auto.cmap
     bsym = (cmap[cmap[0] + np.arange(256)] >> 2).astype(np.int32)
 
@@ -103,8 +100,8 @@ def build_tables(
     params[L.P_MONOTONE] = 1 if bad < 0 else 0
     params[L.P_WHOLE_ANY] = 1 if whole_any else 0
     params[L.P_FILTER_BITS] = fbits
-    model = L.pack([info, nextp, slot, pairs, bsym, filt, params])
-    return Tables(packed, model, tok_bytes, tok_start, reach, int(bad))
+    model = L.pack([trans, info, nextp, slot, pairs, bsym, filt, params])
+    return Tables(model, tok_bytes, tok_start, reach, int(bad))
 
 
 @njit(cache=True, nogil=True)

@@ -1,0 +1,461 @@
+"""``segkit.BPE``: byte-level BPE, exact and linear-time.
+
+Three ways in, one encoder:
+
+* :meth:`BPE.from_tiktoken` / :meth:`BPE.from_pretrained`: tiktoken's
+  vocabularies and semantics (a pair merges when its concatenation is a
+  token, lowest rank first; a piece that is a token is that token; special
+  tokens with ``allowed_special`` / ``disallowed_special``);
+* :meth:`BPE.from_tokenizer_json`: a HuggingFace tokenizer.json and its
+  semantics (listed merges, lowest index first; the normalizer; added tokens
+  matched before BPE, as ``Tokenizer.encode``);
+* ``BPE(vocab, merges)`` (and ``TrainedBPE.encoder()``): merges in order,
+  as HuggingFace, with tiktoken's special-token arguments.
+
+How a piece is encoded: :mod:`~segkit.presets.bpe.backtrack`.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any, Iterable
+
+import numpy as np
+
+from . import layout as L
+from .added import AddedTokens
+from .batch import kernel_for
+from .codec import char_offsets, gather_bytes, token_spans
+from .files import HFAdded, normalize, read_tiktoken, read_tokenizer_json
+from .pieces import Pieces, RegexSplitter, make_plan, utf8
+from .tables import VocabularyError, build_tables, token_arrays
+
+#: GPT-2's pattern (segkit's trainer default).
+GPT2_PATTERN = r"""'(?:[sdmt]|ll|ve|re)| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+"""
+
+_MODES = ("tiktoken", "merges", "tokenizer.json")
+
+
+def _check_id(x: Any, what: str) -> int:
+    if isinstance(x, bool) or not isinstance(x, (int, np.integer)) or not 0 <= int(x) < (1 << 31) - 1:
+        raise ValueError(f"{what} must be an int id (0 <= id < 2**31 - 1), found {x!r}")
+    return int(x)
+
+
+def _tokens_from_vocab(vocab: Any) -> list:
+    """``vocab`` as a list of bytes by id: a mapping bytes -> id, id -> bytes,
+    or a sequence of bytes (id = position)."""
+    if isinstance(vocab, Mapping):
+        items = list(vocab.items())
+        if items and isinstance(items[0][0], (bytes, bytearray)):
+            pairs = [(_check_id(i, f"the id of {t!r}"), t) for t, i in items]
+        else:
+            pairs = [(_check_id(i, "a vocabulary id"), t) for i, t in items]
+    elif isinstance(vocab, Sequence) and not isinstance(vocab, (str, bytes)):
+        pairs = list(enumerate(vocab))
+    else:
+        raise TypeError(f"vocab must be a mapping (bytes -> id or id -> bytes) or a list of bytes, found "
+                        f"{type(vocab).__name__}")
+    top = max((i for i, _ in pairs), default=-1)
+    if top > 16 * len(pairs) + 1024:
+        raise ValueError(f"vocabulary ids go up to {top} for {len(pairs)} tokens: too sparse")
+    tokens: list = [None] * (top + 1)
+    seen: dict[bytes, int] = {}
+    for i, t in pairs:
+        if not isinstance(t, (bytes, bytearray)):
+            raise TypeError(f"token {i} must be bytes, found {type(t).__name__} {t!r:.60}")
+        t = bytes(t)
+        if not t:
+            raise ValueError(f"token {i} is empty")
+        if tokens[i] is not None:
+            raise ValueError(f"id {i} is given twice")
+        if t in seen:
+            raise ValueError(f"token {t!r} has two ids ({seen[t]} and {i}); segkit.BPE needs one id per byte string")
+        seen[t] = i
+        tokens[i] = t
+    return tokens
+
+
+def _check_specials(special_tokens: Any, n_tokens: int, taken: Iterable[int] = ()) -> dict[str, int]:
+    if special_tokens is None:
+        return {}
+    if not isinstance(special_tokens, Mapping):
+        raise TypeError(f"special_tokens must be a mapping of str to id, found {type(special_tokens).__name__}")
+    out: dict[str, int] = {}
+    used = set(taken)
+    for s, i in special_tokens.items():
+        if not isinstance(s, str) or not s:
+            raise ValueError(f"a special token must be a non-empty str, found {s!r}")
+        utf8(s)
+        i = _check_id(i, f"the id of special token {s!r}")
+        if i in used:
+            raise ValueError(f"special token {s!r} has id {i}, which is already taken")
+        used.add(i)
+        out[s] = i
+    return out
+
+
+class BPE:
+    """Byte-level BPE over a vocabulary and its merges (see the module doc).
+
+    Parameters
+    ----------
+    vocab
+        The tokens: a mapping bytes -> id or id -> bytes (as
+        :attr:`segkit.TrainedBPE.vocab`), or a list of bytes; every single
+        byte must be a token.
+    merges
+        Pairs of tokens (bytes, bytes), highest priority first; each pair's
+        concatenation must be a token.
+    pattern
+        Pre-tokenization regular expression (default GPT-2's); None: no
+        pre-tokenization (each text, between special tokens, is one piece).
+    special_tokens
+        ``{string: id}``: strings matched in the text when allowed (see
+        :meth:`encode`); their ids must not be ids of ``vocab``.
+    ignore_merges
+        A piece that is a token is that token (HuggingFace's option).
+
+    Examples
+    --------
+    >>> import segkit
+    >>> vocab = {bytes([b]): b for b in range(256)} | {b"lo": 256, b"low": 257}
+    >>> bpe = segkit.BPE(vocab, [(b"l", b"o"), (b"lo", b"w")], special_tokens={"<|end|>": 258})
+    >>> bpe.encode("low lower<|end|>", allowed_special="all")
+    [257, 32, 257, 101, 114, 258]
+    >>> bpe.decode([257, 32, 258])
+    'low <|end|>'
+    """
+
+    def __init__(
+        self,
+        vocab: Mapping | Sequence,
+        merges: Sequence[tuple[bytes, bytes]],
+        *,
+        pattern: str | None = GPT2_PATTERN,
+        special_tokens: Mapping[str, int] | None = None,
+        ignore_merges: bool = False,
+    ) -> None:
+        tokens = _tokens_from_vocab(vocab)
+        ids = {t: i for i, t in enumerate(tokens) if t is not None}
+        pairs = []
+        for k, m in enumerate(merges):
+            if not (isinstance(m, (tuple, list)) and len(m) == 2 and all(isinstance(x, (bytes, bytearray)) for x in m)):
+                raise TypeError(f"merges[{k}] must be a pair of bytes, found {m!r:.80}")
+            a, b = bytes(m[0]), bytes(m[1])
+            for part in (a, b, a + b):
+                if part not in ids:
+                    raise ValueError(f"merges[{k}] = ({a!r}, {b!r}): {part!r} is not a token of vocab")
+            pairs.append((ids[a], ids[b]))
+        if not isinstance(ignore_merges, bool):
+            raise TypeError(f"ignore_merges must be True or False, found {ignore_merges!r}")
+        specials = _check_specials(special_tokens, len(tokens), ids.values())
+        self._setup("merges", tokens, None, pairs, pattern, specials, whole_any=ignore_merges)
+
+    # ------------------------------------------------------------ building
+    def _setup(self, mode, tokens, ranks, merges, pattern, specials, *, whole_any, added=None, normalizer=None,
+               strings=None, name=None, tables=None, gaps=False) -> None:
+        if pattern is not None and not isinstance(pattern, str):
+            raise TypeError(f"pattern must be a str or None, found {type(pattern).__name__}")
+        try:
+            splitter = RegexSplitter(pattern, gaps)
+        except Exception as e:  # regex.error
+            raise ValueError(f"pattern is not a valid regular expression: {e}") from None
+        if tables is None:
+            tables = build_tables(tokens, ranks=ranks, merges=merges, whole_any=whole_any)
+        self._mode = mode
+        self._tables = tables
+        self._model = tables.model
+        self._kernel = kernel_for(tables.model)
+        self._tokens = tokens
+        self._merges = merges
+        self._pattern = pattern
+        self._gaps = gaps
+        self._splitter = splitter
+        self._specials = dict(specials)
+        self._added = AddedTokens(added or [], normalizer) if mode == "tokenizer.json" else None
+        self._added_list = list(added or [])
+        self._normalizer = normalizer
+        self._strings = dict(strings or {})
+        self._whole_any = whole_any
+        self.name = name
+        self._plans: dict = {}
+        # Decoding: every id's bytes (tokens, special and added tokens, other
+        # vocabulary strings as UTF-8).
+        extra: dict[int, bytes] = {i: s.encode("utf-8") for i, s in self._strings.items()}
+        extra.update((i, s.encode("utf-8")) for s, i in self._specials.items())
+        for a in self._added_list:
+            extra.setdefault(a.id, a.content.encode("utf-8"))
+        n_ids = max([len(tokens)] + [i + 1 for i in extra])
+        full = list(tokens) + [None] * (n_ids - len(tokens))
+        for i, b in extra.items():
+            if full[i] is None:
+                full[i] = b
+        self._dec_bytes, self._dec_start = token_arrays(full)
+        self._n_ids = n_ids
+        self._tok_len = np.diff(tables.tok_start).astype(np.int64)
+
+    @classmethod
+    def from_tiktoken(
+        cls, path: str | os.PathLike, *, pattern: str | None, special_tokens: Mapping[str, int] | None = None,
+        name: str | None = None,
+    ) -> "BPE":
+        """A tokenizer from a tiktoken vocabulary file (``.tiktoken``, or
+        gzipped), with tiktoken's semantics.
+
+        Parameters
+        ----------
+        path
+            The file: one ``<base64 token> <rank>`` per line, ranks 0..n-1.
+        pattern
+            The pre-tokenization pattern (tiktoken's ``pat_str``).
+        special_tokens
+            ``{string: id}`` (tiktoken's ``special_tokens``).
+
+        Raises
+        ------
+        segkit.presets.bpe.files.BPEFileError
+            The file is unreadable: the message names the line.
+        """
+        tokens = read_tiktoken(path)
+        specials = _check_specials(special_tokens, len(tokens), range(len(tokens)))
+        obj = cls.__new__(cls)
+        obj._setup("tiktoken", tokens, np.arange(len(tokens), dtype=np.int32), None, pattern, specials,
+                   whole_any=True, name=name or Path(path).name.split(".")[0])
+        return obj
+
+    @classmethod
+    def from_tokenizer_json(cls, path: str | os.PathLike) -> "BPE":
+        """A tokenizer from a HuggingFace ``tokenizer.json`` (byte-level BPE),
+        with HuggingFace's semantics: :meth:`encode` applies the normalizer
+        and matches all added tokens (special or not) before BPE, as
+        ``tokenizers.Tokenizer.encode`` does.
+
+        Raises
+        ------
+        segkit.presets.bpe.files.BPEFileError
+            The file is unreadable or holds a component segkit does not run
+            (the message names it).
+        """
+        spec = read_tokenizer_json(path)
+        obj = cls.__new__(cls)
+        obj._setup("tokenizer.json", spec.tokens, None, spec.merges, spec.pattern, {}, whole_any=spec.ignore_merges,
+                   added=spec.added, normalizer=spec.normalizer, strings=spec.strings,
+                   name=Path(path).name, gaps=True)
+        return obj
+
+    @classmethod
+    def from_pretrained(cls, name: str) -> "BPE":
+        """A bundled tiktoken vocabulary: ``"gpt2"`` (= ``"r50k_base"``),
+        ``"cl100k_base"`` or ``"o200k_base"``, with tiktoken's patterns and
+        special tokens.
+
+        >>> import segkit
+        >>> enc = segkit.BPE.from_pretrained("cl100k_base")
+        >>> enc.encode("hello world")
+        [15339, 1917]
+        """
+        from .pretrained import load_pretrained
+
+        return load_pretrained(cls, name)
+
+    # ------------------------------------------------------------ properties
+    @property
+    def n_vocab(self) -> int:
+        """One more than the largest id (tiktoken's ``n_vocab``)."""
+        return self._n_ids
+
+    @property
+    def special_tokens(self) -> dict[str, int]:
+        """Special tokens (tiktoken semantics) or added tokens (tokenizer.json)."""
+        if self._mode == "tokenizer.json":
+            return {a.content: a.id for a in self._added_list}
+        return dict(self._specials)
+
+    @property
+    def pattern(self) -> str | None:
+        return self._pattern
+
+    def __repr__(self) -> str:
+        return f"BPE({self.name or self._mode!r}, n_vocab={self._n_ids})"
+
+    # ------------------------------------------------------------ encoding
+    def _plan(self, allowed_special, disallowed_special):
+        if self._mode == "tokenizer.json":
+            if not (allowed_special == () and disallowed_special == "all"):
+                raise ValueError(
+                    "allowed_special/disallowed_special are tiktoken's arguments; a tokenizer loaded from a "
+                    "tokenizer.json matches its added tokens as HuggingFace does (use encode_ordinary to match none)"
+                )
+            return None
+        try:
+            key = (allowed_special if isinstance(allowed_special, str) else frozenset(allowed_special),
+                   disallowed_special if isinstance(disallowed_special, str) else frozenset(disallowed_special))
+        except TypeError:
+            key = None
+        plan = self._plans.get(key) if key is not None else None
+        if plan is None:
+            plan = make_plan(self._specials, allowed_special, disallowed_special)
+            if key is not None:
+                if len(self._plans) > 64:
+                    self._plans.clear()
+                self._plans[key] = plan
+        return plan
+
+    def _segments(self, text: str, plan, ordinary: bool, index: int | None) -> list[tuple[int, str]]:
+        if not isinstance(text, str):
+            where = "text" if index is None else f"texts[{index}]"
+            raise TypeError(f"{where} must be a str, found {type(text).__name__}")
+        utf8(text, index)  # a lone surrogate: an error naming its position in the text
+        if self._mode == "tokenizer.json":
+            if ordinary or not self._added:
+                s = normalize(self._normalizer, text)
+                return [(-1, s)] if s else []
+            return self._added.split(text)
+        if ordinary:
+            return [(-1, text)] if text else []
+        return plan.segments(text, index)
+
+    def _pieces(self, texts: Sequence[str], plan, ordinary: bool, first: int = 0) -> Pieces:
+        rows = [self._segments(t, plan, ordinary, first + i if len(texts) > 1 else None) for i, t in enumerate(texts)]
+        return self._splitter.pieces(rows, first)
+
+    def _run(self, pieces: Pieces) -> tuple[np.ndarray, np.ndarray]:
+        """``(ids, piece_ends)`` of pieces."""
+        out = np.empty(max(pieces.data.size, 1), dtype=np.int32)
+        k, piece_ends = self._kernel(pieces.data, pieces.starts, pieces.ends, pieces.ids, self._model, out)
+        if k < 0:  # pragma: no cover - only a model not built by build_tables
+            raise RuntimeError("segkit.BPE: inconsistent tables")
+        return out[:k], piece_ends
+
+    @staticmethod
+    def _row_splits(piece_ends: np.ndarray, piece_rows: np.ndarray) -> np.ndarray:
+        ends = np.concatenate([[0], piece_ends]).astype(np.int64)
+        return ends[piece_rows]
+
+    def encode(self, text: str, *, allowed_special: str | Iterable[str] = (),
+               disallowed_special: str | Iterable[str] = "all") -> list[int]:
+        """Token ids of ``text``.
+
+        tiktoken semantics (vocabularies from tiktoken files, ``BPE(vocab,
+        merges)``): special tokens in ``allowed_special`` (``"all"``: every
+        one) are encoded as such; any string of ``disallowed_special``
+        (``"all"``: every special token not allowed) in the text is a
+        ValueError naming it; other special tokens are ordinary text.
+        A tokenizer from a tokenizer.json follows HuggingFace instead (its
+        normalizer, then all added tokens matched before BPE) and takes
+        neither argument.
+
+        A lone surrogate in ``text`` is a ValueError naming its position:
+        it has no UTF-8 form (tiktoken replaces it with U+FFFD, which
+        changes the text without saying so).
+
+        >>> import segkit
+        >>> enc = segkit.BPE.from_pretrained("cl100k_base")
+        >>> enc.encode("hi<|endoftext|>", allowed_special="all")
+        [6151, 100257]
+        """
+        ids, _ = self._run(self._pieces([text], self._plan(allowed_special, disallowed_special), False))
+        return ids.tolist()
+
+    def encode_ordinary(self, text: str) -> list[int]:
+        """Token ids of ``text`` with no special or added token matched."""
+        ids, _ = self._run(self._pieces([text], None, True))
+        return ids.tolist()
+
+    def count(self, text: str, *, allowed_special: str | Iterable[str] = (),
+              disallowed_special: str | Iterable[str] = "all") -> int:
+        """``len(self.encode(text, ...))`` without building the list."""
+        ids, _ = self._run(self._pieces([text], self._plan(allowed_special, disallowed_special), False))
+        return int(ids.size)
+
+    def encode_batch(self, texts: Sequence[str], *, num_threads: int | None = None, flat: bool = False,
+                     allowed_special: str | Iterable[str] = (), disallowed_special: str | Iterable[str] = "all"):
+        """Token ids of many texts: a list of id lists, or with ``flat=True``
+        ``(ids, row_splits)`` NumPy arrays (the ids of text ``i`` are
+        ``ids[row_splits[i]:row_splits[i + 1]]``)."""
+        return self._batch(texts, self._plan(allowed_special, disallowed_special), False, num_threads, flat)
+
+    def encode_ordinary_batch(self, texts: Sequence[str], *, num_threads: int | None = None, flat: bool = False):
+        """:meth:`encode_batch` with no special or added token matched."""
+        return self._batch(texts, None, True, num_threads, flat)
+
+    def _batch(self, texts, plan, ordinary, num_threads, flat):
+        if isinstance(texts, str):
+            raise TypeError("texts must be a sequence of str, found a single str (wrap it in a list)")
+        texts = list(texts)
+        from ...parallel import _pool, resolve_threads
+
+        n = min(resolve_threads(num_threads), max(1, len(texts)))
+
+        def run(a: int, b: int):
+            pieces = self._pieces(texts[a:b], plan, ordinary, a)
+            ids, piece_ends = self._run(pieces)
+            return ids, self._row_splits(piece_ends, pieces.row_splits)
+
+        if n <= 1:
+            ids, rows = run(0, len(texts))
+        else:
+            cuts = [len(texts) * i // n for i in range(n + 1)]
+            parts = list(_pool(n).map(lambda i: run(cuts[i], cuts[i + 1]), range(n)))
+            ids = np.concatenate([p[0] for p in parts])
+            rows = [np.zeros(1, dtype=np.int64)]
+            shift = 0
+            for _, r in parts:
+                rows.append(r[1:] + shift)
+                shift += int(r[-1])
+            rows = np.concatenate(rows)
+        if flat:
+            return ids, rows
+        flat_list = ids.tolist()
+        bounds = rows.tolist()
+        return [flat_list[bounds[i] : bounds[i + 1]] for i in range(len(texts))]
+
+    def encode_with_offsets(self, text: str, *, allowed_special: str | Iterable[str] = (),
+                            disallowed_special: str | Iterable[str] = "all") -> tuple[list[int], list[tuple[int, int]]]:
+        """Token ids and their ``(start, end)`` character offsets in ``text``
+        (for a tokenizer.json with a normalizer: in the normalized text).
+        A token that starts inside a character (byte-level tokens can split
+        one) starts at that character; one that ends inside a character
+        ends after it.
+
+        >>> import segkit
+        >>> segkit.BPE.from_pretrained("cl100k_base").encode_with_offsets("a cat")
+        ([64, 8415], [(0, 1), (1, 5)])
+        """
+        pieces = self._pieces([text], self._plan(allowed_special, disallowed_special), False)
+        ids, piece_ends = self._run(pieces)
+        begin, end = token_spans(ids, piece_ends, pieces.starts, pieces.ends, pieces.ids, self._tok_len)
+        cs, ce = char_offsets(pieces.data, begin, end, np.zeros(1, np.int64), np.zeros(ids.size, np.int64))
+        return ids.tolist(), list(zip(cs.tolist(), ce.tolist()))
+
+    # ------------------------------------------------------------ decoding
+    def decode_bytes(self, ids: Iterable[int]) -> bytes:
+        """The bytes of the tokens ``ids``; an id that is no token is a
+        ValueError naming it and its position.
+
+        >>> import segkit
+        >>> segkit.BPE.from_pretrained("cl100k_base").decode_bytes([15339, 1917])
+        b'hello world'
+        """
+        arr = np.asarray(ids if isinstance(ids, np.ndarray) else list(ids))
+        if arr.size == 0:
+            return b""
+        if arr.ndim != 1 or not np.issubdtype(arr.dtype, np.integer):
+            raise TypeError(f"ids must be a sequence of ints, found {arr.dtype} of shape {arr.shape}")
+        out, bad = gather_bytes(arr.astype(np.int64), self._dec_start, self._dec_bytes)
+        if bad >= 0:
+            raise ValueError(f"id {int(arr[bad])} at position {bad} is not a token of this vocabulary "
+                             f"(ids are below {self._n_ids})")
+        return out.tobytes()
+
+    def decode(self, ids: Iterable[int], errors: str = "replace") -> str:
+        """The text of the tokens ``ids`` (their bytes as UTF-8; ``errors`` as
+        for :meth:`bytes.decode`, default ``"replace"`` as tiktoken)."""
+        return self.decode_bytes(ids).decode("utf-8", errors)
+
+    def decode_single_token_bytes(self, i: int) -> bytes:
+        """The bytes of one token."""
+        return self.decode_bytes([i])
