@@ -54,7 +54,8 @@ def encode_pieces_heap(buf, starts, ends, piece_ids, model, out):
     heap = np.empty(3 * longest, np.int64)
     byte_tok = np.empty(256, np.int32)
     for c in range(256):
-        byte_tok[c] = slot[trans[0] + bsym[c]]
+        t = trans[0] + bsym[c]
+        byte_tok[c] = slot[t] if bsym[c] > 0 and trans[2 * t + 1] == 0 else -1
     piece_ends = np.empty(m, np.int64)
     k = 0
     for p in range(m):
@@ -85,6 +86,8 @@ def encode_pieces_heap(buf, starts, ends, piece_ids, model, out):
             continue
         for i in range(n):
             tok[i] = byte_tok[buf[a + i]]
+            if tok[i] < 0:  # a byte that is no token (never in UTF-8 text)
+                return -1, piece_ends
             nxt[i] = i + 1 if i + 1 < n else -1
             prv[i] = i - 1
         size = 0

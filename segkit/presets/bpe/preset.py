@@ -112,6 +112,9 @@ class BPE:
     pattern
         Pre-tokenization regular expression (default GPT-2's); None: no
         pre-tokenization (each text, between special tokens, is one piece).
+        Text that no match covers forms pieces of its own, as in
+        HuggingFace's ``Split`` (tiktoken drops it; :meth:`from_tiktoken`
+        does too).
     special_tokens
         ``{string: id}``: strings matched in the text when allowed (see
         :meth:`encode`); their ids must not be ids of ``vocab``.
@@ -152,7 +155,7 @@ class BPE:
         if not isinstance(ignore_merges, bool):
             raise TypeError(f"ignore_merges must be True or False, found {ignore_merges!r}")
         specials = _check_specials(special_tokens, len(tokens), ids.values())
-        self._setup("merges", tokens, None, pairs, pattern, specials, whole_any=ignore_merges)
+        self._setup("merges", tokens, None, pairs, pattern, specials, whole_any=ignore_merges, gaps=True)
 
     # ------------------------------------------------------------ building
     def _setup(self, mode, tokens, ranks, merges, pattern, specials, *, whole_any, added=None, normalizer=None,

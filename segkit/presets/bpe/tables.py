@@ -53,6 +53,9 @@ def build_tables(
 ) -> Tables:
     """Tables for ``tokens`` (bytes or None, indexed by id).
 
+    Every byte that occurs in UTF-8 text must be a token (0xC0, 0xC1 and
+    0xF5..0xFF never do, and GPT-NeoX's vocabulary lacks them).
+
     Exactly one of ``ranks`` (tiktoken: a pair merges when its concatenation
     is a token, lowest rank first) and ``merges`` (HuggingFace: listed pairs
     of ids merge, lowest index first; a pair listed twice keeps its last
@@ -68,10 +71,11 @@ def build_tables(
     byte_tok = np.full(256, -1, dtype=np.int32)
     byte_tok[tok_bytes[tok_start[ones]]] = ones
     missing = np.flatnonzero(byte_tok < 0)
-    if missing.size:
+    needed = missing[(missing < 0xC0) | ((missing > 0xC1) & (missing < 0xF5))]
+    if needed.size:
         raise VocabularyError(
-            f"the vocabulary lacks {missing.size} of the 256 single bytes (first: {int(missing[0]):#04x}); "
-            "byte-level BPE needs every byte as a token"
+            f"the vocabulary lacks {needed.size} of the single bytes that occur in UTF-8 text (first: "
+            f"{int(needed[0]):#04x}); byte-level BPE needs each of them as a token"
         )
     # The engine's trie over the tokens' bytes (code points 0..255).
     keys = [tokens[i].decode("latin-1") for i in ids.tolist()]
