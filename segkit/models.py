@@ -30,6 +30,10 @@ def _preset_class(name: str):
 
     if name == "WordPiece":
         return WordPiece
+    if name == "BPE":
+        from .presets.bpe import BPE
+
+        return BPE
     from . import plugins
 
     try:

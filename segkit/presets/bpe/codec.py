@@ -8,22 +8,22 @@ from numba import njit
 
 
 @njit(cache=True, nogil=True)
-def gather_bytes(ids, dec_start, dec_bytes):
-    """The bytes of the tokens ``ids`` (int64 array) concatenated, or
-    ``(None-like empty, position)`` of the first id that is not a token:
-    returns ``(out, bad)`` with ``bad == -1`` when all are tokens."""
-    n_ids = dec_start.size - 1
+def gather_bytes(ids, dec_start, dec_end, dec_bytes):
+    """The bytes of the tokens ``ids`` (int64 array) concatenated: returns
+    ``(out, bad)``, ``bad`` being the position of the first id that is no
+    token (``dec_end[i] == dec_start[i]``), or -1."""
+    n_ids = dec_start.size
     total = 0
     for k in range(ids.size):
         i = ids[k]
-        if i < 0 or i >= n_ids or dec_start[i + 1] == dec_start[i]:
+        if i < 0 or i >= n_ids or dec_end[i] == dec_start[i]:
             return np.empty(0, np.uint8), k
-        total += dec_start[i + 1] - dec_start[i]
+        total += dec_end[i] - dec_start[i]
     out = np.empty(total, np.uint8)
     p = 0
     for k in range(ids.size):
         i = ids[k]
-        for j in range(dec_start[i], dec_start[i + 1]):
+        for j in range(dec_start[i], dec_end[i]):
             out[p] = dec_bytes[j]
             p += 1
     return out, -1

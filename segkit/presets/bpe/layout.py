@@ -39,14 +39,13 @@ P_NTOK, P_MONOTONE, P_WHOLE_ANY, P_FILTER_BITS = range(4)
 N_PARAMS = 4
 
 
-def pack(sections: list[np.ndarray]) -> np.ndarray:
-    """One int32 array of the sections (in the order of the constants)."""
-    parts = [np.ascontiguousarray(s, dtype=np.int32).ravel() for s in sections]
-    offsets = np.cumsum([HEADER] + [p.size for p in parts])
-    out = np.zeros(int(offsets[-1]), dtype=np.int32)
+def allocate(sizes: list[int]) -> np.ndarray:
+    """An int32 array with the header for sections of these sizes (in the
+    order of the constants); the caller fills them through :func:`section`."""
+    offsets = np.cumsum([HEADER] + list(sizes))
+    out = np.empty(int(offsets[-1]), dtype=np.int32)
+    out[:HEADER] = 0
     out[: len(offsets)] = offsets
-    for p, a in zip(parts, offsets[:-1]):
-        out[a : a + p.size] = p
     return out
 
 

@@ -79,14 +79,15 @@ def filter_bits(n: int) -> int:
 
 
 @njit(cache=True, nogil=True)
-def build_filter(table, bits):
-    """The bit set (int32 words) of the pairs stored in ``table``: bit
-    ``(key * FILTER_MUL) >> (64 - bits)`` of each key is set."""
-    filt = np.zeros((1 << bits) >> 5, np.int32)
+def fill_filter(table, bits, filt):
+    """Fill ``filt`` (``2**bits / 32`` int32 words) with the bit set of the
+    pairs stored in ``table``: bit ``(key * FILTER_MUL) >> (64 - bits)`` of
+    each key is set."""
+    for i in range(filt.size):
+        filt[i] = 0
     shift = np.uint64(64 - bits)
     for h in range(table.size // 3):
         if table[3 * h] >= 0:
             key = (np.uint64(table[3 * h]) << np.uint64(32)) | np.uint64(table[3 * h + 1] & 0xFFFFFFFF)
             f = np.int64((key * FILTER_MUL) >> shift)
             filt[f >> 5] |= np.int32(1) << np.int32(f & 31)
-    return filt

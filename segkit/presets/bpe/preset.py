@@ -159,46 +159,68 @@ class BPE:
 
     # ------------------------------------------------------------ building
     def _setup(self, mode, tokens, ranks, merges, pattern, specials, *, whole_any, added=None, normalizer=None,
-               strings=None, name=None, tables=None, gaps=False) -> None:
+               strings=None, name=None, gaps=False) -> None:
+        """Build the tables from a token list and set everything up."""
+        tables = build_tables(tokens, ranks=ranks, merges=merges, whole_any=whole_any)
+        m = np.asarray(merges if merges is not None else [], dtype=np.int32).reshape(-1, 2)
+        self._assemble(mode, tables, m, pattern, specials, whole_any=whole_any, added=added,
+                       normalizer=normalizer, strings=strings, name=name, gaps=gaps)
+
+    def _assemble(self, mode, tables, merges, pattern, specials, *, whole_any, added=None, normalizer=None,
+                  strings=None, name=None, gaps=False) -> None:
+        if mode not in _MODES:
+            raise ValueError(f"unknown mode {mode!r}")
         if pattern is not None and not isinstance(pattern, str):
             raise TypeError(f"pattern must be a str or None, found {type(pattern).__name__}")
         try:
             splitter = RegexSplitter(pattern, gaps)
         except Exception as e:  # regex.error
             raise ValueError(f"pattern is not a valid regular expression: {e}") from None
-        if tables is None:
-            tables = build_tables(tokens, ranks=ranks, merges=merges, whole_any=whole_any)
         self._mode = mode
         self._tables = tables
         self._model = tables.model
         self._kernel = kernel_for(tables.model)
-        self._tokens = tokens
         self._merges = merges
         self._pattern = pattern
-        self._gaps = gaps
+        self._gaps = bool(gaps)
         self._splitter = splitter
         self._specials = dict(specials)
-        self._added = AddedTokens(added or [], normalizer) if mode == "tokenizer.json" else None
         self._added_list = list(added or [])
+        self._added = AddedTokens(self._added_list, normalizer) if mode == "tokenizer.json" else None
         self._normalizer = normalizer
         self._strings = dict(strings or {})
-        self._whole_any = whole_any
+        self._whole_any = bool(whole_any)
         self.name = name
         self._plans: dict = {}
-        # Decoding: every id's bytes (tokens, special and added tokens, other
-        # vocabulary strings as UTF-8).
+        # Decoding: every id's bytes (tokens, then special and added tokens
+        # and other vocabulary strings as UTF-8, at their ids).
         extra: dict[int, bytes] = {i: s.encode("utf-8") for i, s in self._strings.items()}
         extra.update((i, s.encode("utf-8")) for s, i in self._specials.items())
         for a in self._added_list:
             extra.setdefault(a.id, a.content.encode("utf-8"))
-        n_ids = max([len(tokens)] + [i + 1 for i in extra])
-        full = list(tokens) + [None] * (n_ids - len(tokens))
-        for i, b in extra.items():
-            if full[i] is None:
-                full[i] = b
-        self._dec_bytes, self._dec_start = token_arrays(full)
+        n_tok = tables.tok_start.size - 1
+        lengths = np.diff(tables.tok_start)
+        extra = {i: b for i, b in extra.items() if i >= n_tok or lengths[i] == 0}
+        n_ids = max([n_tok] + [i + 1 for i in extra])
+        lens = np.zeros(n_ids, dtype=np.int64)
+        lens[:n_tok] = lengths
+        chunks = [tables.tok_bytes]
+        where = np.zeros(n_ids, dtype=np.int64)  # extra tokens go after the tokens' bytes
+        pos = tables.tok_bytes.size
+        for i in sorted(extra):
+            lens[i] = len(extra[i])
+            where[i] = pos
+            pos += len(extra[i])
+            chunks.append(np.frombuffer(extra[i], dtype=np.uint8))
+        self._dec_bytes = np.concatenate(chunks) if len(chunks) > 1 else tables.tok_bytes
+        start = np.zeros(n_ids + 1, dtype=np.int64)
+        start[:n_tok + 1] = tables.tok_start
+        self._dec_start = start[:-1].copy()
+        if extra:
+            self._dec_start[list(extra)] = where[list(extra)]
+        self._dec_end = self._dec_start + lens
         self._n_ids = n_ids
-        self._tok_len = np.diff(tables.tok_start).astype(np.int64)
+        self._tok_len = lengths.astype(np.int64)
 
     @classmethod
     def from_tiktoken(
@@ -448,7 +470,7 @@ class BPE:
             return b""
         if arr.ndim != 1 or not np.issubdtype(arr.dtype, np.integer):
             raise TypeError(f"ids must be a sequence of ints, found {arr.dtype} of shape {arr.shape}")
-        out, bad = gather_bytes(arr.astype(np.int64), self._dec_start, self._dec_bytes)
+        out, bad = gather_bytes(arr.astype(np.int64), self._dec_start, self._dec_end, self._dec_bytes)
         if bad >= 0:
             raise ValueError(f"id {int(arr[bad])} at position {bad} is not a token of this vocabulary "
                              f"(ids are below {self._n_ids})")
@@ -462,3 +484,188 @@ class BPE:
     def decode_single_token_bytes(self, i: int) -> bytes:
         """The bytes of one token."""
         return self.decode_bytes([i])
+
+    # ------------------------------------------------------------ saving
+    def _state(self) -> tuple[dict, dict]:
+        """``(config, arrays)``: everything a saved model holds."""
+        t = self._tables
+        config = {
+            "format": 1,
+            "mode": self._mode,
+            "pattern": self._pattern,
+            "gaps": self._gaps,
+            "special_tokens": dict(self._specials),
+            "added_tokens": [vars(a).copy() for a in self._added_list],
+            "normalizer": self._normalizer,
+            "strings": {str(i): s for i, s in self._strings.items()},
+            "whole_any": self._whole_any,
+            "name": self.name,
+        }
+        arrays = {"tok_bytes": t.tok_bytes, "tok_start": t.tok_start, "trans": t.trans, "bsym": t.bsym,
+                  "info": t.info, "merges": self._merges}
+        return config, arrays
+
+    def _model_state(self):
+        config, arrays = self._state()
+        return config, arrays, {}
+
+    @classmethod
+    def _from_model(cls, config, arrays, blobs, source):
+        """A BPE from a model file's parts, certified (see
+        :mod:`~segkit.presets.bpe.verify`)."""
+        return _from_state(cls, config, arrays, source, certify=True)
+
+    def save(self, path: str | os.PathLike) -> None:
+        """Write the model to one file; :func:`segkit.load` reads it back
+        (validated, in milliseconds: nothing is rebuilt).
+
+        >>> import os, tempfile, segkit
+        >>> enc = segkit.BPE.from_pretrained("gpt2")
+        >>> path = os.path.join(tempfile.mkdtemp(), "gpt2.segkit")
+        >>> enc.save(path)
+        >>> segkit.load(path).encode("hello world")
+        [31373, 995]
+        """
+        from ...models import save
+
+        save(self, path)
+
+    def __reduce__(self):
+        config, arrays = self._state()
+        return (_unpickle, (config, {k: np.array(v) for k, v in arrays.items()}))
+
+
+def _unpickle(config, arrays):
+    # A pickle runs whatever code it names, so it is trusted as code is: the
+    # structural checks, not the certification of the splits.
+    return _from_state(BPE, config, arrays, "pickled BPE", certify=False)
+
+
+def _from_state(cls, config: dict, arrays: dict, source: str, certify: bool) -> BPE:
+    from .files import HFAdded
+    from .tables import finish_tables, merge_table
+    from . import verify
+
+    def bad(what: str) -> ValueError:
+        if certify:  # a file: the error segkit.load raises
+            from ...storage import ModelFileError
+
+            return ModelFileError(f"{source}: invalid BPE model: {what}")
+        return ValueError(f"{source}: invalid BPE model: {what}")
+
+    if not isinstance(config, dict) or config.get("format") != 1:
+        raise bad(f"unknown format {config.get('format') if isinstance(config, dict) else config!r}")
+    mode = config.get("mode")
+    if mode not in _MODES:
+        raise bad(f"unknown mode {mode!r}")
+    pattern = config.get("pattern")
+    if pattern is not None and not isinstance(pattern, str):
+        raise bad("pattern is not a string")
+    for key in ("gaps", "whole_any"):
+        if not isinstance(config.get(key), bool):
+            raise bad(f"{key} is not true or false")
+    normalizer = config.get("normalizer")
+    if normalizer not in (None, "NFC", "NFD", "NFKC", "NFKD"):
+        raise bad(f"unknown normalizer {normalizer!r}")
+    name = config.get("name")
+    if name is not None and not isinstance(name, str):
+        raise bad("name is not a string")
+
+    def arr(key, dtype, ndim):
+        a = arrays.get(key)
+        if not isinstance(a, np.ndarray) or a.dtype != dtype or a.ndim != ndim:
+            raise bad(f"array {key!r} must be {ndim}-d {np.dtype(dtype)}")
+        return np.ascontiguousarray(a)
+
+    tok_bytes = arr("tok_bytes", np.uint8, 1)
+    tok_start = arr("tok_start", np.int64, 1)
+    trans = arr("trans", np.int32, 2)
+    bsym = arr("bsym", np.int32, 1)
+    info = arr("info", np.int32, 2)
+    merges = arr("merges", np.int32, 2)
+    n = tok_start.size - 1
+    if n < 1 or tok_start[0] != 0 or tok_start[-1] != tok_bytes.size or np.any(np.diff(tok_start) < 0):
+        raise bad("token offsets do not split the token bytes")
+    if info.shape != (n, 4):
+        raise bad(f"split table of shape {info.shape}, expected ({n}, 4)")
+    if merges.shape[1:] != (2,) or (merges.size and (merges.min() < 0 or merges.max() >= n)):
+        raise bad("merges must be pairs of token ids")
+    if mode == "tiktoken" and merges.size:
+        raise bad("a tiktoken model has no merge list")
+    problem = verify.check_trie(trans, bsym)
+    if problem:
+        raise bad(problem)
+    lengths = np.diff(tok_start)
+    singles = np.flatnonzero(lengths == 1)
+    present = np.zeros(256, dtype=bool)
+    present[tok_bytes[tok_start[singles]]] = True
+    needed = np.flatnonzero(~present)
+    needed = needed[(needed < 0xC0) | ((needed > 0xC1) & (needed < 0xF5))]
+    if needed.size:
+        raise bad(f"byte {int(needed[0]):#04x} is not a token")
+
+    specials = config.get("special_tokens")
+    strings = config.get("strings")
+    added_raw = config.get("added_tokens")
+    if not isinstance(specials, dict) or not isinstance(strings, dict) or not isinstance(added_raw, list):
+        raise bad("special_tokens, strings or added_tokens has the wrong type")
+    try:
+        specials = _check_specials(specials, n)
+        if any(i < n and lengths[i] for i in specials.values()):
+            raise ValueError("a special token has the id of a token")
+        str_ids = {}
+        for k, s in strings.items():
+            i = _check_id(int(k) if isinstance(k, str) and k.isdigit() else k, "a string's id")
+            if not isinstance(s, str) or (i < n and lengths[i]):
+                raise ValueError(f"string {s!r:.40} at id {i}")
+            utf8(s)
+            str_ids[i] = s
+        added = []
+        for a in added_raw:
+            if not isinstance(a, dict) or set(a) != {"id", "content", "single_word", "lstrip", "rstrip", "normalized",
+                                                     "special"}:
+                raise ValueError(f"added token {a!r:.80}")
+            if not isinstance(a["content"], str) or not a["content"] or not all(
+                    isinstance(a[k], bool) for k in ("single_word", "lstrip", "rstrip", "normalized", "special")):
+                raise ValueError(f"added token {a!r:.80}")
+            utf8(a["content"])
+            added.append(HFAdded(_check_id(a["id"], "an added token's id"), a["content"], a["single_word"],
+                                 a["lstrip"], a["rstrip"], a["normalized"], a["special"]))
+    except (TypeError, ValueError) as e:
+        raise bad(str(e)) from None
+    if (added or str_ids) and mode != "tokenizer.json":
+        raise bad("added tokens or strings in a model that is not from a tokenizer.json")
+    if specials and mode == "tokenizer.json":
+        raise bad("special tokens in a model from a tokenizer.json")
+
+    use_merges = mode != "tiktoken"
+    mtab = merge_table(merges if use_merges else np.zeros((0, 2), np.int32))
+    # Structure first (ids in range, parts shorter): finish_tables trusts it.
+    status, tok = verify.check_structure(tok_bytes, tok_start, info, mtab, use_merges)
+    if status != verify.OK:
+        raise bad(f"token {tok}: {verify.MESSAGES[status]}")
+    try:
+        tables = finish_tables(tok_bytes, tok_start, trans, bsym, info, config["whole_any"])
+    except (ValueError, IndexError) as e:
+        raise bad(str(e)) from None
+    if certify:
+        if tables.non_monotone >= 0:
+            # Splits that the pair test cannot certify: recompute them.
+            tokens = [tok_bytes[tok_start[i] : tok_start[i + 1]].tobytes() if lengths[i] else None for i in range(n)]
+            fresh = build_tables(tokens, ranks=None if use_merges else np.arange(n, dtype=np.int32),
+                                 merges=[tuple(m) for m in merges.tolist()] if use_merges else None,
+                                 whole_any=config["whole_any"])
+            if not np.array_equal(fresh.info, info):
+                raise bad("the stored splits are not the ones BPE gives")
+        else:
+            model = tables.model
+            status, tok = verify.certify_splits(
+                tok_bytes, tok_start, info, L.section(model, L.TRANS), bsym, L.section(model, L.SLOT),
+                L.section(model, L.PAIRS), L.section(model, L.FILTER), int(L.section(model, L.PARAMS)[L.P_FILTER_BITS]),
+                mtab, use_merges)
+            if status != verify.OK:
+                raise bad(f"token {tok}: {verify.MESSAGES[status]}")
+    obj = cls.__new__(cls)
+    obj._assemble(mode, tables, merges, pattern, specials, whole_any=config["whole_any"], added=added,
+                  normalizer=normalizer, strings=str_ids, name=name, gaps=config["gaps"])
+    return obj

@@ -1,10 +1,14 @@
 """All precomputation of a BPE model, in one place.
 
 :func:`build_tables` takes the vocabulary (token bytes by id) and the merge
-semantics, builds the engine's trie over the tokens' bytes, runs
-:func:`~segkit.presets.bpe.splits.derive_splits` and fills the packed
-model array (:mod:`~segkit.presets.bpe.layout`) that the encode kernels
-read.  Nothing here runs per text.
+semantics, builds the engine's trie over the tokens' bytes
+(:class:`segkit.engine.Automaton`; the encoder uses its double array),
+runs :func:`~segkit.presets.bpe.splits.derive_splits` (the expensive part)
+and then :func:`finish_tables`, which derives the rest in linear passes:
+the token at each trie node, each token's longest shorter prefix token,
+the split table and its filter.  A saved model stores the double array
+and the splits; loading runs :func:`finish_tables` again and certifies the
+splits (:mod:`~segkit.presets.bpe.verify`).  Nothing here runs per text.
 """
 
 from __future__ import annotations
@@ -17,7 +21,7 @@ from numba import njit
 from ...engine import Automaton, EngineConfig
 from . import layout as L
 from . import pairs as P
-from .splits import LEN, derive_splits, first_non_monotone
+from .splits import derive_splits, first_non_monotone
 
 
 class VocabularyError(ValueError):
@@ -26,13 +30,20 @@ class VocabularyError(ValueError):
 
 @dataclass(frozen=True)
 class Tables:
-    """What the kernels use (the model array) and the token bytes."""
+    """What the kernels use (the model array) and what it was made from."""
 
     model: np.ndarray
     tok_bytes: np.ndarray  # uint8, all tokens' bytes concatenated
     tok_start: np.ndarray  # int64, ids + 1 offsets into tok_bytes
-    reach: np.ndarray  # uint8 per id: BPE can output it
+    trans: np.ndarray  # int32 (slots, 2): the engine's double array
+    bsym: np.ndarray  # int32 (256,): symbol of each byte
+    info: np.ndarray  # int32 (ids, 4): splits (see splits.py)
     non_monotone: int  # a token breaking growing priorities, or -1
+
+    @property
+    def reach(self) -> np.ndarray:
+        """uint8 per id: BPE can output the token."""
+        return reachable(self.info)
 
 
 def token_arrays(tokens: list) -> tuple[np.ndarray, np.ndarray]:
@@ -44,6 +55,12 @@ def token_arrays(tokens: list) -> tuple[np.ndarray, np.ndarray]:
     return data, start
 
 
+def reachable(info: np.ndarray) -> np.ndarray:
+    """uint8 per id: BPE can output the token (a single byte, or a token
+    with a split)."""
+    return ((info[:, 0] == 1) | (info[:, 2] >= 0)).astype(np.uint8)
+
+
 def build_tables(
     tokens: list,
     *,
@@ -53,22 +70,20 @@ def build_tables(
 ) -> Tables:
     """Tables for ``tokens`` (bytes or None, indexed by id).
 
-    Every byte that occurs in UTF-8 text must be a token (0xC0, 0xC1 and
-    0xF5..0xFF never do, and GPT-NeoX's vocabulary lacks them).
-
     Exactly one of ``ranks`` (tiktoken: a pair merges when its concatenation
     is a token, lowest rank first) and ``merges`` (HuggingFace: listed pairs
     of ids merge, lowest index first; a pair listed twice keeps its last
     index, as HuggingFace's merge map does) is given.  ``whole_any``: a piece
     that equals a token is that token even when BPE would not make it.
+
+    Every byte that occurs in UTF-8 text must be a token (0xC0, 0xC1 and
+    0xF5..0xFF never do, and GPT-NeoX's vocabulary lacks them).
     """
-    n = len(tokens)
     tok_bytes, tok_start = token_arrays(tokens)
     lengths = np.diff(tok_start)
     ids = np.flatnonzero(lengths > 0)
-    # Single bytes: all 256 must be tokens.
-    ones = ids[lengths[ids] == 1]
     byte_tok = np.full(256, -1, dtype=np.int32)
+    ones = ids[lengths[ids] == 1]
     byte_tok[tok_bytes[tok_start[ones]]] = ones
     missing = np.flatnonzero(byte_tok < 0)
     needed = missing[(missing < 0xC0) | ((missing > 0xC1) & (missing < 0xF5))]
@@ -82,30 +97,62 @@ def build_tables(
     auto = Automaton.build(keys, ids.astype(np.int32), EngineConfig())
     cmap = auto.cmap
     bsym = (cmap[cmap[0] + np.arange(256)] >> 2).astype(np.int32)
+    trans = np.ascontiguousarray(auto.trans, dtype=np.int32)
 
     order = ids[np.argsort(lengths[ids], kind="stable")].astype(np.int64)
-    pairs = P.new_table(n)
+    pairs = P.new_table(len(tokens))
     if merges is not None:
-        mtab = P.new_table(len(merges))
-        m = np.asarray(merges, dtype=np.int32).reshape(-1, 2)
-        _put_all(mtab, m[:, 0], m[:, 1], np.arange(len(m), dtype=np.int32))
+        mtab = merge_table(np.asarray(merges, dtype=np.int32).reshape(-1, 2))
         rank = np.zeros(0, dtype=np.int32)
     else:
         mtab = P.new_table(0)
         rank = np.asarray(ranks, dtype=np.int32)
-    info, reach = derive_splits(tok_bytes, tok_start, order, byte_tok, rank, mtab, merges is not None, pairs)
-    bad = first_non_monotone(info, reach)
-    trans = np.ascontiguousarray(auto.trans).ravel()
-    slot, nextp = _slots(tok_bytes, tok_start, ids.astype(np.int64), reach, trans, bsym)
-    fbits = P.filter_bits(int(reach.sum()))
-    filt = P.build_filter(pairs, fbits)
-    params = np.zeros(L.N_PARAMS, dtype=np.int32)
+    info, _ = derive_splits(tok_bytes, tok_start, order, byte_tok, rank, mtab, merges is not None, pairs)
+    return finish_tables(tok_bytes, tok_start, trans, bsym, info, whole_any)
+
+
+def merge_table(merges: np.ndarray) -> np.ndarray:
+    """A pairs table ``(a, b) -> index`` of a (m, 2) merge list (the last
+    index of a pair listed twice)."""
+    mtab = P.new_table(len(merges))
+    _put_all(mtab, merges[:, 0].copy(), merges[:, 1].copy(), np.arange(len(merges), dtype=np.int32))
+    return mtab
+
+
+def finish_tables(tok_bytes, tok_start, trans, bsym, info, whole_any: bool) -> Tables:
+    """The model array from the stored parts (linear passes; see the module
+    doc), its sections computed in place.  Raises :class:`VocabularyError`
+    naming the first token the double array lacks or gives the node of
+    another token."""
+    n = tok_start.size - 1
+    trans = np.ascontiguousarray(trans, dtype=np.int32)
+    n_slots = trans.shape[0]
+    n_splits = int(np.count_nonzero(info[:, 2] >= 0))
+    fbits = P.filter_bits(n_splits)
+    sizes = [2 * n_slots, 4 * n, n, n_slots, 3 * P.table_size(n_splits), 256, (1 << fbits) >> 5, L.N_PARAMS]
+    model = L.allocate(sizes)
+    flat = L.section(model, L.TRANS)
+    flat[:] = trans.ravel()
+    L.section(model, L.INFO)[:] = info.ravel()
+    L.section(model, L.BYTESYM)[:] = bsym
+    slot = L.section(model, L.SLOT)
+    nextp = L.section(model, L.NEXT)
+    reach = reachable(info)
+    missing = _slots(tok_bytes, tok_start, reach, flat, bsym, slot, nextp)
+    if missing >= 0:
+        raise VocabularyError(f"the trie lacks token {missing} or gives its node to another token")
+    pairs = L.section(model, L.PAIRS)
+    pairs[:] = -1
+    _put_splits(pairs, info)
+    P.fill_filter(pairs, fbits, L.section(model, L.FILTER))
+    bad = int(first_non_monotone(info, reach))
+    params = L.section(model, L.PARAMS)
+    params[:] = 0
     params[L.P_NTOK] = n
     params[L.P_MONOTONE] = 1 if bad < 0 else 0
     params[L.P_WHOLE_ANY] = 1 if whole_any else 0
     params[L.P_FILTER_BITS] = fbits
-    model = L.pack([trans, info, nextp, slot, pairs, bsym, filt, params])
-    return Tables(model, tok_bytes, tok_start, reach, int(bad))
+    return Tables(model, tok_bytes, tok_start, trans, bsym, info, bad)
 
 
 @njit(cache=True, nogil=True)
@@ -115,21 +162,41 @@ def _put_all(table, a, b, v):
 
 
 @njit(cache=True, nogil=True)
-def _slots(tok_bytes, tok_start, ids, reach, trans, bsym):
-    """Per slot, the token ending there (id, or ``-2 - id`` when BPE cannot
-    output it); per token, its longest proper prefix that BPE can output."""
+def _put_splits(table, info):
+    for t in range(info.shape[0]):
+        if info[t, 2] >= 0:
+            P.pair_put(table, info[t, 2], info[t, 3], t)
+
+
+@njit(cache=True, nogil=True)
+def _slots(tok_bytes, tok_start, reach, trans, bsym, slot, nextp):
+    """Fill ``slot`` (per slot, the token ending there: its id, or ``-2 -
+    id`` when BPE cannot output it) and ``nextp`` (per token, its longest
+    proper prefix that BPE can output).  Walks every token through the
+    double array with the checks a lookup makes; returns the first token it
+    cannot find, or whose node another token already has (else -1)."""
     size = trans.size // 2
-    slot = np.full(size, -1, np.int32)
     n = tok_start.size - 1
-    nextp = np.full(n, -1, np.int32)
-    for k in range(ids.size):
-        t = ids[k]
+    for i in range(size):
+        slot[i] = -1
+    for t in range(n):
+        nextp[t] = -1
+    for t in range(n):
+        if tok_start[t + 1] == tok_start[t]:
+            continue
         node = 0
         for j in range(tok_start[t], tok_start[t + 1]):
-            node = trans[2 * node] + bsym[tok_bytes[j]]
+            s = bsym[tok_bytes[j]]
+            c = trans[2 * node] + s
+            if s <= 0 or c < 0 or c >= size or trans[2 * c + 1] != node:
+                return t
+            node = c
+        if node == 0 or slot[node] != -1:
+            return t
         slot[node] = t if reach[t] else -2 - t
-    for k in range(ids.size):
-        t = ids[k]
+    for t in range(n):
+        if tok_start[t + 1] == tok_start[t]:
+            continue
         node = 0
         best = -1
         for j in range(tok_start[t], tok_start[t + 1] - 1):
@@ -137,4 +204,4 @@ def _slots(tok_bytes, tok_start, ids, reach, trans, bsym):
             if slot[node] >= 0:
                 best = slot[node]
         nextp[t] = best
-    return slot, nextp
+    return -1
