@@ -35,6 +35,6 @@ def _missing(*modules: str) -> bool:
 # it (their tests in tests/ skip with a reason).
 collect_ignore = []
 if _missing("dask", "distributed", "pandas", "pyarrow"):
-    collect_ignore.append("segkit/dask.py")
+    collect_ignore += ["segkit/dask.py", "segkit/scale/dask.py"]
 if _missing("pyspark", "pandas", "pyarrow"):
-    collect_ignore.append("segkit/spark.py")
+    collect_ignore += ["segkit/spark.py", "segkit/scale/spark.py"]

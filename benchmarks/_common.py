@@ -115,7 +115,7 @@ _WHITE_SPACE = frozenset(
 # code points (Cn) are kept, as HF does.
 _CONTROL_CATEGORIES = frozenset(("Cc", "Cf", "Co", "Cs"))
 # HF's CJK ranges (segkit's own table; this is input preparation, not a check).
-from segkit.wordpiece.pretokenize import HF_CJK_RANGES as _CJK_RANGES  # noqa: E402
+from segkit.presets.wordpiece.pretokenize import HF_CJK_RANGES as _CJK_RANGES  # noqa: E402
 
 
 def _fallback_normalize_char(c: str) -> str:

@@ -15,7 +15,7 @@ Sections (``--only arrow,datasets,dask,memory``; all by default):
     transformers' ``PreTrainedTokenizerFast`` loaded from the
     ``tokenizer.json`` segkit writes (the same tokenizer), one thread each.
 ``dask``
-    ``segkit.dask.encode(...).to_parquet(...)`` on the corpus repeated 8
+    ``segkit.scale.dask.encode(...).to_parquet(...)`` on the corpus repeated 8
     times (16 Parquet files), a LocalCluster of 2 worker processes against
     one of 1 (one thread each; the clusters' own overhead counts).
 ``memory``
@@ -222,7 +222,7 @@ def _autogroup() -> bool:
 
 
 def section_dask(args, results: dict) -> None:
-    """2 Dask workers vs 1: ``segkit.dask.encode(...).to_parquet(...)`` on
+    """2 Dask workers vs 1: ``segkit.scale.dask.encode(...).to_parquet(...)`` on
     the corpus repeated 8 times in 16 Parquet files."""
     mods, why = _dask_modules()
     if mods is None:
@@ -232,7 +232,7 @@ def section_dask(args, results: dict) -> None:
     import shutil
     import time
 
-    import segkit.dask as sd
+    import segkit.scale.dask as sd
 
     texts = corpus_texts(args) * (2 if args.quick else 8)
     wp = segkit.WordPiece.from_pretrained("bert-base-multilingual-cased")
@@ -266,7 +266,7 @@ def section_dask(args, results: dict) -> None:
             common.print_table(["system", "best s", "MB/s"], [[k, v, mb / v] for k, v in best.items()])
             rows = pq.ParquetDataset(str(tmp / "out2")).read(columns=["input_ids"]).num_rows
             loads = {w: [round(t * 1000, 1) for _, t in ts] for n in clusters
-                     for w, ts in clusters[n][1].run(lambda: __import__("segkit.shipping").shipping._LOADS).items()}
+                     for w, ts in clusters[n][1].run(lambda: __import__("segkit.scale.shipping").shipping._LOADS).items()}
             print(f"model loads per worker (ms, measured in the worker): {loads}")
             print(f"rows written: {rows} of {len(texts)}")
             print(f"dask encode+to_parquet: 2 workers {r:.2f}x faster than 1 (target >= 1.7x on 2 cores; "
@@ -322,7 +322,7 @@ def section_memory(args, results: dict) -> None:
 
     import pandas as pd
 
-    import segkit.dask as sd
+    import segkit.scale.dask as sd
 
     base = corpus_texts(args)
     base_mb = sum(map(len, (t.encode("utf-8") for t in base))) / 1e6

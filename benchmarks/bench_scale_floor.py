@@ -3,7 +3,7 @@
 The same work as ``bench_scale.py --only dask`` (the multilingual corpus
 repeated 8 times, 16 Parquet files, each read, encoded with
 ``WordPiece.encode_arrow`` and written back with pyarrow, text and encoding
-columns as ``segkit.dask.encode(...).to_parquet(...)`` writes them) without Dask or
+columns as ``segkit.scale.dask.encode(...).to_parquet(...)`` writes them) without Dask or
 any cluster: one forked process takes every file, against two forked
 processes each taking every other file.  Prints the ratio per round and the
 CPU split of one process (read / encode / to_arrow / write), so that the
@@ -25,7 +25,7 @@ from pathlib import Path
 
 
 def _with_text(table, encoding):
-    """The input's columns followed by the encoding's, as segkit.dask.encode writes them."""
+    """The input's columns followed by the encoding's, as segkit.scale.dask.encode writes them."""
     for name in encoding.column_names:
         table = table.append_column(name, encoding.column(name))
     return table
@@ -38,7 +38,7 @@ def main() -> None:
     import pyarrow.parquet as pq
 
     import segkit
-    from segkit.arrow import encode_arrow_batch
+    from segkit.scale.arrow import encode_arrow_batch
 
     texts = C.load_corpus(normalize=False)[0] * 8
     n, parts = len(texts), 16

@@ -2,7 +2,7 @@
 
 segkit's compiled kernels release the GIL, and ``encode_batch`` /
 ``cut_batch`` split a large batch into contiguous chunks run on a thread pool
-(``segkit.parallel``; a batch with fewer than ``MIN_CHARS_PER_THREAD``
+(``segkit.runtime.threads``; a batch with fewer than ``MIN_CHARS_PER_THREAD``
 characters per thread stays on one thread).
 
 (a) WordPiece (``WordPiece(bert-base-multilingual-cased.txt, special_tokens=[])``):
@@ -45,7 +45,7 @@ from concurrent.futures import ThreadPoolExecutor
 import numpy as np
 
 import segkit
-from segkit import parallel
+from segkit.runtime import threads as parallel
 
 SEED = 20240607
 TARGET_LARGE = 1.7
@@ -67,7 +67,7 @@ def read_sighan(names: tuple[str, ...]) -> list[str]:
 
 
 def threads_used(texts, n: int) -> int:
-    """How many threads segkit.parallel will spread ``texts`` over when asked for ``n``."""
+    """How many threads segkit.runtime.threads will spread ``texts`` over when asked for ``n``."""
     total = sum(map(len, texts))
     return max(1, min(n, total // parallel.MIN_CHARS_PER_THREAD, len(texts)))
 
@@ -144,7 +144,7 @@ def main() -> None:
     args = C.parse_args(__doc__.splitlines()[0], default_repeat=7, quick_repeat=3)
     C.require_data()
     print(f"machine: {os.cpu_count()} cores, load average {os.getloadavg()[0]:.2f}; "
-          f"segkit.parallel.MIN_CHARS_PER_THREAD = {parallel.MIN_CHARS_PER_THREAD:,}")
+          f"segkit.runtime.threads.MIN_CHARS_PER_THREAD = {parallel.MIN_CHARS_PER_THREAD:,}")
     results: dict = {"cpu_count": os.cpu_count(), "loadavg_start": os.getloadavg(),
                      "min_chars_per_thread": parallel.MIN_CHARS_PER_THREAD}  # fmt: skip
 

@@ -58,7 +58,7 @@ def main(argv=None) -> int:
         # Entries with whitespace inside (cityu has 'Phang\u3000Nga') can never
         # match, since whitespace separates words: the segmenter leaves them
         # out (it would warn); the scorer keeps them in the OOV dictionary.
-        from segkit.unicode import white_space
+        from segkit.runtime.unicode import white_space
 
         ws = white_space()
         words = [w for w in words if not any(ws[ord(c)] for c in w)]

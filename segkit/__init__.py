@@ -17,27 +17,26 @@ Public API
 :class:`Automaton`, :class:`EngineConfig`
     The preset-agnostic LinMaxMatch engine, for writing new segmenters.
 :class:`BPE`
-    Byte-level BPE (tiktoken, HuggingFace tokenizer.json, trained), exact and linear-time.
+    Byte-level BPE (tiktoken and HuggingFace vocabularies, trained ones), exact and linear-time.
 :func:`train_bpe`, :class:`TrainedBPE`
     Train byte-level BPE (GPT-2 semantics) from files or texts.
 :func:`train_wordpiece`
     Learn a WordPiece vocabulary from a corpus (HuggingFace's trainer's rules).
 ``ChineseMaxMatch`` and other plugins
     Resolved lazily from the entry-point group ``segkit.plugins``
-    (see :mod:`segkit.plugins`).
+    (see :mod:`segkit.presets.registry`).
 """
 
-from .encoding import BatchEncoding, Encoding
+from .results.encoding import BatchEncoding, Encoding
 from .engine import Automaton, EngineConfig
-from .models import load
-from .storage import ModelFileError
-from .vocab import Vocabulary, VocabularyError
-from .wordpiece import WordPiece
-from .wordpiece.call import ModelInputs
-from .wordpiece.added_tokens import AddedToken
-from .presets.bpe import BPE
+from .models.saving import load
+from .models.files import ModelFileError
+from .models.vocabulary import Vocabulary, VocabularyError
+from .presets.wordpiece import WordPiece
+from .presets.wordpiece.call import ModelInputs
+from .presets.wordpiece.added_tokens import AddedToken
 
-__version__ = "0.1.0"
+from .version import __version__
 
 
 def __getattr__(name: str):
@@ -52,8 +51,8 @@ def __getattr__(name: str):
     import importlib.util
 
     if importlib.util.find_spec(f"segkit.{name}") is not None:
-        return importlib.import_module(f"segkit.{name}")  # a submodule, e.g. segkit.plugins
-    return importlib.import_module("segkit.plugins").load(name)
+        return importlib.import_module(f"segkit.{name}")  # a submodule, e.g. segkit.presets.registry
+    return importlib.import_module("segkit.presets.registry").load(name)
 
 __all__ = [
     "WordPiece",

@@ -9,8 +9,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from segkit.engine.kernels import segment_text_into
-from segkit.engine.prefetch import prefetch
+from segkit.engine import prefetch, segment_text_into
 
 
 _ALPHA = 1

@@ -1,10 +1,10 @@
 """ChineseMaxMatch on Arrow string columns (needs pyarrow: ``segkit[arrow]``).
 
-The texts' UTF-8 buffers are decoded by :class:`segkit.arrow.Utf8Rows`
+The texts' UTF-8 buffers are decoded by :class:`segkit.scale.arrow.Utf8Rows`
 (no Python str per row); the words are found as :meth:`cut_batch` finds
 them (the same segmentation, run merging and whitespace handling), and
 their UTF-8 bytes are written by a compiled pass straight into the values
-buffer of the result (:func:`segkit.arrow._spans_to_utf8`): no Python str
+buffer of the result (:func:`segkit.scale.arrow._spans_to_utf8`): no Python str
 per word either.
 """
 
@@ -14,11 +14,11 @@ from typing import Any
 
 import numpy as np
 
-from segkit.arrow import Utf8Rows, _pa, _spans_to_utf8, offset_lists, string_lists
-from segkit.parallel import map_code_point_chunks
+from segkit.presets.base import Utf8Rows, map_code_point_chunks, offset_lists, spans_to_utf8, string_lists
+from segkit.presets.base import arrow_module as _pa
 
 from . import _kernels
-from .segmenter import MAX_KEPT_SLOTS, _SCRATCH
+from .scratch import SCRATCH
 
 
 def _word_spans(seg, automata, cache, cps, bounds):
@@ -26,7 +26,7 @@ def _word_spans(seg, automata, cache, cps, bounds):
     :meth:`ChineseMaxMatch.cut_batch` makes them (starts and ends relative
     to each text; views of this thread's scratch)."""
     ids, st, en, rows = seg._tokens_cps(cps, bounds, automata)
-    text, out, seen, stamp = _SCRATCH.words(cps.size, int(rows[-1]))
+    text, out, seen, stamp = SCRATCH.words(cps.size, int(rows[-1]))
     keys, spelled, wst, wen = out[0], out[1], out[2], out[3]
     # (word_keys also finds each word's cached string, which is not needed
     # here; its run merging is what cut_batch applies)
@@ -34,8 +34,7 @@ def _word_spans(seg, automata, cache, cps, bounds):
         cps, bounds, ids, st, en, rows, seg.alnum_runs, cache.vocab_size, cache.slot_of(), seen, stamp,
         keys, text, spelled, wst, wen,
     )
-    if seen.size <= 2 * MAX_KEPT_SLOTS:
-        _SCRATCH.seen = seen
+    SCRATCH.keep_seen(seen)
     return wst[:w], wen[:w], wrows
 
 
@@ -46,7 +45,7 @@ def _segment(seg, texts: Any, null: str, num_threads: int | None, offsets: bool)
 
     def run(cps, bounds):
         st, en, rows = _word_spans(seg, automata, cache, cps, bounds)
-        values, voffs = _spans_to_utf8(cps, bounds, st, en, rows)
+        values, voffs = spans_to_utf8(cps, bounds, st, en, rows)
         return values, voffs, rows, (st.copy(), en.copy()) if offsets else None
 
     parts = map_code_point_chunks(run, cps, bounds, num_threads)

@@ -1,7 +1,7 @@
 """The bundled default dictionary (jieba's, MIT), stored as a marisa-trie.
 
 The first use of a mode builds its automaton and stores the whole segmenter
-in segkit's model cache (:mod:`segkit.cache`); later processes map that file
+in segkit's model cache (``Preset._cached``); later processes map that file
 and start without a build.  Large user dictionary files are cached the same
 way (:func:`cached_segmenter`).
 """
@@ -13,8 +13,7 @@ from pathlib import Path
 import marisa_trie
 import numpy as np
 
-from segkit.resources import vocabularies_dir
-from segkit.vocab import Vocabulary
+from segkit.presets.base import Vocabulary, vocabularies_dir
 
 DEFAULT_DICTIONARY = "jieba-dict.marisa"
 
@@ -38,24 +37,21 @@ def default_words() -> list[str]:
     return default_vocabulary().tokens
 
 
-def default_segmenter(mode: str):
-    """A ChineseMaxMatch over the default dictionary, from the cache when possible."""
-    return cached_segmenter("chinese-default", default_dictionary_path().read_bytes(), mode, default_vocabulary)
+def default_segmenter(cls, mode: str):
+    """A ``cls`` (ChineseMaxMatch) over the default dictionary, from the cache when possible."""
+    return cached_segmenter(cls, "chinese-default", default_dictionary_path().read_bytes(), mode, default_vocabulary)
 
 
-def cached_segmenter(kind: str, source: bytes, mode: str, vocabulary):
-    """A ChineseMaxMatch (automata of ``mode`` built) over ``vocabulary()``,
-    kept in segkit's model cache under the dictionary file's bytes ``source``."""
-    from segkit.cache import cache_key, cached
-    from segkit.models import load
-
-    from .segmenter import ChineseMaxMatch
+def cached_segmenter(cls, kind: str, source: bytes, mode: str, vocabulary):
+    """A ``cls`` (ChineseMaxMatch) with the automata of ``mode`` built over
+    ``vocabulary()``, kept in segkit's model cache under the dictionary
+    file's bytes ``source``."""
 
     def build():
-        seg = ChineseMaxMatch.__new__(ChineseMaxMatch)
+        seg = cls.__new__(cls)
         seg._assemble(vocabulary(), mode, True, {})
         for d in seg._directions():
             seg._automaton(d)
         return seg
 
-    return cached(cache_key(f"{kind}-{mode}", {}, source), build, load)
+    return cls._cached(f"{kind}-{mode}", {}, source, build)

@@ -8,7 +8,7 @@ from collections.abc import Iterable
 from functools import lru_cache
 from pathlib import Path
 
-from segkit.vocab import VocabularyError, read_utf8_file
+from segkit.presets.base import VocabularyError, read_utf8_file
 
 
 
@@ -26,7 +26,7 @@ def _is_freq(field: str) -> bool:
 def _white_space_search():
     import regex
 
-    # The same property as segkit.unicode.white_space(), which separates words.
+    # The same property as segkit.runtime.unicode.white_space(), which separates words.
     return regex.compile(r"\p{White_Space}").search
 
 

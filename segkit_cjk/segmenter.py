@@ -10,19 +10,30 @@ from itertools import chain
 
 import numpy as np
 
-from segkit.boxing import NO_OBJECTS, list_of, lists_of, triple_list_of, triples_of
-from segkit.cache import cacheable_file
-from segkit.engine import Automaton, EngineConfig, join_code_points, to_code_points
-from segkit.engine.dispatch import resolve_entry
-from segkit.engine.kernels import LOOKAHEAD
-from segkit.engine.charmap import SPACE
-from segkit.gcpause import paused_gc
-from segkit.parallel import map_code_point_chunks
-from segkit.unicode import white_space
-from segkit.vocab import Vocabulary
+from segkit.engine import LOOKAHEAD, SPACE, Automaton, EngineConfig, join_code_points, resolve_entry, to_code_points
+from segkit.presets.base import (
+    NO_OBJECTS,
+    Preset,
+    Vocabulary,
+    automaton_arrays,
+    automaton_from_arrays,
+    cacheable_file,
+    list_of,
+    lists_of,
+    map_code_point_chunks,
+    paused_gc,
+    triple_list_of,
+    triples_of,
+    valid_id_mask,
+    vocabulary_from_state,
+    vocabulary_keys,
+    vocabulary_state,
+    white_space,
+)
 
 from . import _kernels
 from .dictionary import clean_words, read_dictionary
+from .scratch import MAX_ONE_CHARS, SCRATCH
 
 MODES = ("forward", "backward", "bidirectional")
 
@@ -36,7 +47,7 @@ def _classes() -> np.ndarray:
     return classes
 
 
-class ChineseMaxMatch:
+class ChineseMaxMatch(Preset):
     """Dictionary-based Chinese word segmentation with MaxMatch, in linear time.
 
     Parameters
@@ -46,14 +57,17 @@ class ChineseMaxMatch:
         (``word [freq] [tag]``), an iterable of words, or None for the bundled
         default (jieba's dictionary, 349,045 words, MIT licence).  A file of
         64 KiB or more is built once and then kept in segkit's model cache
-        (:mod:`segkit.cache`; ``SEGKIT_CACHE_DIR=off`` disables it).
+        (:mod:`segkit.models.cache`; ``SEGKIT_CACHE_DIR=off`` disables it).
     mode
         ``"forward"`` (longest word starting at the current position),
         ``"backward"`` (longest word ending at the current position, scanning
-        from the end) or ``"bidirectional"`` (both, then per ambiguous stretch
-        the result with fewer words, then fewer one-character words, then the
-        backward one; a stretch is the text between two positions where both
-        results have a word boundary).
+        from the end) or ``"bidirectional"`` (the default: both, then per
+        ambiguous stretch the result with fewer words, then fewer
+        one-character words, then the backward one; a stretch is the text
+        between two positions where both results have a word boundary).
+        Bidirectional has the best F1 of the three on all four SIGHAN 2005
+        corpora (see :doc:`/chinese`) and costs about twice as much as one
+        direction.
     alnum_runs
         True: runs of Latin letters and digits (half- or full-width, with a
         decimal point between digits and a trailing percent sign) become one
@@ -91,7 +105,7 @@ class ChineseMaxMatch:
         self,
         dictionary: str | os.PathLike | Iterable[str] | None = None,
         *,
-        mode: str = "forward",
+        mode: str = "bidirectional",
         alnum_runs: bool = True,
         keep_whitespace: bool = False,
     ) -> None:
@@ -99,7 +113,7 @@ class ChineseMaxMatch:
         if dictionary is None:
             from .default import default_segmenter
 
-            loaded = default_segmenter(_check_mode(mode))
+            loaded = default_segmenter(ChineseMaxMatch, _check_mode(mode))
             self._assemble(loaded._vocab, mode, alnum_runs, loaded._automata, ws)
             return
         source = cacheable_file(dictionary)
@@ -107,7 +121,8 @@ class ChineseMaxMatch:
             from .default import cached_segmenter
 
             mode = _check_mode(mode)
-            loaded = cached_segmenter("chinese-file", source, mode, lambda: Vocabulary(read_dictionary(dictionary)))
+            loaded = cached_segmenter(ChineseMaxMatch, "chinese-file", source, mode,
+                                      lambda: Vocabulary(read_dictionary(dictionary)))
             if isinstance(loaded, ChineseMaxMatch) and loaded.mode == mode:
                 self._assemble(loaded._vocab, mode, alnum_runs, loaded._automata, ws)
                 return
@@ -212,16 +227,7 @@ class ChineseMaxMatch:
             return [automata[d] for d in directions]
 
     # ---------------------------------------------------- saving and loading
-    def save(self, path: str | os.PathLike) -> None:
-        """Write the dictionary and the automata of this mode to one file
-        (read back with :func:`segkit.load`, checked, no rebuild)."""
-        from segkit.models import save
-
-        save(self, path)
-
     def _model_state(self):
-        from segkit.models import automaton_arrays, vocabulary_state
-
         while True:  # the dictionary and automata of one state, even with add_word running
             vocab = self._vocab
             automata = self._snapshot(self._directions())
@@ -244,8 +250,6 @@ class ChineseMaxMatch:
         automata and nothing else, each a well-formed automaton whose ids
         are dictionary ids (or :data:`NOT_A_WORD`) and whose configuration
         is the one this class builds."""
-        from segkit.models import automaton_from_arrays, valid_id_mask, vocabulary_from_state, vocabulary_keys
-
         mode = _check_mode(config["mode"])
         stored = config["automata"]
         obj = cls.__new__(cls)
@@ -274,8 +278,14 @@ class ChineseMaxMatch:
         obj._assemble(vocab, mode, config["alnum_runs"], automata, config.get("keep_whitespace", False))
         return obj
 
-    def __reduce__(self):
-        return (_from_parts, (self._vocab, self.mode, self.alnum_runs, dict(self._automata), self.keep_whitespace))
+    def _parts(self) -> tuple:
+        return (self._vocab, self.mode, self.alnum_runs, dict(self._automata), self.keep_whitespace)
+
+    @classmethod
+    def _from_parts(cls, vocab, mode, alnum_runs, automata, keep_whitespace=False) -> "ChineseMaxMatch":
+        obj = cls.__new__(cls)
+        obj._assemble(vocab, mode, alnum_runs, automata, keep_whitespace)
+        return obj
 
     # ---------------------------------------------------------- segmentation
     def _segment_cps(self, cps, bounds, automata):
@@ -286,12 +296,12 @@ class ChineseMaxMatch:
         call."""
         if self.mode == "bidirectional":
             fa, ba = automata
-            f = _split(fa.segment_code_points(cps, bounds, out=_SCRATCH.token_rows(cps.size)))
-            b = _split(ba.segment_code_points(cps, bounds, out=_SCRATCH.token_rows(cps.size, second=True)))
+            f = _split(fa.segment_code_points(cps, bounds, out=SCRATCH.token_rows(cps.size)))
+            b = _split(ba.segment_code_points(cps, bounds, out=SCRATCH.token_rows(cps.size, second=True)))
             return _kernels.choose_bidirectional(*f, *b)
         # One direction: a text of n characters has at most n tokens, so
         # rows for all of them never grow (and, reused, never fault).
-        out = _SCRATCH.token_rows(cps.size)
+        out = SCRATCH.token_rows(cps.size)
         return _split(automata[0].segment_code_points(cps, bounds, out=out))
 
     def _tokens_cps(self, cps, bounds, automata):
@@ -347,7 +357,7 @@ class ChineseMaxMatch:
         if state is None or state[0] is not self._automata:
             state = self._one_state = self._make_one_state()
         _, settings, cache, entries = state
-        scratch, seen, stamp = _SCRATCH.take_one(cps.size)
+        scratch, seen, stamp = SCRATCH.take_one(cps.size)
         try:
             args = (cps, *settings, cache.slot_of(), seen, stamp, scratch)
             # One specialization per kind of code point array (the automata's
@@ -362,7 +372,7 @@ class ChineseMaxMatch:
             return _results(cache, scratch[8, :w], scratch[9, :r], scratch[10, :k], u,
                             scratch[11, :w], scratch[12, :w], None, offsets)
         finally:
-            _SCRATCH.give_back(scratch)
+            SCRATCH.give_back(scratch)
 
     def _make_one_state(self) -> tuple:
         """What :meth:`_one` passes on, worked out once per dictionary state:
@@ -457,99 +467,7 @@ class ChineseMaxMatch:
         return f"ChineseMaxMatch(words={len(self._vocab)}, mode={self.mode!r}, alnum_runs={self.alnum_runs}{ws})"
 
 
-class _Scratch(threading.local):
-    """Arrays a thread reuses from call to call for intermediate results.
-
-    Writing fresh memory costs a page fault per 4 KiB, several microseconds
-    each on virtual machines: on pku+msr (357,000 characters) fresh token
-    rows cost about 8 ms per call, nearly as much as segmenting.  Each
-    thread keeps its own arrays (grown, never shared): token rows, the
-    words' cache keys, the words spelled out and their table (see
-    :func:`_kernels.word_keys`).
-    Nothing returned to the caller refers to them.  A batch runs with the
-    garbage collector paused, so no finalizer can run (and segment again in
-    this thread) between its compiled passes; a single text's array is
-    taken out while in use (:meth:`take_one`).  Batches of more than
-    :data:`MAX_KEPT_CHARS` characters get arrays of their own, freed after
-    the call, so that one huge call does not leave a thread holding its
-    buffers (at most about 20 MiB are kept, 29 MiB in bidirectional mode).
-    Single texts (:meth:`ChineseMaxMatch.cut`) use one array of 13 rows of
-    twice their length (at most 1.7 MiB, for :data:`MAX_ONE_CHARS`).
-    """
-
-    def __init__(self) -> None:
-        self.rows = np.empty((4, 0), np.int32)
-        self.rows2 = self.rows  # the backward direction's, in bidirectional mode
-        self.text = np.empty(0, np.uint32)
-        self.keys = np.empty((4, 0), np.int32)  # rows: keys, spelled, starts, ends
-        self.seen = np.zeros(0, np.int32)
-        self.stamp = 0
-        self.single = _NO_SINGLE
-
-    def token_rows(self, n_chars: int, second: bool = False) -> np.ndarray:
-        """Rows for every token of ``n_chars`` characters (at most one per
-        character); ``second``: a second such array (bidirectional mode
-        holds both directions' tokens at once)."""
-        if n_chars > MAX_KEPT_CHARS:
-            return np.empty((4, n_chars + 16), np.int32)
-        name = "rows2" if second else "rows"
-        rows = getattr(self, name)
-        if rows.shape[1] < n_chars + 16:
-            rows = np.empty((4, n_chars + n_chars // 8 + 16), np.int32)
-            setattr(self, name, rows)
-        return rows
-
-    def _stamped(self):
-        """The table of spelled keys and a new stamp for it."""
-        if not self.seen.size or self.stamp >= 0x7FFFFFFF:
-            self.seen = np.zeros(2 * _kernels.TABLE_SLOTS, np.int32)
-            self.stamp = 0
-        self.stamp += 1
-        return self.seen, self.stamp
-
-    def words(self, n_chars: int, n_tokens: int):
-        """``(text, (4, n_tokens) int32 for keys, spelled, starts and ends,
-        seen, stamp)`` for :func:`_kernels.word_keys`."""
-        seen, stamp = self._stamped()
-        if n_chars > MAX_KEPT_CHARS:
-            return np.empty(n_chars + n_tokens, np.uint32), np.empty((4, n_tokens), np.int32), seen, stamp
-        if self.text.size < n_chars + n_tokens:
-            self.text = np.empty(n_chars + n_tokens + (n_chars + n_tokens) // 8, np.uint32)
-        if self.keys.shape[1] < n_tokens:
-            self.keys = np.empty((4, n_tokens + n_tokens // 8), np.int32)
-        return self.text, self.keys, seen, stamp
-
-    def take_one(self, n_chars: int):
-        """``(scratch, seen, stamp)`` for :func:`_kernels.segment_one`.
-
-        The scratch array is taken out until :meth:`give_back`: a call made
-        in between by the same thread (a finalizer run by a garbage
-        collection while the result is built, say) gets an array of its own
-        instead of overwriting the words the first call has yet to read."""
-        seen, stamp = self._stamped()
-        single = self.single
-        if single.shape[1] < 2 * n_chars + 16:
-            single = np.empty((13, max(2 * n_chars + 16, 256)), np.int32)
-        self.single = _NO_SINGLE
-        return single, seen, stamp
-
-    def give_back(self, single: np.ndarray) -> None:
-        self.single = single
-
-
-#: Largest batch, in characters, whose intermediate arrays a thread keeps.
-MAX_KEPT_CHARS = 1 << 19
-#: Largest table of spelled keys a thread keeps (2 MiB).
-MAX_KEPT_SLOTS = 1 << 18
-#: Longest text that :meth:`ChineseMaxMatch.cut` and ``tokenize`` segment
-#: in one call of :func:`_kernels.segment_one` (its table never has to grow
-#: then); longer ones take the batch path.
-MAX_ONE_CHARS = 1 << 14
 _MODE_CODES = {"forward": _kernels.FORWARD, "backward": _kernels.BACKWARD, "bidirectional": _kernels.BIDIRECTIONAL}
-
-
-_NO_SINGLE = np.empty((13, 0), np.int32)
-_SCRATCH = _Scratch()
 
 
 class _WordCache:
@@ -568,7 +486,7 @@ class _WordCache:
     words of 27,000 distinct ones, so a warm cache leaves a call nothing to
     hash or create but the odd new word.  ``addr[slot]`` is the string's
     ``id()``: results are built from these addresses by one compiled pass
-    (:mod:`segkit.boxing`), while ``strings`` keeps the strings alive.
+    (:mod:`segkit.runtime.boxing`), while ``strings`` keeps the strings alive.
 
     Slots are published in ``slot_of`` only after their strings are stored,
     and stored and read under :attr:`lock` (which also covers replacing
@@ -631,15 +549,14 @@ def _word_results(cps, bounds, ids, st, en, rows, alnum: bool, cache: _WordCache
     each word's cached string (see :func:`_kernels.word_keys`); words not
     cached yet, and merged runs, are spelled out and made by one
     ``str.split``; one compiled pass builds the lists (see
-    :mod:`segkit.boxing`).  No Python work per word."""
+    :mod:`segkit.runtime.boxing`).  No Python work per word."""
     n_tokens = int(rows[-1])
-    text, out, seen, stamp = _SCRATCH.words(cps.size, n_tokens)
+    text, out, seen, stamp = SCRATCH.words(cps.size, n_tokens)
     keys, spelled, wst, wen = out[0], out[1], out[2], out[3]
     w, wrows, r, k, u, seen = _kernels.word_keys(
         cps, bounds, ids, st, en, rows, alnum, cache.vocab_size, cache.slot_of(), seen, stamp, keys, text, spelled, wst, wen
     )
-    if seen.size <= 2 * MAX_KEPT_SLOTS:  # (a larger one is dropped: the old one still works)
-        _SCRATCH.seen = seen
+    SCRATCH.keep_seen(seen)
     return _results(cache, keys[:w], spelled[:r], text[:k], u, wst[:w], wen[:w], wrows, offsets)
 
 
@@ -652,7 +569,7 @@ def _results(cache: _WordCache, keys, spelled, text, new_keys: int, starts, ends
     (``\n``-separated, 4 bytes each) by one ``str.split``; their keys are
     ``spelled`` (-1: none), ``new_keys`` of them not cached yet: those
     strings are cached now.  ``made`` keeps them alive until the lists that
-    refer to them are built (:mod:`segkit.boxing`)."""
+    refer to them are built (:mod:`segkit.runtime.boxing`)."""
     with cache.lock:
         extra = NO_OBJECTS
         if spelled.size:
@@ -683,12 +600,6 @@ def _check_mode(mode: object) -> str:
     if mode not in MODES:
         raise ValueError(f"mode must be one of {', '.join(map(repr, MODES))}, found {mode!r}")
     return mode  # type: ignore[return-value]
-
-
-def _from_parts(vocab, mode, alnum_runs, automata, keep_whitespace=False) -> "ChineseMaxMatch":
-    obj = ChineseMaxMatch.__new__(ChineseMaxMatch)
-    obj._assemble(vocab, mode, alnum_runs, automata, keep_whitespace)
-    return obj
 
 
 def _check_flag(name: str, value: object) -> bool:

@@ -37,7 +37,7 @@ _CACHE: dict = {}
 
 def _pair(name: str, tmp_path_factory):
     """A segkit tokenizer and HF's, loaded from the same tokenizer.json."""
-    tokenizers = pytest.importorskip("tokenizers", reason="parity with HuggingFace tokenizers")
+    tokenizers = pytest.importorskip("tokenizers", reason="tokenizers is not installed (parity with HuggingFace tokenizers)")
     if name not in _CACHE:
         wp = segkit.WordPiece.from_pretrained(name)
         path = tmp_path_factory.mktemp("tj") / "tokenizer.json"
@@ -167,7 +167,7 @@ _SMALL = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "a", "b", "ab", "aa", "#
 
 def _small_pair(uncased: bool, tmp_path_factory):
     """A small vocabulary (fast to load for each example), cased or not."""
-    tokenizers = pytest.importorskip("tokenizers", reason="parity with HuggingFace tokenizers")
+    tokenizers = pytest.importorskip("tokenizers", reason="tokenizers is not installed (parity with HuggingFace tokenizers)")
     key = ("small", uncased)
     if key not in _CACHE:
         wp = segkit.WordPiece.bert(_SMALL, lowercase=uncased)
@@ -272,7 +272,7 @@ def test_save_load_and_pickle(tmp_path):
     again = segkit.WordPiece.from_tokenizer_json(tj)
     e = again.encode(_TEXT)
     assert (e.ids, e.offsets, e.word_ids) == (want.ids, want.offsets, want.word_ids)
-    tokenizers = pytest.importorskip("tokenizers", reason="HF loads the written tokenizer.json")
+    tokenizers = pytest.importorskip("tokenizers", reason="tokenizers is not installed (HF loads the written tokenizer.json)")
     hf = tokenizers.Tokenizer.from_file(str(tj))
     h = hf.encode(_TEXT)
     assert (h.ids, h.offsets, h.word_ids) == (want.ids, want.offsets, want.word_ids)
@@ -296,7 +296,7 @@ def _crafted_states():
 
 @pytest.mark.parametrize("state,message", list(_crafted_states()))
 def test_crafted_model_files_raise(tmp_path, state, message):
-    from segkit.storage import read_model, write_model
+    from segkit.models.files import read_model, write_model
 
     wp = _with_added()
     path = tmp_path / "m.segkit"
@@ -313,7 +313,7 @@ def test_crafted_model_files_raise(tmp_path, state, message):
 def test_fuzzed_added_state_never_crashes(tmp_path):
     """Random JSON in place of the added tokens: load gives a model or
     ModelFileError, in a subprocess so that a crash counts as a failure."""
-    from segkit.storage import read_model, write_model
+    from segkit.models.files import read_model, write_model
 
     wp = _with_added()
     path = tmp_path / "m.segkit"
@@ -346,7 +346,7 @@ def test_fuzzed_added_state_never_crashes(tmp_path):
 def test_hf_file_with_added_tokens(tmp_path, name):
     """A HuggingFace tokenizer.json (shared data set) with added tokens
     written by HF itself loads with the same results."""
-    tokenizers = pytest.importorskip("tokenizers", reason="HF writes the tokenizer.json")
+    tokenizers = pytest.importorskip("tokenizers", reason="tokenizers is not installed (HF writes the tokenizer.json)")
     src = SHARED_VOCAB / f"{name}.tokenizer.json"
     if not src.exists():
         pytest.skip(f"shared data set not present ({src})")

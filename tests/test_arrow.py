@@ -1,4 +1,4 @@
-"""Arrow in and out (segkit.arrow): ``BatchEncoding.to_arrow`` and
+"""Arrow in and out (segkit.scale.arrow): ``BatchEncoding.to_arrow`` and
 ``WordPiece.encode_arrow`` against tables built from Python lists."""
 
 from __future__ import annotations
@@ -61,7 +61,7 @@ def test_to_arrow_equals_python_lists(uncased, sample_texts):
     for opts in OPTION_SETS:
         batch = uncased.encode_batch(sample_texts, **opts)
         assert batch.to_arrow().equals(reference_table(batch)), opts
-    plain = segkit.WordPiece(segkit.resources.bundled_vocabulary("bert-base-uncased"))
+    plain = segkit.WordPiece(segkit.models.bundled.bundled_vocabulary("bert-base-uncased"))
     batch = plain.encode_batch(sample_texts)
     assert batch.to_arrow().equals(reference_table(batch))
     assert batch.to_arrow(offsets=False).column_names == list(INT_COLUMNS)
@@ -138,7 +138,7 @@ def test_encode_arrow_input_kinds(uncased, sample_texts):
         "numpy": np.array(texts[5:100], dtype=object),
         "dictionary": pa.array(texts[5:100]).dictionary_encode(),
     }
-    pd = pytest.importorskip("pandas")
+    pd = pytest.importorskip("pandas", reason="pandas is not installed (the pandas input kinds)")
     kinds["pandas arrow"] = pd.Series(texts[5:100], dtype=pd.ArrowDtype(pa.string()))
     kinds["pandas object"] = pd.Series(texts[5:100])
     for name, col in kinds.items():
@@ -197,7 +197,7 @@ def test_encode_arrow_bad_offsets(uncased):
 def test_utf8_decoder_against_python(pieces):
     """The compiled decoder accepts exactly what Python's strict UTF-8
     decoder accepts, with the same code points."""
-    from segkit.arrow import Utf8Rows
+    from segkit.scale.arrow import Utf8Rows
 
     data = b"".join(pieces)
     arr = _string_array(data, [0, len(data)])

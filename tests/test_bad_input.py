@@ -296,7 +296,7 @@ def test_non_str_text_raises_type_error(mbert, bad):
 def test_batch_type_error_names_the_index(mbert, monkeypatch):
     with pytest.raises(TypeError, match="index 2"):
         mbert.encode_batch(["a", "b", b"c"])
-    import segkit.parallel as par
+    import segkit.runtime.threads as par
 
     monkeypatch.setattr(par, "MIN_CHARS_PER_THREAD", 10)  # force a split over threads
     with pytest.raises(TypeError, match="the text at index 300 is NoneType"):

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import pytest
 
-pa = pytest.importorskip("pyarrow", reason="segkit.spark needs pyarrow (segkit[spark])")
+pa = pytest.importorskip("pyarrow", reason="pyarrow is not installed (segkit.scale.spark needs pyarrow (segkit[spark]))")
 
 import segkit  # noqa: E402
-import segkit.spark as ss  # noqa: E402
+import segkit.scale.spark as ss  # noqa: E402
 
 VOCAB = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "a", "##b"]
 
@@ -48,12 +48,12 @@ def test_encode_udf_rejects_a_tokenizer_without_encode_arrow():
 @pytest.mark.parametrize("entry, method", [("encode", "tokenizer must be a segkit.WordPiece"),
                                            ("cut", "segmenter must be a segkit_cjk.ChineseMaxMatch")])
 def test_dask_entry_points_reject_a_model_of_the_wrong_kind(entry, method):
-    pytest.importorskip("dask.dataframe", reason="segkit.dask needs dask[dataframe]")
-    pytest.importorskip("distributed", reason="segkit.dask needs distributed")
+    pytest.importorskip("dask.dataframe", reason="dask.dataframe is not installed (segkit.scale.dask needs dask[dataframe])")
+    pytest.importorskip("distributed", reason="distributed is not installed (segkit.scale.dask needs distributed)")
     import dask.dataframe as dd
     import pandas as pd
 
-    import segkit.dask as sd
+    import segkit.scale.dask as sd
 
     frame = dd.from_pandas(pd.DataFrame({"text": ["ab"]}), npartitions=1)
     with pytest.raises(TypeError, match=f"{method} .*found object"):
@@ -63,7 +63,7 @@ def test_dask_entry_points_reject_a_model_of_the_wrong_kind(entry, method):
 def test_arrow_entry_points_refuse_what_is_not_a_column():
     # A dict was read as its keys, an int failed inside list(); both are
     # now a TypeError naming what was expected and what was found.
-    pytest.importorskip("pyarrow", reason="the Arrow entry points need pyarrow")
+    pytest.importorskip("pyarrow", reason="pyarrow is not installed (the Arrow entry points need pyarrow)")
     import segkit
     from segkit_cjk import ChineseMaxMatch
 

@@ -1,4 +1,4 @@
-"""segkit.boxing: lists of existing objects built by compiled code.
+"""segkit.runtime.boxing: lists of existing objects built by compiled code.
 
 Checked against plain Python list building on random tables, indices and
 row splits, with every object's reference count checked afterwards (a
@@ -14,7 +14,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from segkit.boxing import NO_OBJECTS, int_lists_of, list_of, lists_of, triple_list_of, triples_of
+from segkit.runtime.boxing import NO_OBJECTS, int_lists_of, list_of, lists_of, triple_list_of, triples_of
 
 
 def addresses(objects) -> np.ndarray:

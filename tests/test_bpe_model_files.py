@@ -15,7 +15,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import segkit
-from segkit.storage import ModelFileError, read_model, write_model
+from segkit.models.files import ModelFileError, read_model, write_model
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tools"))

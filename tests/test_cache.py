@@ -10,7 +10,7 @@ import warnings
 import pytest
 
 import segkit
-from segkit import cache
+from segkit.models import cache
 
 TINY = ["[UNK]", "un", "##aff", "##able"]
 OTHER = ["[UNK]", "##able", "un", "##aff"]  # same tokens, ids swapped
@@ -181,9 +181,9 @@ def test_save_does_not_write_through_a_planted_link(tmp_path, monkeypatch):
     (tmp_path / f".model.segkit.{os.getpid()}.tmp").symlink_to(victim)
     (tmp_path / ".model.segkit.planted.tmp").symlink_to(victim)
     names = iter(["planted", "fresh"])
-    import segkit.storage
+    import segkit.models.files
 
-    monkeypatch.setattr(segkit.storage.secrets, "token_hex", lambda n: next(names))
+    monkeypatch.setattr(segkit.models.files.secrets, "token_hex", lambda n: next(names))
     segkit.WordPiece(TINY).save(target)
     assert victim.read_text() == "private"
     assert segkit.load(target).encode("unaffable", add_special_tokens=False).ids == [1, 2, 3]

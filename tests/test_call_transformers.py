@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 
 import segkit
 
-transformers = pytest.importorskip("transformers", reason="transformers is the peer of WordPiece.__call__")
+transformers = pytest.importorskip("transformers", reason="transformers (the peer of WordPiece.__call__) is not installed")
 try:
     import torch
 except ImportError:  # "pt" cases skip
@@ -154,7 +154,7 @@ def test_call_matches_transformers(both, args, kwargs) -> None:
 
 
 def test_torch_tensors_match(both) -> None:
-    pytest.importorskip("torch", reason="PyTorch is needed for return_tensors='pt'")
+    pytest.importorskip("torch", reason="PyTorch (needed for return_tensors='pt') is not installed")
     wp, hf = both
     check(wp, hf, TEXTS[:12], padding=True, return_tensors="pt", return_offsets_mapping=True, return_length=True)
     check(wp, hf, TEXTS[8], TEXTS[9], return_tensors="pt", return_special_tokens_mask=True)

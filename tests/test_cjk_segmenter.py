@@ -33,9 +33,10 @@ class TestKnownExamples:
         # same word count; backward has fewer single characters
         assert cut(self.WORDS, "研究生命起源", "bidirectional") == ["研究", "生命", "起源"]
 
-    def test_default_mode_is_forward(self):
-        assert ChineseMaxMatch(self.WORDS).mode == "forward"
-        assert ChineseMaxMatch(self.WORDS).cut("研究生命起源") == ["研究生", "命", "起源"]
+    def test_default_mode_is_bidirectional(self):
+        # The mode with the best F1 on all four SIGHAN corpora (docs/chinese.rst).
+        assert ChineseMaxMatch(self.WORDS).mode == "bidirectional"
+        assert ChineseMaxMatch(self.WORDS).cut("研究生命起源") == ["研究", "生命", "起源"]
 
     def test_bidirectional_prefers_fewer_single_characters(self):
         words = ["当下", "下雨", "下雨天", "雨天", "天地", "地面", "面积", "积水", "当"]
@@ -125,7 +126,7 @@ class TestKnownExamples:
         # before and after, with other dictionaries and smaller batches,
         # must not see each other's words.
         many = "".join(chr(0x4E00 + i) for i in range(50_000) if not chr(0x4E00 + i).isspace())
-        small = ChineseMaxMatch(self.WORDS)
+        small = ChineseMaxMatch(self.WORDS, mode="forward")
         empty = ChineseMaxMatch([], alnum_runs=False)
         before = small.cut_batch(["研究生命起源", "起源"])
         assert before == [["研究生", "命", "起源"], ["起源"]]
@@ -141,11 +142,11 @@ class TestKnownExamples:
         # call must not leave the thread holding its memory.
         import threading
 
-        from segkit_cjk import segmenter
+        from segkit_cjk import scratch
 
-        monkeypatch.setattr(segmenter, "MAX_KEPT_CHARS", 1000)
-        monkeypatch.setattr(segmenter, "MAX_KEPT_SLOTS", 1 << 16)
-        seg = ChineseMaxMatch(self.WORDS, alnum_runs=False)
+        monkeypatch.setattr(scratch, "MAX_KEPT_CHARS", 1000)
+        monkeypatch.setattr(scratch, "MAX_KEPT_SLOTS", 1 << 16)
+        seg = ChineseMaxMatch(self.WORDS, alnum_runs=False, mode="forward")
         bi = ChineseMaxMatch(self.WORDS, alnum_runs=False, mode="bidirectional")
         many = "".join(chr(0x4E00 + i) for i in range(40_000))
         seen = {}
@@ -155,7 +156,7 @@ class TestKnownExamples:
             seen["small bi"] = bi.cut_batch(["研究生命起源"])
             seen["huge"] = seg.cut_batch([many])
             seen["huge bi"] = bi.cut_batch([many])
-            sc = segmenter._SCRATCH
+            sc = scratch.SCRATCH
             seen["kept"] = (max(sc.rows.shape[1], sc.rows2.shape[1]), sc.text.size, sc.keys.shape[1], sc.seen.size)
             seen["after"] = seg.cut_batch(["研究生命起源", "起源"])
             seen["after bi"] = bi.cut_batch(["研究生命起源", "起源"])
@@ -242,7 +243,7 @@ class TestKnownExamples:
     def test_word_strings_are_made_once_per_dictionary(self):
         # A word's string is made the first time and reused after, also by
         # tokenize; a word added later gets a fresh cache and is found.
-        seg = ChineseMaxMatch(self.WORDS)
+        seg = ChineseMaxMatch(self.WORDS, mode="forward")
         first = seg.cut_batch(["研究生命起源", "起源好"])
         again = seg.cut_batch(["起源"])
         assert first == [["研究生", "命", "起源"], ["起源", "好"]]
@@ -639,7 +640,7 @@ def jieba_words() -> ref.Lexicon:
 
 @pytest.fixture(scope="module")
 def default_forward(default_cache):
-    return ChineseMaxMatch()
+    return ChineseMaxMatch(mode="forward")
 
 
 DEFAULT_TEXTS = [
@@ -658,7 +659,7 @@ def test_default_dictionary_builds_into_the_cache(default_cache, default_forward
     files = sorted(p.name for p in default_cache.iterdir())
     assert any(name.startswith("chinese-default-forward") for name in files), files
     t0 = time.perf_counter()
-    again = ChineseMaxMatch()  # loaded from the cache file, not rebuilt
+    again = ChineseMaxMatch(mode="forward")  # loaded from the cache file, not rebuilt
     elapsed = time.perf_counter() - t0
     assert again.cut_batch(DEFAULT_TEXTS) == default_forward.cut_batch(DEFAULT_TEXTS)
     assert elapsed < 30

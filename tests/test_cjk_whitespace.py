@@ -275,7 +275,7 @@ def test_whitespace_tokens_match_jieba_on_sighan(name):
 
 
 def test_a_bad_keep_whitespace_in_a_model_file_is_the_loaders_error(tmp_path):
-    from segkit.storage import ModelFileError
+    from segkit.models.files import ModelFileError
 
     seg = segkit.ChineseMaxMatch(["北京"])
     config, arrays, blobs = seg._model_state()

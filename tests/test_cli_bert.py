@@ -1,6 +1,6 @@
 """The ``segkit`` command line with BERT models: ``tokenize`` and ``encode``.
 
-Runs :func:`segkit.cli.main` in-process and reads its output with
+Runs :func:`segkit.cli.command.main` in-process and reads its output with
 ``capsys``.  Expected ids come from the bundled bert-base-uncased vocabulary
 file, read here independently of segkit (id = line number).
 """
@@ -274,7 +274,7 @@ def _deny(path_part: str, real_open):
 def test_error_unreadable_input_file(capsys, monkeypatch, tmp_path: Path) -> None:
     path = tmp_path / "secret.txt"
     path.write_text("x\n", encoding="utf-8")
-    monkeypatch.setattr("segkit.cli.open", _deny("secret.txt", open), raising=False)
+    monkeypatch.setattr("segkit.cli.io.open", _deny("secret.txt", open), raising=False)
     code, out, err = run(capsys, "tokenize", "-i", str(path))
     assert code == 2 and out == ""
     assert err == f"segkit: error: cannot read input file {path}: Permission denied\n"
@@ -284,7 +284,7 @@ def test_error_unreadable_model_file(capsys, monkeypatch, tmp_path: Path) -> Non
     path = tmp_path / "m.segkit"
     segkit.WordPiece(["[UNK]", "a"]).save(path)
     # segkit.load reads the file with os.open (running as root, chmod cannot deny it)
-    monkeypatch.setattr("segkit.storage.os.open", _deny("m.segkit", os.open))
+    monkeypatch.setattr("segkit.models.files.os.open", _deny("m.segkit", os.open))
     code, _, err = run(capsys, "tokenize", "--model", str(path), "x")
     assert code == 2 and err == f"segkit: error: {path}: cannot be read (Permission denied)\n"
 

@@ -1,6 +1,6 @@
 """``segkit cut``: Chinese segmentation on the command line, like ``python -m jieba``.
 
-Mostly in-process through :func:`segkit.cli.main` (output read with
+Mostly in-process through :func:`segkit.cli.command.main` (output read with
 ``capsys``); two subprocess tests check the real streams and exit statuses.
 Expected words are written out by hand (jieba's dictionary, which is
 segkit's default, has 来到, 北京, 清华大学, 研究生, 研究, 生命, 起源).
@@ -126,7 +126,7 @@ def test_cut_help_lists_the_command(capsys) -> None:
 
 def _cli(*argv: str, stdin: bytes) -> subprocess.CompletedProcess:
     return subprocess.run(
-        [sys.executable, "-m", "segkit.cli", *argv], input=stdin, capture_output=True, timeout=300
+        [sys.executable, "-m", "segkit", *argv], input=stdin, capture_output=True, timeout=300
     )
 
 
@@ -160,7 +160,7 @@ def test_cut_subprocess_reader_closes_the_pipe(tmp_path) -> None:
     path = tmp_path / "big.txt"
     path.write_text("我来到北京清华大学\n" * 200_000, encoding="utf-8")
     proc = subprocess.Popen(
-        [sys.executable, "-m", "segkit.cli", "cut", str(path)], stdout=subprocess.PIPE, stderr=subprocess.PIPE
+        [sys.executable, "-m", "segkit", "cut", str(path)], stdout=subprocess.PIPE, stderr=subprocess.PIPE
     )
     assert proc.stdout.readline().decode("utf-8") == "我 / 来到 / 北京 / 清华大学\n"
     proc.stdout.close()

@@ -22,20 +22,20 @@ SAMPLE = Path(__file__).resolve().parent / "data" / "multilingual-sample.jsonl"
 # so that the test can time its signal.
 CLI = r"""
 import sys
-from segkit.wordpiece import WordPiece
+from segkit.presets.wordpiece import WordPiece
 encode_batch = WordPiece.encode_batch
 def marked(self, *args, **kwargs):
     sys.stderr.write("BATCH\n")
     sys.stderr.flush()
     return encode_batch(self, *args, **kwargs)
 WordPiece.encode_batch = marked
-import segkit.cli
-lines = segkit.cli._lines
+import segkit.cli, segkit.cli.tokenize
+lines = segkit.cli.tokenize.lines
 def reading(paths):
     sys.stderr.write("READING\n")  # main has installed its SIGINT handler
     sys.stderr.flush()
     yield from lines(paths)
-segkit.cli._lines = reading
+segkit.cli.tokenize.lines = reading
 sys.exit(segkit.cli.main(sys.argv[1:]))
 """
 

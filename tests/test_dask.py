@@ -1,4 +1,4 @@
-"""segkit.dask on a real local cluster (two worker processes), and the
+"""segkit.scale.dask on a real local cluster (two worker processes), and the
 process-safety rules that make it work: importing segkit starts no thread,
 a fork after import (and after use) tokenizes, a shipped model loads fast.
 
@@ -18,16 +18,16 @@ from pathlib import Path
 
 import pytest
 
-pytest.importorskip("pyarrow", reason="segkit.dask needs pyarrow (pip install 'segkit[dask]')")
-pytest.importorskip("pandas", reason="segkit.dask needs pandas (pip install 'segkit[dask]')")
-pytest.importorskip("dask.dataframe", reason="segkit.dask needs dask[dataframe] (pip install 'segkit[dask]')")
-distributed = pytest.importorskip("distributed", reason="segkit.dask's tests need distributed (pip install 'segkit[dask]')")
+pytest.importorskip("pyarrow", reason="pyarrow is not installed (segkit.scale.dask needs pyarrow (pip install 'segkit[dask]'))")
+pytest.importorskip("pandas", reason="pandas is not installed (segkit.scale.dask needs pandas (pip install 'segkit[dask]'))")
+pytest.importorskip("dask.dataframe", reason="dask.dataframe is not installed (segkit.scale.dask needs dask[dataframe] (pip install 'segkit[dask]'))")
+distributed = pytest.importorskip("distributed", reason="distributed is not installed (segkit.scale.dask's tests need distributed (pip install 'segkit[dask]'))")
 
 import dask.dataframe as dd  # noqa: E402
 import pandas as pd  # noqa: E402
 
 import segkit  # noqa: E402
-import segkit.dask as sd  # noqa: E402
+import segkit.scale.dask as sd  # noqa: E402
 
 TESTS_DATA = Path(__file__).resolve().parent / "data"
 SAMPLE = TESTS_DATA / "multilingual-sample.jsonl"
@@ -91,7 +91,7 @@ def test_model_travels_once_per_worker_and_loads_fast(client, parquet, wordpiece
     frame = dd.read_parquet(parquet).repartition(npartitions=12)
     sd.encode(frame, wordpiece).compute()
     key = sd._Shipped(wordpiece).key
-    loads = client.run(lambda: [t for k, t in __import__("segkit.dask").dask._LOADS if k == key])
+    loads = client.run(lambda: [t for k, t in __import__("importlib").import_module("segkit.scale.shipping")._LOADS if k == key])
     assert len(loads) == 2
     for worker, times in loads.items():
         assert len(times) <= 1, f"{worker} unpickled the model {len(times)} times for 12 partitions"
@@ -198,13 +198,13 @@ def test_importing_segkit_starts_no_thread():
         counts = [count()]
         import numpy, numba, marisa_trie, regex, tqdm
         counts.append(count())
-        import segkit, segkit.wordpiece, segkit.training, segkit_cjk
+        import segkit, segkit.presets.wordpiece, segkit.training, segkit_cjk
         wp = pickle.loads(pickle.dumps(segkit.WordPiece(["[UNK]", "a", "##b"])))
         wp.encode_batch(["ab a"] * 10)
         counts.append(count())
         import pyarrow, pandas, dask.dataframe, distributed
         counts.append(count())
-        import segkit.dask
+        import segkit.scale.dask
         counts.append(count())
         print(counts)
         """,
@@ -212,7 +212,7 @@ def test_importing_segkit_starts_no_thread():
     )
     counts = eval(out)
     assert counts[0] == counts[1] == counts[2] == (1, 1), f"threads at start, after dependencies, after segkit: {counts}"
-    assert counts[3] == counts[4], f"threads after dask's dependencies, after segkit.dask: {counts}"
+    assert counts[3] == counts[4], f"threads after dask's dependencies, after segkit.scale.dask: {counts}"
 
 
 def test_fork_after_import_and_use_is_safe():

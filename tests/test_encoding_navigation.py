@@ -35,7 +35,7 @@ def _texts() -> list[str]:
 
 
 def _hf(tok_json: Path, add_special: bool, max_length, truncation, padding):
-    tokenizers = pytest.importorskip("tokenizers", reason="HuggingFace tokenizers is the peer")
+    tokenizers = pytest.importorskip("tokenizers", reason="tokenizers is not installed (HuggingFace tokenizers is the peer)")
     tok = tokenizers.Tokenizer.from_file(str(tok_json))
     tok.no_truncation()
     tok.no_padding()

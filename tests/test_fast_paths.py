@@ -141,7 +141,7 @@ def test_single_kernel_reads_str_as_code_points(text):
     or 4-byte characters) equals it given the code point array."""
     from segkit.engine.automaton import to_code_points
     from segkit.engine.rewrite import READS_STR, SCRATCH_ROWS
-    from segkit.wordpiece.postprocess import N_ROWS, encode_single
+    from segkit.presets.wordpiece.postprocess import N_ROWS, encode_single
 
     if not READS_STR:
         pytest.skip("this Numba version has no compiled str reading; arrays are used")

@@ -18,7 +18,7 @@ MODELS = ["bert-base-uncased", "bert-base-multilingual-cased"]
 
 
 def _peer(shared_data: Path, model: str):
-    tokenizers = pytest.importorskip("tokenizers", reason="HuggingFace tokenizers is the peer")
+    tokenizers = pytest.importorskip("tokenizers", reason="tokenizers is not installed (HuggingFace tokenizers is the peer)")
     return tokenizers.Tokenizer.from_file(str(shared_data / "vocab" / f"{model}.tokenizer.json"))
 
 

@@ -34,7 +34,7 @@ def texts() -> list[str]:
                 ids=["uncased", "cased"])
 def pair(request):
     """(segkit, HF) tokenizers on the same bundled vocabulary and settings."""
-    tokenizers = pytest.importorskip("tokenizers", reason="HuggingFace tokenizers is the peer")
+    tokenizers = pytest.importorskip("tokenizers", reason="tokenizers is not installed (HuggingFace tokenizers is the peer)")
     name, lower = request.param
     path = str(VOCABS / f"{name}.txt")
     hf = tokenizers.BertWordPieceTokenizer(path, lowercase=lower)._tokenizer  # (the Tokenizer: all of HF's options)

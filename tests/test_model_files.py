@@ -24,7 +24,7 @@ from hypothesis import strategies as st
 
 import segkit
 from segkit.engine import kernels
-from segkit.storage import MAGIC, ModelFileError, read_model, write_model
+from segkit.models.files import MAGIC, ModelFileError, read_model, write_model
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tools"))

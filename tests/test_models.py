@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 import segkit
-from segkit.storage import MAGIC, ModelFileError
+from segkit.models.files import MAGIC, ModelFileError
 from threads import run_in_threads
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -170,7 +170,7 @@ def test_crafted_out_of_bounds_automaton_is_rejected(saved, tmp_path):
     """Checksums can be recomputed by anyone: a file whose automaton indexes
     outside its arrays must be rejected before the unchecked kernels run."""
     raw = saved.read_bytes()
-    loaded = segkit.storage.read_model(saved)
+    loaded = segkit.models.files.read_model(saved)
     packed = np.array(loaded.arrays["automaton.packed"])
     cfg = loaded.config["automaton"]
     # Point a failure link far outside the table.
@@ -181,7 +181,7 @@ def test_crafted_out_of_bounds_automaton_is_rejected(saved, tmp_path):
     arrays["automaton.packed"] = packed
     bad = tmp_path / "crafted.segkit"
     blobs = {k: bytes(v) for k, v in loaded.blobs.items()}
-    segkit.storage.write_model(bad, loaded.preset, loaded.config, arrays, blobs)
+    segkit.models.files.write_model(bad, loaded.preset, loaded.config, arrays, blobs)
     with pytest.raises(ModelFileError, match="invalid"):
         segkit.load(bad)
     assert raw  # the original still loads
@@ -201,7 +201,7 @@ def test_load_never_unpickles(saved):
     """The file format holds JSON and raw arrays only."""
     raw = saved.read_bytes()
     assert b"\x80\x04\x95" not in raw[:4096]  # no pickle protocol-4 frame in the header
-    loaded = segkit.storage.read_model(saved)
+    loaded = segkit.models.files.read_model(saved)
     assert all(isinstance(a, np.ndarray) and a.dtype != object for a in loaded.arrays.values())
 
 
@@ -233,7 +233,7 @@ def test_threads_give_single_thread_results(bert_uncased):
 
 
 def test_num_threads_matches_one_thread(bert_uncased, monkeypatch):
-    import segkit.parallel as par
+    import segkit.runtime.threads as par
 
     monkeypatch.setattr(par, "MIN_CHARS_PER_THREAD", 100)  # force a split on small data
     texts = sample_texts() * 3
@@ -256,7 +256,7 @@ def test_num_threads_matches_one_thread(bert_uncased, monkeypatch):
     assert set(plan) == {2, 3}  # both batches were split
     # Each thread matches its runs a block of texts at a time, as one thread
     # does: small blocks make every run span several.
-    import segkit.wordpiece.matching as matching
+    import segkit.presets.wordpiece.matching as matching
 
     monkeypatch.setattr(matching, "_BLOCK_TEXTS", 7)
     for threads in (1, 2):
@@ -271,7 +271,7 @@ def test_num_threads_matches_one_thread(bert_uncased, monkeypatch):
 def test_batch_of_thread_parts_behaves_as_one(monkeypatch):
     """A batch split over threads keeps each thread's output where it is;
     every way of reading it gives what the one-thread batch gives."""
-    import segkit.parallel as par
+    import segkit.runtime.threads as par
 
     monkeypatch.setattr(par, "MIN_CHARS_PER_THREAD", 100)
     plain = segkit.WordPiece(ROOT / "vocabularies" / "bert-base-multilingual-cased.txt")  # no template: plain results
@@ -346,7 +346,7 @@ def _same_encodings(a, b, texts) -> bool:
 def test_large_vocabulary_file_is_built_once(tmp_path, monkeypatch):
     vocab = tmp_path / "vocab.txt"
     vocab.write_bytes((ROOT / "vocabularies" / "bert-base-uncased.txt").read_bytes())
-    assert vocab.stat().st_size >= segkit.cache.CACHE_MIN_BYTES
+    assert vocab.stat().st_size >= segkit.models.cache.CACHE_MIN_BYTES
     texts = [t.lower() for t in sample_texts()[:200]]
     first = segkit.WordPiece(vocab, template="bert")
     assert len(list((tmp_path / "cache").glob("*.segkit"))) == 1
@@ -380,7 +380,7 @@ def test_small_vocabulary_file_is_not_cached(tmp_path):
 
 
 def test_cache_keeps_the_most_recently_used(tmp_path, monkeypatch):
-    monkeypatch.setattr(segkit.cache, "MAX_CACHED_MODELS", 2)
+    monkeypatch.setattr(segkit.models.cache, "MAX_CACHED_MODELS", 2)
     vocab = tmp_path / "vocab.txt"
     vocab.write_bytes((ROOT / "vocabularies" / "bert-base-uncased.txt").read_bytes())
     folder = tmp_path / "cache"
@@ -398,7 +398,7 @@ def test_large_dictionary_file_is_built_once(tmp_path, monkeypatch):
     words = segkit.ChineseMaxMatch().words[:40_000]
     path = tmp_path / "dict.txt"
     path.write_text("\n".join(f"{w} 3 n" for w in words) + "\n", encoding="utf-8")
-    assert path.stat().st_size >= segkit.cache.CACHE_MIN_BYTES
+    assert path.stat().st_size >= segkit.models.cache.CACHE_MIN_BYTES
     lines = sample_texts()[:100] + ["研究生命起源", "我们在北京大学读书。"]
     for mode in ("forward", "bidirectional"):
         first = segkit.ChineseMaxMatch(path, mode=mode)

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 import segkit
-import segkit.plugins
+import segkit.presets.registry
 import segkit_cjk
 
 REPO = Path(__file__).resolve().parents[1]
@@ -83,16 +83,16 @@ def fake_dist(tmp_path, monkeypatch):
         }
     )
     monkeypatch.syspath_prepend(str(tmp_path))
-    segkit.plugins.refresh()
+    segkit.presets.registry.refresh()
     yield dist
-    segkit.plugins.refresh()
+    segkit.presets.registry.refresh()
     for name in OWN_MODULES:
         sys.modules.pop(name, None)
 
 
 def test_plugin_resolves_lazily(fake_dist):
     assert "fakeplugin_mod" not in sys.modules
-    registered = segkit.plugins.available()
+    registered = segkit.presets.registry.available()
     assert registered["UpperSplit"] == "fakeplugin_mod:UpperSplit"
     assert registered["ChineseMaxMatch"] == "segkit_cjk:ChineseMaxMatch"
     assert "fakeplugin_mod" not in sys.modules  # listing imports nothing
@@ -101,7 +101,7 @@ def test_plugin_resolves_lazily(fake_dist):
     assert cls is sys.modules["fakeplugin_mod"].UpperSplit
     assert cls().cut("hello plugin world") == ["HELLO", "PLUGIN", "WORLD"]
     assert segkit.UpperSplit is cls
-    assert segkit.plugins.load("UpperSplit") is cls
+    assert segkit.presets.registry.load("UpperSplit") is cls
     assert getattr(segkit, "UpperSplit") is cls
 
 
@@ -120,7 +120,7 @@ def test_unknown_name_lists_registered_plugins(fake_dist):
         assert name in msg
     assert not hasattr(segkit, "NoSuchSegmenter")
     with pytest.raises(AttributeError, match="NoSuchSegmenter"):
-        segkit.plugins.load("NoSuchSegmenter")
+        segkit.presets.registry.load("NoSuchSegmenter")
     with pytest.raises(ImportError):
         exec("from segkit import NoSuchSegmenter", {})
 
@@ -145,7 +145,7 @@ def test_broken_target_raises_import_error_naming_it(fake_dist, name, target):
     msg = str(info.value)
     assert name in msg and target in msg
     with pytest.raises(ImportError, match=re.escape(target)):
-        segkit.plugins.load(name)
+        segkit.presets.registry.load(name)
     # a broken plugin does not break the others
     assert segkit.UpperSplit().cut("a") == ["A"]
 
@@ -154,7 +154,7 @@ def test_refresh_forgets_loaded_plugins(fake_dist):
     first = segkit.UpperSplit
     fake_dist.register({"UpperSplit": "fakeplugin_mod:LowerSplit"})
     assert segkit.UpperSplit is first  # loaded once, kept
-    segkit.plugins.refresh()
+    segkit.presets.registry.refresh()
     assert segkit.UpperSplit is sys.modules["fakeplugin_mod"].LowerSplit
     assert segkit.UpperSplit().cut("MiXeD") == ["mixed"]
 
@@ -163,26 +163,26 @@ def test_plugin_installed_after_start_is_found(fake_dist):
     with pytest.raises(AttributeError):
         segkit.LateComer  # noqa: B018
     fake_dist.register({"UpperSplit": "fakeplugin_mod:UpperSplit", "LateComer": "fakeplugin_mod:LowerSplit"})
-    segkit.plugins.refresh()
+    segkit.presets.registry.refresh()
     assert segkit.LateComer is sys.modules["fakeplugin_mod"].LowerSplit
 
 
 def test_plugins_cannot_shadow_segkit_names(fake_dist):
     fake_dist.register({"WordPiece": "fakeplugin_mod:UpperSplit", "load": "fakeplugin_mod:LowerSplit"})
-    segkit.plugins.refresh()
-    from segkit.models import load
-    from segkit.wordpiece import WordPiece
+    segkit.presets.registry.refresh()
+    from segkit.models.saving import load
+    from segkit.presets.wordpiece import WordPiece
 
     assert segkit.WordPiece is WordPiece
     assert segkit.load is load
 
 
 def test_chinese_maxmatch_is_the_cjk_plugin():
-    segkit.plugins.refresh()
+    segkit.presets.registry.refresh()
     assert segkit.ChineseMaxMatch is segkit_cjk.ChineseMaxMatch
-    assert segkit.plugins.load("ChineseMaxMatch") is segkit_cjk.ChineseMaxMatch
-    assert segkit.plugins.available()["ChineseMaxMatch"] == "segkit_cjk:ChineseMaxMatch"
-    assert segkit.plugins.GROUP == "segkit.plugins"
+    assert segkit.presets.registry.load("ChineseMaxMatch") is segkit_cjk.ChineseMaxMatch
+    assert segkit.presets.registry.available()["ChineseMaxMatch"] == "segkit_cjk:ChineseMaxMatch"
+    assert segkit.presets.registry.GROUP == "segkit.plugins"
 
 
 def test_chinese_maxmatch_saved_model_loads_through_the_registry(tmp_path):
@@ -226,8 +226,50 @@ def test_docs_example_plugin(fake_dist):
     """The example of docs/plugins.rst, registered as a plugin, gives the documented output."""
     fake_dist.module("compound_split", _docs_example())
     fake_dist.register({"CompoundSplit": "compound_split:CompoundSplit"})
-    segkit.plugins.refresh()
+    segkit.presets.registry.refresh()
     splitter = segkit.CompoundSplit(["haus", "tür", "haustür", "schlüssel", "dienst", "dienstag"])
     assert splitter.split("haustürschlüssel dienstagsdienst") == ["haustür", "schlüssel", "dienstag", "s", "dienst"]
     assert splitter.split("  Haus\u3000tür ") == ["H", "a", "u", "s", "tür"]
     assert splitter.split("") == []
+
+
+def test_docs_example_plugin_saves_loads_pickles(fake_dist, tmp_path):
+    """The example gets saving, segkit.load and pickling from the preset base alone."""
+    import pickle
+
+    fake_dist.module("compound_split", _docs_example())
+    fake_dist.register({"CompoundSplit": "compound_split:CompoundSplit"})
+    segkit.presets.registry.refresh()
+    words = ["haus", "tür", "haustür", "schlüssel", "dienst", "dienstag"]
+    splitter = segkit.CompoundSplit(words)
+    path = tmp_path / "compounds.segkit"
+    splitter.save(path)
+    sys.modules.pop("compound_split")  # the loader must find the class through the registry,
+    segkit.presets.registry.refresh()  # importing its module afresh
+    loaded = segkit.load(path)
+    assert type(loaded).__name__ == "CompoundSplit" and type(loaded) is not type(splitter)
+    texts = ["haustürschlüssel dienstagsdienst", "dienstag", "xhaus tür", ""]
+    assert [loaded.split(t) for t in texts] == [splitter.split(t) for t in texts]
+    assert loaded.split_batch(texts) == [splitter.split(t) for t in texts]
+    again = pickle.loads(pickle.dumps(loaded))
+    assert again.split("haustür") == ["haustür"]
+    # A damaged file is the loader's error, not a crash.
+    raw = bytearray(path.read_bytes())
+    raw[-40:] = b"\xff" * 40
+    path.write_bytes(bytes(raw))
+    with pytest.raises(segkit.ModelFileError):
+        segkit.load(path)
+
+
+def test_docs_example_plugin_imports_only_the_plugin_api():
+    import ast
+
+    tree = ast.parse(_docs_example())
+    used = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            used.update(a.name for a in node.names if a.name.split(".")[0] == "segkit")
+        elif isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[0] == "segkit":
+            used.update(f"{node.module}.{a.name}" if f"{node.module}.{a.name}" == "segkit.presets.base" else node.module
+                        for a in node.names)
+    assert used == {"segkit", "segkit.engine", "segkit.presets.base"}, used

@@ -180,10 +180,8 @@ def _fixed_pad_encode(wp, args, kw, length):
 
 
 def _with_settings(wp, **changes):
-    from segkit.wordpiece.preset import _wordpiece_from_parts
-
     s = dict(wp._settings, **changes)
-    return _wordpiece_from_parts(wp.vocab, wp.automaton, s, wp._rewrite)
+    return type(wp)._from_parts(wp.vocab, wp.automaton, s, wp._rewrite)
 
 
 @pytest.mark.parametrize("name", ["bert", "roberta", "types", "multi"])

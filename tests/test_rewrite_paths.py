@@ -16,7 +16,7 @@ import segkit
 from segkit.engine.automaton import join_code_points, to_code_points
 from segkit.engine.kernels import token_rows
 from segkit.engine.rewrite import _IDENT, SCRATCH_ROWS, segment_batch_rewritten, segment_rewritten_into
-from segkit.storage import ModelFileError
+from segkit.models.files import ModelFileError
 
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLE = ROOT / "tests" / "data" / "multilingual-sample.jsonl"
@@ -88,14 +88,14 @@ def test_forged_identity_flag_is_rejected(tmp_path):
     wp = segkit.WordPiece.bert(ROOT / "vocabularies" / "bert-base-uncased.txt")
     path = tmp_path / "m.segkit"
     wp.save(path)
-    loaded = segkit.storage.read_model(path)
+    loaded = segkit.models.files.read_model(path)
     arrays = dict(loaded.arrays)
     rw = np.array(arrays["rewrite.packed"])
     assert rw[_IDENT] == 0
     rw[_IDENT] = 1
     arrays["rewrite.packed"] = rw
     bad = tmp_path / "forged.segkit"
-    segkit.storage.write_model(bad, loaded.preset, loaded.config, arrays, {k: bytes(v) for k, v in loaded.blobs.items()})
+    segkit.models.files.write_model(bad, loaded.preset, loaded.config, arrays, {k: bytes(v) for k, v in loaded.blobs.items()})
     with pytest.raises(ModelFileError, match="invalid"):
         segkit.load(bad)
 
@@ -105,7 +105,7 @@ def test_chunked_batch_equals_text_by_text(flavour, monkeypatch):
     """One thread converts and matches a batch block by block, appending to
     one output: small blocks (with the output outgrowing the first block's
     estimate) give exactly the per-text results."""
-    from segkit.wordpiece import matching
+    from segkit.presets.wordpiece import matching
 
     wp = segkit.WordPiece(ROOT / "vocabularies" / "bert-base-multilingual-cased.txt", flavour=flavour, clean_text=True)
     texts = _sample()[:60] + ["", "x" * 500 + " [CLS] ab", "  "] + _sample()[60:90]
@@ -114,10 +114,10 @@ def test_chunked_batch_equals_text_by_text(flavour, monkeypatch):
     batch = wp.encode_batch(texts)
     got = [(e.ids, e.offsets, e.word_ids) for e in batch]
     assert got == expected
-    # The batch's ids lists (one compiled pass, see segkit.boxing) are the
+    # The batch's ids lists (one compiled pass, see segkit.runtime.boxing) are the
     # per-text ones, also in parts (threads) and with a template and padding.
     assert batch.ids == [ids for ids, _, _ in expected]
-    from segkit import parallel
+    from segkit.runtime import threads as parallel
 
     monkeypatch.setattr(parallel, "MIN_CHARS_PER_THREAD", 64)  # split even this small batch
     threaded = wp.encode_batch(texts, num_threads=2)

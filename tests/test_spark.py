@@ -1,4 +1,4 @@
-"""segkit.spark on a local Spark (``local[2]``): mapInArrow adds the
+"""segkit.scale.spark on a local Spark (``local[2]``): mapInArrow adds the
 encoding columns, equal to ``encode_batch`` in one process.
 
 Needs pyspark, pyarrow and a Java runtime (Spark 4 wants Java 17 or later);
@@ -17,11 +17,11 @@ from pathlib import Path
 
 import pytest
 
-pytest.importorskip("pyarrow", reason="segkit.spark needs pyarrow (pip install 'segkit[spark]')")
-pytest.importorskip("pandas", reason="pyspark's Arrow path needs pandas")
-pytest.importorskip("pyspark", reason="segkit.spark's tests need pyspark (pip install 'segkit[spark]')")
+pytest.importorskip("pyarrow", reason="pyarrow is not installed (segkit.scale.spark needs pyarrow (pip install 'segkit[spark]'))")
+pytest.importorskip("pandas", reason="pandas is not installed (pyspark's Arrow path needs pandas)")
+pytest.importorskip("pyspark", reason="pyspark is not installed (segkit.scale.spark's tests need pyspark (pip install 'segkit[spark]'))")
 
-import segkit.spark as ss  # noqa: E402
+import segkit.scale.spark as ss  # noqa: E402
 
 SAMPLE = Path(__file__).resolve().parent / "data" / "multilingual-sample.jsonl"
 # pyspark 4.x warns about pandas 3 on every Arrow UDF; segkit's path does not use pandas

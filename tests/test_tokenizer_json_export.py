@@ -33,7 +33,7 @@ def _same(wp: segkit.WordPiece, tok, texts: list[str]) -> None:
 
 @pytest.mark.parametrize("name", ["bert-base-uncased", "bert-base-multilingual-cased", "bert-base-chinese"])
 def test_hf_loads_exported_bundled_models(tmp_path: Path, name: str) -> None:
-    tokenizers = pytest.importorskip("tokenizers", reason="HuggingFace tokenizers loads the exported file")
+    tokenizers = pytest.importorskip("tokenizers", reason="tokenizers is not installed (HuggingFace tokenizers loads the exported file)")
     wp = segkit.WordPiece.from_pretrained(name)
     path = tmp_path / "tokenizer.json"
     wp.save_tokenizer_json(path)
@@ -46,7 +46,7 @@ def test_hf_loads_exported_bundled_models(tmp_path: Path, name: str) -> None:
 
 
 def test_defaults_travel(tmp_path: Path) -> None:
-    tokenizers = pytest.importorskip("tokenizers", reason="HuggingFace tokenizers loads the exported file")
+    tokenizers = pytest.importorskip("tokenizers", reason="tokenizers is not installed (HuggingFace tokenizers loads the exported file)")
     wp = segkit.WordPiece.bert(
         segkit.WordPiece.from_pretrained("bert-base-uncased").vocab.tokens,
         lowercase=True,
@@ -67,7 +67,7 @@ def test_defaults_travel(tmp_path: Path) -> None:
 
 def test_hf_file_round_trip(shared_data: Path, tmp_path: Path) -> None:
     """HF file -> segkit -> file -> segkit and HF: the same tokenizer."""
-    tokenizers = pytest.importorskip("tokenizers", reason="HuggingFace tokenizers is the peer")
+    tokenizers = pytest.importorskip("tokenizers", reason="tokenizers is not installed (HuggingFace tokenizers is the peer)")
     src = shared_data / "vocab" / "bert-base-multilingual-cased.tokenizer.json"
     wp = segkit.WordPiece.from_tokenizer_json(src)
     path = tmp_path / "tokenizer.json"

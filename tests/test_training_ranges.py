@@ -1,5 +1,5 @@
 """Counting a training file in byte ranges (segkit.training.ranges, used by
-segkit.dask's trainers) gives the counts of the whole file.
+segkit.scale.dask's trainers) gives the counts of the whole file.
 
 The references are the single-process counters of the trainers
 (``bpe._pretoken_counts``, ``wordpiece.count_corpus_words``) on the whole

@@ -29,7 +29,7 @@ def _texts() -> list[str]:
 
 @pytest.fixture(scope="module")
 def transformers():
-    return pytest.importorskip("transformers", reason="transformers loads the exported tokenizer.json")
+    return pytest.importorskip("transformers", reason="transformers (which loads the exported tokenizer.json) is not installed")
 
 
 @pytest.mark.parametrize("name", ["bert-base-uncased", "bert-base-multilingual-cased"])
@@ -83,7 +83,7 @@ def test_hf_file_to_segkit_and_back(tmp_path: Path) -> None:
     a bundled vocabulary) -> segkit -> tokenizer.json -> HF: both HF
     tokenizers and segkit give the same encodings on the sample, and the
     re-exported file has the same pipeline parts."""
-    tokenizers = pytest.importorskip("tokenizers", reason="HuggingFace tokenizers writes the original file")
+    tokenizers = pytest.importorskip("tokenizers", reason="HuggingFace tokenizers (which writes the original file) is not installed")
     from tokenizers.implementations import BertWordPieceTokenizer
 
     src = tmp_path / "hf.json"

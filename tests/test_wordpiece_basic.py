@@ -392,13 +392,13 @@ def test_cli_texts_and_input_conflict(cli_env, capsys):
 def test_cli_subprocess_exit_status(cli_env):
     env = dict(os.environ, PYTHONPATH=str(REPO), SEGKIT_CACHE_DIR=str(cli_env / "cache"))
     ok = subprocess.run(
-        [sys.executable, "-m", "segkit.cli", "tokenize", *MBERT, "Hello, world!"],
+        [sys.executable, "-m", "segkit", "tokenize", *MBERT, "Hello, world!"],
         capture_output=True, text=True, timeout=240, cwd=cli_env, env=env,
     )
     assert ok.returncode == 0, ok.stderr
     assert ok.stdout == "Hello , world !\n"
     bad = subprocess.run(
-        [sys.executable, "-m", "segkit.cli", "tokenize", *MBERT, "--input", str(cli_env / "missing.txt")],
+        [sys.executable, "-m", "segkit", "tokenize", *MBERT, "--input", str(cli_env / "missing.txt")],
         capture_output=True, text=True, timeout=240, cwd=cli_env, env=env,
     )
     assert bad.returncode == 2  # like every other CLI error

@@ -23,8 +23,8 @@ from collections import Counter
 import numpy as np
 
 from segkit.engine.charmap import ISOLATED, SPACE
-from segkit.wordpiece.normalization import bert_rewrite_table
-from segkit.wordpiece.pretokenize import bert_classes
+from segkit.presets.wordpiece.normalization import bert_rewrite_table
+from segkit.presets.wordpiece.pretokenize import bert_classes
 
 
 def _normalize_char(c: int, table, pool) -> list[int]:

@@ -77,7 +77,7 @@ def _outputs(model) -> list:
 
 def check_model(path: str, original: str | None = None) -> str:
     import segkit
-    from segkit.storage import ModelFileError
+    from segkit.models.files import ModelFileError
 
     try:
         model = segkit.load(path)

@@ -211,7 +211,7 @@ def check_model(path: str, original: str | None = None) -> str:
     AssertionError when a loaded model misbehaves; any other exception
     propagates (a failure)."""
     import segkit
-    from segkit.storage import ModelFileError
+    from segkit.models.files import ModelFileError
 
     try:
         model = segkit.load(path)

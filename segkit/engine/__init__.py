@@ -3,9 +3,26 @@
 Presets (WordPiece, Chinese MaxMatch, third-party plugins) configure it with
 keys, a suffix indicator, boundary classes, a direction and an unknown
 policy.  See :class:`Automaton` and :class:`EngineConfig`.
+
+This package is part of the plugin API (with :mod:`segkit.presets.base`):
+
+* :class:`Automaton`, :class:`EngineConfig`, :func:`to_code_points`,
+  :func:`join_code_points`;
+* the boundary classes :data:`WORD`, :data:`SPACE`, :data:`ISOLATED`;
+* for a plugin's own compiled code: :func:`segment_text_into` (the matching
+  pass over one text, callable from Numba), :data:`LOOKAHEAD` (its flag for
+  prefetching), :func:`prefetch` (a Numba intrinsic) and
+  :func:`resolve_entry` (a kernel's compiled entry point, for per-text hot
+  paths).
 """
 
 from .automaton import Automaton, EngineConfig, join_code_points, to_code_points
 from .charmap import ISOLATED, SPACE, WORD
+from .dispatch import resolve_entry
+from .kernels import LOOKAHEAD, segment_text_into
+from .intrinsics import prefetch
 
-__all__ = ["Automaton", "EngineConfig", "WORD", "SPACE", "ISOLATED", "to_code_points", "join_code_points"]
+__all__ = [
+    "Automaton", "EngineConfig", "WORD", "SPACE", "ISOLATED", "to_code_points", "join_code_points",
+    "segment_text_into", "LOOKAHEAD", "prefetch", "resolve_entry",
+]

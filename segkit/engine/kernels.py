@@ -37,7 +37,7 @@ from numba import literally, njit
 
 from .arrays import copy_rows_prefix, grow
 from .charmap import MAX_CODE_POINT
-from .prefetch import prefetch
+from .intrinsics import prefetch
 
 #: Code points from SENTINEL on stand for "emit token id (cp - SENTINEL) here".
 SENTINEL = 0x110000

@@ -1,0 +1,14 @@
+"""Presets: tokenization schemes assembled on the engine.
+
+``base``
+    :class:`~segkit.presets.base.Preset`, the base every preset (built-in or
+    plugin) derives from, and the helpers a plugin may use.
+``registry``
+    Preset classes by name (built-ins and the ``segkit.plugins`` entry-point
+    group), for :func:`segkit.load` and ``segkit.<Name>``.
+``wordpiece``
+    :class:`segkit.WordPiece` (BERT), one module per pipeline stage.
+``bpe``
+    :class:`segkit.BPE` (byte-level BPE: tiktoken, HuggingFace, trained),
+    one module per algorithm.
+"""

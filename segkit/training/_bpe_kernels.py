@@ -52,7 +52,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from ..engine.prefetch import prefetch as _prefetch
+from ..engine.intrinsics import prefetch as _prefetch
 
 from .gpt2_pretokenize import match_end
 

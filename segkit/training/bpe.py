@@ -433,7 +433,7 @@ def _train_from_words(arena, w_off, w_len, w_cnt, vocab_size, specials, pattern,
     """:func:`train_bpe` after counting: the merges from the unique
     pre-tokens ``arena[w_off[k]:w_off[k] + w_len[k]]`` seen ``w_cnt[k]``
     times (any order: the result depends on the counts only). Also the
-    entry point of :func:`segkit.dask.train_bpe`, which counts elsewhere."""
+    entry point of :func:`segkit.scale.dask.train_bpe`, which counts elsewhere."""
     n_base = 256 + len(specials)
     t1 = time.perf_counter()
     t0 = t1 - count_seconds

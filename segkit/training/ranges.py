@@ -1,6 +1,6 @@
 """Counting a corpus in independent pieces, for trainers that run on a cluster.
 
-:mod:`segkit.dask` splits training corpora into tasks, one per file or per
+:mod:`segkit.scale.dask` splits training corpora into tasks, one per file or per
 byte range of a file, counts each on a worker and adds the counts up; the
 merges then run on the client. Nothing here imports a cluster library: the
 functions take and return plain numpy arrays, so any engine (Dask, Ray,

@@ -40,9 +40,9 @@ from typing import Union
 import numpy as np
 
 from ..engine.charmap import two_level
-from ..wordpiece import WordPiece
-from ..wordpiece.normalization import bert_rewrite_table
-from ..wordpiece.pretokenize import bert_classes
+from ..presets.wordpiece import WordPiece
+from ..presets.wordpiece.normalization import bert_rewrite_table
+from ..presets.wordpiece.pretokenize import bert_classes
 from . import _wordpiece_kernels as K
 from .corpus import check_file, check_special_tokens, doc_batches, parallel_calls, run_parallel, utf8_check, utf8_error
 
@@ -145,7 +145,7 @@ def train_wordpiece(
 def _wordpiece_from_counts(words, starts, counts, vocab_size, lowercase, specials, min_frequency, limit_alphabet,
                            suffix_indicator, show_progress) -> WordPiece:
     """:func:`train_wordpiece` after counting (also the entry point of
-    :func:`segkit.dask.train_wordpiece`, which counts elsewhere)."""
+    :func:`segkit.scale.dask.train_wordpiece`, which counts elsewhere)."""
     tokens = train_from_word_counts(
         words, starts, counts, vocab_size, specials, min_frequency, limit_alphabet, suffix_indicator,
         show_progress=show_progress,

@@ -19,12 +19,25 @@ which an added token occurs (one search finds out).
 
 from __future__ import annotations
 
+from functools import lru_cache
+
+import numpy as np
+import regex
+
+from ..base import white_space
 from .files import HFAdded, normalize
+
+#: Rust ``regex``'s Unicode ``\w`` (what HF's ``single_word`` test uses).
+_WORD = regex.compile(r"[\p{Alphabetic}\p{M}\p{Nd}\p{Pc}\p{Join_Control}]")
+
+
+@lru_cache(maxsize=1)
+def _spaces() -> frozenset:
+    """Unicode ``White_Space`` (what Rust calls ``\\s``; ``lstrip``/``rstrip`` strip it)."""
+    return frozenset(map(chr, np.flatnonzero(white_space()).tolist()))
 
 
 def _alternation(strings):
-    import regex
-
     ordered = sorted(strings, key=lambda s: (-len(s), s))
     return regex.compile("|".join(regex.escape(s) for s in ordered)) if ordered else None
 
@@ -52,8 +65,6 @@ class AddedTokens:
         return bool(self.raw or self.norm)
 
     def _find(self, text: str, pattern, ids: dict, out: list, plain) -> None:
-        from ...wordpiece.added_tokens import _WORD, _spaces
-
         n = len(text)
         start_offset = 0
         spaces = _spaces()

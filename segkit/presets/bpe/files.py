@@ -115,11 +115,18 @@ def read_tiktoken(path: str | os.PathLike) -> list[bytes]:
 # ------------------------------------------------------------- tokenizer.json
 @lru_cache(maxsize=1)
 def byte_decoder() -> dict[str, int]:
-    """GPT-2's printable stand-in character -> byte (inverse of
-    :func:`segkit.training.bpe.bytes_to_unicode`)."""
-    from ...training.bpe import bytes_to_unicode
-
-    return {c: b for b, c in bytes_to_unicode().items()}
+    """GPT-2's printable stand-in character -> byte: bytes ``!``..``~``,
+    ``¡``..``¬`` and ``®``..``ÿ`` stand for themselves, the other 68 for
+    U+0100, U+0101, ... in byte order (the table of GPT-2's ``encoder.py``
+    and of :func:`segkit.training.bpe.bytes_to_unicode`)."""
+    keep = [*range(ord("!"), ord("~") + 1), *range(ord("¡"), ord("¬") + 1), *range(ord("®"), ord("ÿ") + 1)]
+    table = {chr(b): b for b in keep}
+    n = 0
+    for b in range(256):
+        if b not in keep:
+            table[chr(256 + n)] = b
+            n += 1
+    return table
 
 
 def byte_level_bytes(token: str) -> bytes | None:

@@ -24,6 +24,7 @@ from typing import Any, Iterable
 
 import numpy as np
 
+from ..base import ModelFileError, Preset
 from . import layout as L
 from .added import AddedTokens
 from .batch import kernel_for
@@ -97,7 +98,7 @@ def _check_specials(special_tokens: Any, n_tokens: int, taken: Iterable[int] = (
     return out
 
 
-class BPE:
+class BPE(Preset):
     """Byte-level BPE over a vocabulary and its merges (see the module doc).
 
     Parameters
@@ -411,7 +412,7 @@ class BPE:
         if isinstance(texts, str):
             raise TypeError("texts must be a sequence of str, found a single str (wrap it in a list)")
         texts = list(texts)
-        from ...parallel import _pool, resolve_threads
+        from ...runtime.threads import _pool, resolve_threads
 
         n = min(resolve_threads(num_threads), max(1, len(texts)))
 
@@ -526,19 +527,17 @@ class BPE:
         >>> segkit.load(path).encode("hello world")
         [31373, 995]
         """
-        from ...models import save
+        super().save(path)
 
-        save(self, path)
-
-    def __reduce__(self):
+    def _parts(self) -> tuple:
         config, arrays = self._state()
-        return (_unpickle, (config, {k: np.array(v) for k, v in arrays.items()}))
+        return config, {k: np.array(v) for k, v in arrays.items()}
 
-
-def _unpickle(config, arrays):
-    # A pickle runs whatever code it names, so it is trusted as code is: the
-    # structural checks, not the certification of the splits.
-    return _from_state(BPE, config, arrays, "pickled BPE", certify=False)
+    @classmethod
+    def _from_parts(cls, config, arrays) -> "BPE":
+        # A pickle runs whatever code it names, so it is trusted as code is:
+        # the structural checks, not the certification of the splits.
+        return _from_state(cls, config, arrays, "pickled BPE", certify=False)
 
 
 def _from_state(cls, config: dict, arrays: dict, source: str, certify: bool) -> BPE:
@@ -548,8 +547,6 @@ def _from_state(cls, config: dict, arrays: dict, source: str, certify: bool) -> 
 
     def bad(what: str) -> ValueError:
         if certify:  # a file: the error segkit.load raises
-            from ...storage import ModelFileError
-
             return ModelFileError(f"{source}: invalid BPE model: {what}")
         return ValueError(f"{source}: invalid BPE model: {what}")
 

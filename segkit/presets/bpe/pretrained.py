@@ -63,7 +63,7 @@ def resolve(name: str) -> str:
 def _checked_file(canonical: str):
     from pathlib import Path
 
-    from ...resources import vocabularies_dir
+    from ..base import vocabularies_dir
 
     filename, digest, _, _ = PRETRAINED[canonical]
     path = vocabularies_dir() / filename

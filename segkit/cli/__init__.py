@@ -1,0 +1,5 @@
+"""The ``segkit`` command line, one module per subcommand (see ``main``)."""
+
+from .command import main
+
+__all__ = ["main"]

@@ -1,0 +1,214 @@
+"""What every subcommand shares: reading lines, batching, writing output,
+Ctrl-C, and errors reported as ``segkit: error: ...``."""
+
+from __future__ import annotations
+
+import sys
+from contextlib import contextmanager
+from typing import Iterable, Iterator, Sequence
+
+
+class CliError(Exception):
+    """A problem reported as ``segkit: error: ...`` with exit status 2."""
+
+
+class InputError(CliError):
+    pass
+
+
+def os_message(e: OSError) -> str:
+    """``path: reason`` for an OSError (its own message when it has one)."""
+    if e.strerror and e.filename is not None:
+        return f"{e.filename}: {e.strerror}"
+    return str(e) or type(e).__name__
+
+
+def lines(paths: Sequence[str]) -> Iterator[str]:
+    for p in paths:
+        if p == "-":
+            stream = sys.stdin.buffer
+            name = "<stdin>"
+        else:
+            try:
+                stream = open(p, "rb")
+            except FileNotFoundError:
+                raise InputError(f"input file not found: {p}") from None
+            except IsADirectoryError:
+                raise InputError(f"input is a directory, not a file: {p}") from None
+            except OSError as e:
+                raise InputError(f"cannot read input file {os_message(e)}") from None
+            name = p
+        try:
+            lineno = 0
+            while True:
+                try:
+                    raw = stream.readline()
+                except OSError as e:
+                    raise InputError(f"{name}: cannot read after line {lineno}: {os_message(e)}") from None
+                if not raw:
+                    break
+                lineno += 1
+                try:
+                    line = raw.decode("utf-8")
+                except UnicodeDecodeError as e:
+                    raise InputError(
+                        f"{name}: line {lineno}: not valid UTF-8 (byte {raw[e.start]:#04x} at column {e.start + 1})"
+                    ) from None
+                if lineno == 1:
+                    line = line.lstrip("\ufeff")
+                yield line.rstrip("\n").rstrip("\r")
+        finally:
+            if stream is not sys.stdin.buffer:
+                stream.close()
+
+
+def batches(items: Iterable[str], size: int) -> Iterator[list[str]]:
+    """Lists of ``size`` items.  When reading an item fails, the items read
+    before it are yielded first, so that their results are written and the
+    error can say exactly which texts the output holds."""
+    batch: list[str] = []
+    it = iter(items)
+    while True:
+        try:
+            x = next(it)
+        except StopIteration:
+            break
+        except InputError:
+            if batch:
+                yield batch
+            raise
+        batch.append(x)
+        if len(batch) >= size:
+            yield batch
+            batch = []
+    if batch:
+        yield batch
+
+
+class Output:
+    """Writes whole batches of lines to standard output, and holds off Ctrl-C
+    where it would do harm.
+
+    SIGINT is deferred (see :meth:`sigint_deferred`) while a batch is being
+    written, so the output always ends with a complete line, and during a
+    batch's compiled call: Numba code cannot be interrupted anyway, and a
+    KeyboardInterrupt raised while Numba boxes its result would surface as
+    ``SystemError: ... returned a result with an exception set``.  The
+    interrupt is raised as soon as the deferred section ends.  A write that
+    fails (a closed pipe, a full disk) becomes a :class:`CliError`.
+    """
+
+    def __init__(self, stream):
+        self.stream = stream
+        self.texts = 0  # texts whose results were written
+        self._defer = 0
+        self._pending = False
+
+    def on_sigint(self, signum, frame) -> None:
+        if self._defer:
+            self._pending = True
+        else:
+            raise KeyboardInterrupt
+
+    @contextmanager
+    def sigint_deferred(self) -> Iterator[None]:
+        self._defer += 1
+        try:
+            yield
+        finally:
+            self._defer -= 1
+            if not self._defer and self._pending:
+                self._pending = False
+                raise KeyboardInterrupt
+
+    def _fd(self) -> int | None:
+        """The file descriptor of the real standard output, else None."""
+        if self.stream is None or self.stream is not sys.__stdout__:
+            return None
+        try:
+            fd = self.stream.fileno()
+            self.stream.flush()
+        except (AttributeError, OSError, ValueError):
+            return None
+        return fd
+
+    def write(self, lines: list[str]) -> None:
+        """Write ``lines`` (UTF-8) completely.  To a file descriptor this is
+        an ``os.write`` loop: CPython's buffered writer can drop the rest of
+        a write that a signal interrupted part-way on a pipe."""
+        import os
+
+        data = "".join(lines)
+        with self.sigint_deferred():
+            try:
+                fd = self._fd()
+                if fd is None:
+                    self.stream.write(data)
+                    self.stream.flush()
+                else:
+                    view = memoryview(data.encode("utf-8"))
+                    while view:
+                        view = view[os.write(fd, view) :]
+            except BrokenPipeError:
+                raise CliError("cannot write the output: the reader closed it (broken pipe)") from None
+            except OSError as e:
+                raise CliError(f"cannot write the output: {e.strerror or e}") from None
+            self.texts += len(lines)
+
+
+def interrupted(e: BaseException) -> bool:
+    """Whether ``e`` is a KeyboardInterrupt, or the SystemError that a
+    compiled call turns one into (raised while it boxed its result)."""
+    while e is not None:
+        if isinstance(e, KeyboardInterrupt):
+            return True
+        if not isinstance(e, SystemError):
+            return False
+        e = e.__cause__ or e.__context__
+    return False
+
+
+def quiet_stdout_if_broken() -> None:
+    """After a failed write to the real standard output, point it at
+    /dev/null: Python's final flush would otherwise fail again and print a
+    second error."""
+    import os
+
+    if sys.stdout is not sys.__stdout__ or sys.stdout is None:
+        return
+    try:
+        sys.stdout.flush()
+    except (OSError, ValueError):
+        try:
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, sys.stdout.fileno())
+            os.close(devnull)
+        except (OSError, ValueError):
+            pass
+
+
+def zip_strict(a: Iterable[str], b: Iterable[str]) -> Iterator[tuple[str, str]]:
+    ia, ib = iter(a), iter(b)
+    n = 0
+    while True:
+        x = next(ia, None)
+        y = next(ib, None)
+        if x is None and y is None:
+            return
+        if x is None or y is None:
+            raise InputError(f"--pair-input has {'more' if x is None else 'fewer'} lines than the texts (after line {n})")
+        n += 1
+        yield x, y
+
+
+def reading_stdin_note() -> None:
+    """Say on stderr that texts are read from standard input, when it is a
+    terminal (a user who typed the command alone would otherwise see it wait
+    in silence)."""
+    try:
+        interactive = sys.stdin is not None and sys.stdin.isatty()
+    except (AttributeError, ValueError):
+        interactive = False
+    if interactive:
+        print("segkit: reading texts from standard input, one per line (end with Ctrl-D; "
+              "or give texts as arguments, or --help)", file=sys.stderr)

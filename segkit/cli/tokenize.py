@@ -1,0 +1,144 @@
+"""``segkit tokenize`` and ``segkit encode``: WordPiece over texts or files.
+
+``segkit tokenize "Hello, world!"`` prints the WordPiece tokens of the text
+with the bundled default model (bert-base-uncased); ``segkit encode --format
+json --max-length 128 --input corpus.txt`` encodes a file, one text per line,
+with special tokens, truncation and offsets.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import Iterable
+
+from .io import CliError, InputError, Output, batches, lines, os_message, reading_stdin_note, zip_strict
+
+DEFAULT_PRETRAINED = "bert-base-uncased"
+
+
+def add_parsers(sub) -> None:
+    """Add ``tokenize`` and ``encode`` to the ``segkit`` parser."""
+    from ..models.bundled import BUNDLED_VOCABULARIES
+
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument("texts", nargs="*", help="texts (default: read lines from --input, else stdin)")
+    src = common.add_mutually_exclusive_group()
+    src.add_argument(
+        "--pretrained",
+        metavar="NAME",
+        help=f"a bundled model: {', '.join(sorted(BUNDLED_VOCABULARIES))} (default {DEFAULT_PRETRAINED})",
+    )
+    src.add_argument("--vocab", metavar="PATH", help="a vocab.txt (one token per line), used with BERT's pipeline")
+    src.add_argument("--tokenizer-json", metavar="PATH", help="a HuggingFace tokenizer.json with a WordPiece model")
+    src.add_argument("--model", metavar="PATH", help="a model file written by segkit's save()")
+    common.add_argument("--cased", action="store_true", help="with --vocab: do not lowercase or strip accents")
+    common.add_argument("--input", "-i", metavar="FILE", action="append", default=[], help="read texts from FILE, one per line (repeatable; '-' is stdin)")
+    common.add_argument("--format", "-f", choices=("tokens", "ids", "json"), default="tokens", help="space-separated tokens, ids, or JSON lines with offsets")
+    common.add_argument("--batch-size", type=int, default=4096, help="texts per compiled call when reading files")
+    sub.add_parser(
+        "tokenize", parents=[common], help="tokenize (normalize, pre-tokenize, WordPiece; no special tokens)",
+        description="WordPiece-tokenize texts (BERT's normalization and pre-tokenization; no special tokens) "
+        "with a bundled model (default bert-base-uncased), a vocab.txt, a tokenizer.json or a saved segkit "
+        "model.  Texts come from the arguments, else from --input files, else from standard input, one per line.",
+    )
+    enc = sub.add_parser(
+        "encode", parents=[common], help="encode for a model: special tokens, truncation, padding, type ids",
+        description="Encode texts (or pairs, with --pair-input) for a BERT-style model: the tokens of 'segkit "
+        "tokenize' plus the template's special tokens, truncation and padding; --format json adds type ids, "
+        "attention masks and offsets.  Texts come as for 'segkit tokenize'.",
+    )
+    enc.add_argument("--pair-input", metavar="FILE", help="second texts of pairs, one per line (parallel to the texts)")
+    enc.add_argument("--max-length", type=int, help="truncate (longest first) and/or pad to this length")
+    enc.add_argument("--padding", choices=("longest", "max_length"), help="pad within each batch")
+
+
+def load_tokenizer(args):
+    from ..models.saving import load
+    from ..presets.wordpiece import WordPiece
+
+    if args.model:
+        model = load(args.model)
+        if not isinstance(model, WordPiece):
+            raise CliError(
+                f"{args.model}: is a {type(model).__name__} model; tokenize and encode need a WordPiece model"
+            )
+        return model
+    if args.tokenizer_json:
+        return WordPiece.from_tokenizer_json(args.tokenizer_json)
+    if args.vocab:
+        return WordPiece.bert(args.vocab, lowercase=not args.cased)
+    return WordPiece.from_pretrained(args.pretrained or DEFAULT_PRETRAINED)
+
+
+def run(args, out: Output) -> int:
+    """``segkit tokenize`` and ``segkit encode``."""
+    from ..models.files import ModelFileError
+    from ..models.vocabulary import VocabularyError
+
+    try:
+        wp = load_tokenizer(args)
+    except OSError as e:
+        raise CliError(os_message(e)) from None
+    except (ValueError, VocabularyError, ModelFileError) as e:
+        raise CliError(str(e)) from None
+    if args.batch_size < 1:
+        raise CliError(f"--batch-size must be at least 1, found {args.batch_size}")
+    if args.texts and args.input:
+        raise CliError("give texts as arguments or with --input, not both")
+    encode = args.command == "encode"
+    if not args.texts and not args.input:
+        reading_stdin_note()
+    texts: Iterable = args.texts if args.texts else lines(args.input or ["-"])
+    if encode and args.pair_input:
+        texts = zip_strict(texts, lines([args.pair_input]))
+    progress = None
+    if args.input and sys.stderr.isatty():
+        from tqdm import tqdm
+
+        progress = tqdm(unit=" texts", file=sys.stderr)
+    itos = wp.vocab.id_to_token
+    try:
+        for batch in batches(texts, args.batch_size):
+            with out.sigint_deferred():
+                if encode:
+                    enc = wp.encode_batch(
+                        batch,
+                        max_length=args.max_length,
+                        truncation=args.max_length is not None,
+                        padding=args.padding or False,
+                    )
+                else:
+                    enc = wp.encode_batch(batch, add_special_tokens=False)
+            written = []
+            for item, e in zip(batch, enc):
+                ids = e.ids
+                if args.format == "tokens":
+                    written.append(" ".join(itos[i] for i in ids) + "\n")
+                elif args.format == "ids":
+                    written.append(" ".join(map(str, ids)) + "\n")
+                else:
+                    record = {"text": item} if isinstance(item, str) else {"text": item[0], "pair": item[1]}
+                    record.update(ids=ids, tokens=e.tokens, offsets=e.offsets)
+                    if encode:
+                        record.update(
+                            type_ids=e.type_ids,
+                            attention_mask=e.attention_mask,
+                            special_tokens_mask=e.special_tokens_mask,
+                            word_ids=e.word_ids,
+                        )
+                    written.append(json.dumps(record, ensure_ascii=False) + "\n")
+            out.write(written)
+            if progress is not None:
+                progress.update(len(batch))
+    except InputError as e:
+        if not out.texts:
+            raise
+        raise CliError(f"{e}; the output holds the results of the {out.texts} texts before it") from None
+    except ValueError as e:
+        raise CliError(str(e)) from None
+    finally:
+        if progress is not None:
+            progress.close()
+    return 0

@@ -1,0 +1,61 @@
+"""The WordPiece model file: what ``save`` stores and how ``segkit.load``
+reads it back, every value validated (see ``docs/saving.rst``)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ...models.parts import (
+    automaton_arrays,
+    automaton_from_arrays,
+    valid_id_mask,
+    vocabulary_from_state,
+    vocabulary_keys,
+    vocabulary_state,
+)
+from . import added_tokens as _added
+from .settings import SETTINGS, boundary_classes, check_setting_types, check_settings, engine_config
+
+
+def model_state(wp) -> tuple[dict, dict, dict]:
+    """``(config, arrays, blobs)`` of a :class:`~segkit.WordPiece`."""
+    aconf, arrays = automaton_arrays(wp.automaton, "automaton")
+    varrays, blobs = vocabulary_state(wp.vocab)
+    arrays.update(varrays)
+    arrays["rewrite.packed"] = wp._rewrite
+    config = {k: getattr(wp, k) for k in SETTINGS}
+    config["automaton"] = aconf
+    config["has_rewrite"] = True
+    if wp._added is not None:
+        config["added_tokens"] = _added.added_state(wp)
+    return config, arrays, blobs
+
+
+def from_model(cls, config: dict, arrays: dict, blobs: dict, source: str):
+    """A WordPiece from a model file's parts, everything validated: the
+    settings as the constructor checks them, the vocabulary, the automaton
+    (structure, ids, and an engine configuration equal to the one the
+    settings imply).  The normalization tables are rebuilt from the
+    settings (cached per process) and must equal the stored ones."""
+    missing = [k for k in SETTINGS if k not in config]
+    if missing:
+        raise ValueError(f"{source}: settings {missing} are missing")
+    settings = {k: config[k] for k in SETTINGS}
+    check_setting_types(settings)
+    vocab = vocabulary_from_state(arrays, blobs, source=source)
+    check_settings(settings, vocab)
+    automaton = automaton_from_arrays(
+        config["automaton"], arrays, "automaton", source, valid_id_mask(vocab), vocabulary_keys(vocab),
+        boundary_classes(settings),
+    )
+    expected = engine_config(settings, vocab)
+    if automaton.config != expected:
+        raise ValueError(f"{source}: the automaton's configuration {automaton.config} does not match the "
+                         f"settings, which imply {expected}")
+    obj = cls.__new__(cls)
+    obj._assemble(vocab, automaton, settings, None)
+    _added.restore_added(obj, config.get("added_tokens"), source)
+    stored = arrays.get("rewrite.packed")
+    if stored is not None and not np.array_equal(stored, obj._rewrite):
+        raise ValueError(f"{source}: invalid normalization tables: they are not the ones the settings give")
+    return obj

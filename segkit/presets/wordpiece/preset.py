@@ -1,0 +1,718 @@
+"""The WordPiece preset: BERT's subword tokenizer on the LinMaxMatch engine.
+
+:class:`WordPiece` assembles the stages of its pipeline and passes a call
+through them, in one direction:
+
+* :mod:`~segkit.presets.wordpiece.settings`: the settings, checked, and what they
+  imply (engine configuration, boundary classes, normalization table);
+* :mod:`~segkit.presets.wordpiece.matching`: the compiled pass (normalization,
+  pre-tokenization, matching) from texts to token arrays;
+* :mod:`~segkit.presets.wordpiece.options`: the caller's post-processing options,
+  resolved and applied by the kernel of :mod:`~segkit.presets.wordpiece.postprocess`;
+* :mod:`segkit.results.encoding`: the results, :class:`~segkit.Encoding` and
+  :class:`~segkit.BatchEncoding`;
+* :mod:`~segkit.presets.wordpiece.decoding`: ids back to text;
+* :mod:`~segkit.presets.wordpiece.tokenizer_json`: HuggingFace ``tokenizer.json``
+  in and out.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from typing import Any, Union
+
+import numpy as np
+
+from ...models.cache import cacheable_file
+from ...results.encoding import BatchEncoding, Encoding, _itos
+from ...engine import Automaton
+from ...runtime.threads import concat_segments
+from ...models.vocabulary import Vocabulary, VocabSource
+from ..base import Preset
+from .call import VERY_LARGE_INTEGER, ModelInputs, call, call_single
+from .inputs import as_words, encode_mixed, segment_words, split_batch
+from . import added_tokens as _added
+from .decoding import Decoder
+from .matching import Matcher
+from . import model_file
+from .state import TokenizerState
+from .options import PostProcessor
+from .postprocess import K_A, K_SPECIAL, O_MODE, O_NSLOTS, O_PAD_TO, O_PAD_TYPE, O_SLOTS
+from .template import normalize_template
+from .settings import (
+    SETTINGS,
+    boundary_classes,
+    check_settings,
+    derived_ids,
+    engine_config,
+    packed_rewrite,
+)
+
+TextOrPair = Union[str, tuple[str, str], list]
+
+
+class WordPiece(TokenizerState, Preset):
+    """WordPiece tokenization (greedy longest-match-first), in linear time.
+
+    Parameters
+    ----------
+    vocab
+        Path to a ``vocab.txt`` (one token per line, id = line index), a
+        sequence of tokens (id = index) or a mapping token -> id.  A file of
+        64 KiB or more is built once and then kept in segkit's model cache
+        (:mod:`segkit.models.cache`; ``SEGKIT_CACHE_DIR=off`` disables it), keyed
+        by the file's bytes and every setting: later processes map the
+        built model instead of building it again.
+    suffix_indicator
+        Prefix of the vocabulary's continuation pieces: ``"##"`` for BERT;
+        any string, including ``""``.
+    unk_token
+        Token emitted for a word that cannot be tokenized; it must be in the
+        vocabulary.
+    max_input_chars_per_word
+        Words longer than this (in characters) become ``unk_token``.
+    lowercase
+        Lowercase the text (each character's Unicode lowercase mapping).
+    strip_accents
+        Remove accents (NFD, then drop nonspacing marks).  None (default):
+        follow ``lowercase``, as BERT does.
+    clean_text
+        Drop NUL, U+FFFD and control characters.
+    handle_chinese_chars
+        Make every CJK ideograph a word of its own (BERT's behaviour).
+    cjk
+        Which CJK ideograph ranges: ``"hf"`` (HuggingFace's, the default) or
+        ``"bert"`` (Google's; they differ for U+2B820..U+2B91F).
+    special_tokens
+        Tokens that are never split when they occur in the text (matched
+        on the raw text, leftmost-longest).  None (default): those of
+        ``[PAD] [UNK] [CLS] [SEP] [MASK]`` that are in the vocabulary.
+    template
+        ``"bert"``: :meth:`encode` adds ``[CLS] A [SEP]`` or
+        ``[CLS] A [SEP] B [SEP]``; None (default): no special tokens are
+        added; or a dict in HuggingFace's ``TemplateProcessing`` syntax,
+        ``{"single": "<s> $A </s>", "pair": "<s> $A </s> </s> $B </s>"}``
+        (``:N`` after a piece sets its type id; optional
+        ``"special_tokens": {name: id or [ids]}`` for names that are not
+        vocabulary tokens; pairs default to ``"$A:0 $B:1"``).
+    cls_token, sep_token, pad_token
+        The tokens the template and padding use.
+    truncation, padding
+        Defaults for :meth:`encode` (see there); None: off.  Keys of
+        ``truncation``: ``max_length``, ``strategy``, ``stride``,
+        ``direction`` (``"right"``/``"left"``); of ``padding``: ``length``
+        (None: the longest), ``pad_to_multiple_of``, ``direction``,
+        ``pad_type_id``.
+    flavour
+        ``"hf"`` (default): HuggingFace ``tokenizers``.  ``"tf_text"``:
+        TensorFlow Text's ``FastWordpieceTokenizer``: Google's CJK ranges,
+        ``max_input_chars_per_word`` counts UTF-8 bytes (TF's
+        ``max_bytes_per_word``) and offsets are UTF-8 byte offsets.
+    duplicates
+        How repeated vocabulary tokens are handled (see
+        :meth:`segkit.Vocabulary.load`).
+
+    Notes
+    -----
+    Output equals the original WordPiece: text is split on Unicode
+    whitespace, every punctuation character (ASCII 33-47, 58-64, 91-96,
+    123-126 or Unicode category P*) and every CJK ideograph is a word of its
+    own; each word is split greedily into the longest vocabulary pieces,
+    pieces after the first carrying ``suffix_indicator``; a word with any
+    unmatchable part, or longer than ``max_input_chars_per_word``, becomes a
+    single ``unk_token`` spanning the word.  With the defaults no
+    normalization is applied; :meth:`bert`, :meth:`from_pretrained` and
+    :meth:`from_tokenizer_json` configure BERT's.  Offsets always refer to the
+    original text.
+
+    Examples
+    --------
+    >>> wp = WordPiece(["[UNK]", "un", "##aff", "##able", "!"])
+    >>> wp.tokenize("unaffable!")
+    ['un', '##aff', '##able', '!']
+    >>> wp.encode("unaffable xyz").offsets
+    [(0, 2), (2, 5), (5, 9), (10, 13)]
+    """
+
+    def __init__(
+        self,
+        vocab: VocabSource | Vocabulary,
+        *,
+        suffix_indicator: str = "##",
+        unk_token: str = "[UNK]",
+        max_input_chars_per_word: int = 100,
+        lowercase: bool = False,
+        strip_accents: bool | None = None,
+        clean_text: bool = False,
+        handle_chinese_chars: bool = True,
+        cjk: str = "hf",
+        special_tokens: Sequence[str] | None = None,
+        template: str | dict | None = None,
+        cls_token: str = "[CLS]",
+        sep_token: str = "[SEP]",
+        pad_token: str = "[PAD]",
+        truncation: dict | None = None,
+        padding: dict | None = None,
+        flavour: str = "hf",
+        duplicates: str = "error",
+    ) -> None:
+        settings = {
+            "suffix_indicator": suffix_indicator,
+            "unk_token": unk_token,
+            "max_input_chars_per_word": max_input_chars_per_word,
+            "cjk": cjk,
+            "lowercase": bool(lowercase),
+            "strip_accents": strip_accents,
+            "clean_text": bool(clean_text),
+            "handle_chinese_chars": bool(handle_chinese_chars),
+            "special_tokens": None if special_tokens is None else list(special_tokens),
+            "template": normalize_template(template),
+            "cls_token": cls_token,
+            "sep_token": sep_token,
+            "pad_token": pad_token,
+            "truncation": truncation,
+            "padding": padding,
+            "flavour": flavour,
+        }
+        source = cacheable_file(vocab)
+        if source is not None:
+            # A large vocabulary file: the built model is kept in segkit's
+            # model cache, so the next process maps it instead of building.
+            built = self._cached("wordpiece-file", {**settings, "duplicates": duplicates}, source,
+                                 lambda: WordPiece(Vocabulary.load(vocab, duplicates=duplicates), **settings))
+            if built._settings == settings:
+                self._assemble(built.vocab, built.automaton, settings, built._rewrite, built._derived)
+                return
+        vocab = Vocabulary.load(vocab, duplicates=duplicates)
+        check_settings(settings, vocab)
+        config = engine_config(settings, vocab)
+        automaton = Automaton.build(vocab.tokens, vocab.ids, config, boundary_classes(settings))
+        self._assemble(vocab, automaton, settings, None)
+
+
+    # ------------------------------------------------------------ assembly
+    def _assemble(self, vocab: Vocabulary, automaton: Automaton, settings: dict, rewrite, derived=None) -> None:
+        """Set the settings and build the stages (``rewrite``, ``derived``:
+        the normalization table and :func:`~segkit.presets.wordpiece.settings.derived_ids`
+        when already known, else None)."""
+        self.vocab = vocab
+        self.automaton = automaton
+        self._settings = dict(settings)
+        for k in SETTINGS:
+            setattr(self, k, settings[k])
+        self.unk_id = automaton.config.unk_id
+        if derived is None:
+            derived = derived_ids(settings, vocab)
+        specials, special_ids, self.pad_id, self.cls_id, self.sep_id = derived
+        self._derived = derived
+        self.special_token_list = list(specials)
+        self.special_ids = frozenset(special_ids)
+        if rewrite is None:
+            rewrite = packed_rewrite(settings, specials, special_ids)
+        # The stages a call goes through, in order.
+        self._matcher = Matcher(automaton.packed, rewrite, byte_offsets=self.flavour == "tf_text")
+        self._post = PostProcessor.from_settings(settings, vocab, derived)
+        self._decoder = Decoder(vocab, self.suffix_indicator, self.special_ids)
+        _added.install(self, None)  # no added tokens (see add_tokens)
+
+    @property
+    def _rewrite(self) -> np.ndarray:
+        """The packed normalization table of the compiled pass."""
+        return self._matcher.rewrite
+
+    @property
+    def _packed(self):
+        """The automaton's packed arrays, as the compiled pass reads them."""
+        return self._matcher.packed
+
+    @classmethod
+    def bert(
+        cls,
+        vocab: VocabSource | Vocabulary,
+        *,
+        lowercase: bool = True,
+        strip_accents: bool | None = None,
+        clean_text: bool = True,
+        handle_chinese_chars: bool = True,
+        **kwargs: Any,
+    ) -> "WordPiece":
+        """BERT's full pipeline, with the defaults of HuggingFace's
+        ``BertWordPieceTokenizer``: BERT normalization (lowercasing unless
+        ``lowercase=False``), special tokens kept whole, and the
+        ``[CLS] ... [SEP]`` template.
+
+        >>> wp = WordPiece.bert(["[PAD]", "[UNK]", "[CLS]", "[SEP]", "hello", "world"])
+        >>> wp.encode("Hello WORLD").tokens
+        ['[CLS]', 'hello', 'world', '[SEP]']
+        """
+        kwargs.setdefault("template", "bert")
+        return cls(
+            vocab,
+            lowercase=lowercase,
+            strip_accents=strip_accents,
+            clean_text=clean_text,
+            handle_chinese_chars=handle_chinese_chars,
+            **kwargs,
+        )
+
+    # ---------------------------------------------------- saving and loading
+    @classmethod
+    def from_pretrained(cls, name: str) -> "WordPiece":
+        """A bundled BERT tokenizer by name, with its casing (no network access).
+
+        ``bert-base-uncased`` lowercases and strips accents;
+        ``bert-base-multilingual-cased`` does neither; ``bert-base-chinese``
+        lowercases (its vocabulary has no uppercase Latin tokens).  All use
+        BERT's normalization, special tokens and template.  Built once, then
+        kept in segkit's model cache (:mod:`segkit.models.cache`), as every large
+        vocabulary file is.
+
+        >>> WordPiece.from_pretrained("bert-base-uncased").tokenize("Hello!")
+        ['hello', '!']
+        """
+        from ...models.bundled import BUNDLED_LOWERCASE, bundled_vocabulary
+
+        path = bundled_vocabulary(name)
+        return cls.bert(path, lowercase=BUNDLED_LOWERCASE[name])
+
+    @classmethod
+    def from_tokenizer_json(cls, path: str | os.PathLike) -> "WordPiece":
+        """Load a HuggingFace ``tokenizer.json`` whose model is WordPiece.
+
+        The vocabulary, unk token, continuation prefix, word length limit,
+        ``BertNormalizer`` settings, special (added) tokens, the
+        post-processor (``TemplateProcessing`` or ``BertProcessing`` of
+        BERT's shape) and default truncation/padding are read from it.
+        Raises ValueError naming the problem for anything segkit cannot
+        reproduce exactly (another model type, another normalizer or
+        pre-tokenizer, another template).
+        """
+        from .tokenizer_json import read_tokenizer_json
+
+        vocab, kwargs = read_tokenizer_json(path)
+        added = kwargs.pop("added_tokens", None)
+        try:
+            wp = cls(vocab, **kwargs)
+        except ValueError as e:  # a setting or the vocabulary: name the file
+            raise type(e)(f"{path}: {e}") from None
+        if added is not None:  # added tokens with flags, or not in the vocabulary
+            _added.restore_added(wp, added, str(path))
+        return wp
+
+    def save_tokenizer_json(self, path: str | os.PathLike) -> None:
+        """Write a HuggingFace ``tokenizer.json`` that gives this tokenizer's
+        ids, offsets and type ids on raw text.
+
+        It holds the WordPiece model (vocabulary, unk token, continuation
+        prefix, word length limit), ``BertNormalizer`` with these settings
+        (none when nothing is normalized), ``BertPreTokenizer``, the special
+        tokens as added tokens, BERT's template as ``TemplateProcessing``,
+        the default truncation and padding, and the WordPiece decoder.
+        ``tokenizers.Tokenizer.from_file`` and transformers'
+        ``PreTrainedTokenizerFast(tokenizer_file=...)`` load it, and
+        :meth:`from_tokenizer_json` reads it back to an equal tokenizer.
+        ValueError for settings HF cannot reproduce (``flavour="tf_text"``,
+        ``cjk="bert"``).
+
+        >>> import json, os, tempfile
+        >>> wp = WordPiece.bert(["[UNK]", "[CLS]", "[SEP]", "un", "##able"], lowercase=True)
+        >>> path = os.path.join(tempfile.mkdtemp(), "tokenizer.json")
+        >>> wp.save_tokenizer_json(path)
+        >>> WordPiece.from_tokenizer_json(path).encode("Unable").tokens
+        ['[CLS]', 'un', '##able', '[SEP]']
+        """
+        from .tokenizer_json import write_tokenizer_json
+
+        write_tokenizer_json(self, path)
+
+    def _model_state(self):
+        return model_file.model_state(self)
+
+    @classmethod
+    def _from_model(cls, config, arrays, blobs, source):
+        return model_file.from_model(cls, config, arrays, blobs, source)
+
+    def _parts(self) -> tuple:
+        # Pickles as arrays (automaton, tables) and a packed vocabulary: no rebuild.
+        return (self.vocab, self.automaton, self._settings, self._rewrite, self._derived, _added.added_state(self))
+
+    @classmethod
+    def _from_parts(cls, vocab, automaton, settings, rewrite, derived=None, added=None) -> "WordPiece":
+        obj = cls.__new__(cls)
+        obj._assemble(vocab, automaton, settings, rewrite, derived)
+        if added is not None:
+            _added.restore_added(obj, added, "pickle")
+        return obj
+
+
+    # ------------------------------------------------------------- tokenize
+    def _segment(self, texts: Sequence[str], num_threads: int | None = None):
+        """(4, n) tokens (ids, starts, ends, words; offsets in the original
+        texts) and row splits, after normalization and special tokens."""
+        return self._matcher.segment(texts, num_threads)
+
+    def tokenize(self, text: str) -> list[str]:
+        """Normalize (as configured), pre-tokenize and WordPiece ``text``.
+
+        >>> WordPiece(["[UNK]", "a", "##b", ","]).tokenize("ab, c")
+        ['a', '##b', ',', '[UNK]']
+        """
+        itos = _itos(self._names)
+        return [itos[i] for i in self._matcher.segment_one(_check_text(text))[0].tolist()]
+
+    def tokenize_word(self, word: str) -> list[str]:
+        """WordPiece one word as it is (no normalization, no pre-tokenization).
+
+        One call costs a few microseconds, mostly Python call overhead; for
+        many words, ``self.automaton.segment_batch(words, pretokenize=False)``
+        returns the ids of all of them from one compiled call (about 0.5 us
+        a word on the multilingual corpus).
+
+        >>> WordPiece(["[UNK]", "a", "##.", "##b"]).tokenize_word("a.b")
+        ['a', '##.', '##b']
+        """
+        itos = self.vocab.id_to_token
+        return [itos[i] for i in self.automaton.segment_id_list(word, pretokenize=False)]
+
+    def encode_ids(self, text: str) -> list[int]:
+        """Just the token ids of ``text``, no template (the fastest path)."""
+        return self._matcher.segment_one(_check_text(text))[0].tolist()
+
+    # --------------------------------------------------------------- encode
+    def encode(
+        self,
+        text: str,
+        pair: str | None = None,
+        *,
+        add_special_tokens: bool = True,
+        max_length: int | None = None,
+        truncation: bool | str | None = None,
+        padding: bool | str | None = None,
+        pad_to_multiple_of: int | None = None,
+        stride: int | None = None,
+        truncation_side: str | None = None,
+        padding_side: str | None = None,
+        is_pretokenized: bool = False,
+    ) -> Encoding:
+        """Encode a text or a pair of texts, as HuggingFace ``Tokenizer.encode``.
+
+        Parameters
+        ----------
+        text, pair
+            The text, and optionally a second text (sentence pairs).
+        add_special_tokens
+            Apply the template (when the tokenizer has one).
+        max_length
+            Length limit for truncation and ``padding="max_length"``,
+            template tokens included.
+        truncation
+            False, True (= ``"longest_first"``), ``"longest_first"``,
+            ``"only_first"`` or ``"only_second"``; None: the tokenizer's
+            default.
+        padding
+            False, True/``"longest"`` (a no-op for one text) or
+            ``"max_length"``; None: the tokenizer's default.
+        pad_to_multiple_of
+            Round padded lengths up to a multiple of this.
+        is_pretokenized
+            ``text`` (and ``pair``) are lists of words, as HF's
+            ``is_pretokenized=True``: each word is encoded on its own, its
+            offsets relative to the word, word index = index of the word.
+        stride
+            When truncation cuts a sequence, the pieces that do not fit
+            become :attr:`Encoding.overflowing` encodings (each with the
+            template); consecutive pieces share ``stride`` tokens.  It must
+            be smaller than the length a sequence is cut to.
+        truncation_side, padding_side
+            ``"right"`` (default) or ``"left"``: cut tokens from the end or
+            from the start; pad after the tokens or before them.
+
+        Each keyword left to None takes the tokenizer's default (its
+        ``truncation`` and ``padding`` settings; ``padding`` may also set
+        ``pad_type_id``).
+
+        >>> wp = WordPiece.bert(["[PAD]", "[UNK]", "[CLS]", "[SEP]", "a", "b"])
+        >>> e = wp.encode("a b", "b", max_length=8, padding="max_length")
+        >>> e.ids, e.type_ids, e.attention_mask
+        ([2, 4, 5, 3, 5, 3, 0, 0], [0, 0, 0, 0, 1, 1, 0, 0], [1, 1, 1, 1, 1, 1, 0, 0])
+        """
+        if type(text) is not str or is_pretokenized:
+            if is_pretokenized:
+                for seq in (text, pair):
+                    if seq is not None and as_words(seq) is None:
+                        raise TypeError(f"is_pretokenized=True expects a list of words (a list, tuple or 1-D numpy "
+                                        f"array of str), found {type(seq).__name__} {seq!r:.60}")
+                return self.encode_batch([text if pair is None else (text, pair)], is_pretokenized=True,
+                                         add_special_tokens=add_special_tokens, max_length=max_length,
+                                         truncation=truncation, padding=padding, pad_to_multiple_of=pad_to_multiple_of,
+                                         stride=stride, truncation_side=truncation_side, padding_side=padding_side)[0]
+            _check_text(text)
+        post = self._post
+        key = (pair is not None, add_special_tokens, max_length, truncation, padding, pad_to_multiple_of, stride,
+               truncation_side, padding_side, True)
+        try:
+            opts = post.cache.get(key)
+        except TypeError:  # an unhashable argument: options() names it
+            opts = None
+        if opts is None:
+            opts = post.options(*key)
+        if pair is None and self.flavour == "hf":
+            # The latency path: a cached option vector, one compiled call.
+            data, ovf = self._matcher.encode_one(text, opts, post)
+            return Encoding(data, self._names, 1, ovf)
+        if pair is not None:
+            _check_text(pair)
+        if pair is None:
+            if post.is_plain(opts):
+                return Encoding(self._matcher.segment_one(text), self._names)
+            tok = self._matcher.segment_one(text)
+            rows = np.array([0, tok.shape[1]], dtype=np.int64)
+        else:
+            tok, rows = self._matcher.segment([text, pair])
+        out, _, ovf = post.apply(tok, rows, 1, pair is not None, opts)
+        return Encoding(out, self._names, 1 if pair is None else 2, post.first_overflow(ovf))
+
+    def encode_batch(
+        self,
+        texts: Sequence[TextOrPair],
+        *,
+        add_special_tokens: bool = True,
+        max_length: int | None = None,
+        truncation: bool | str | None = None,
+        padding: bool | str | None = None,
+        pad_to_multiple_of: int | None = None,
+        stride: int | None = None,
+        truncation_side: str | None = None,
+        padding_side: str | None = None,
+        num_threads: int | None = None,
+        is_pretokenized: bool = False,
+    ) -> BatchEncoding:
+        """Encode many texts or pairs ``(text, pair)`` in a few compiled calls.
+
+        Takes the same options as :meth:`encode`; ``padding=True`` pads to
+        the longest encoding of the batch (overflowing encodings, if any,
+        are padded to the same length; their lengths do not count).  ``num_threads`` (default one; 0
+        for all cores) splits large batches over threads (the compiled
+        kernels release the GIL); small batches stay on one thread.  Returns a
+        :class:`BatchEncoding` (a sequence of :class:`Encoding`;
+        ``.to_numpy()`` gives matrices).
+
+        Items are read as HF ``encode_batch`` reads them (see
+        :mod:`segkit.presets.wordpiece.inputs`): texts and pairs may be mixed, a pair
+        is a tuple, a list or a numpy row of two texts; with
+        ``is_pretokenized=True`` an item is a list of words (or a pair of
+        them), each word encoded on its own, offsets relative to the word.
+        """
+        if isinstance(texts, str):
+            raise TypeError("encode_batch expects a sequence of texts, found a single str; use encode()")
+        texts = list(texts)
+        mixed_options = dict(add_special_tokens=add_special_tokens, max_length=max_length, truncation=truncation,
+                             padding=padding, pad_to_multiple_of=pad_to_multiple_of, stride=stride,
+                             truncation_side=truncation_side, padding_side=padding_side, num_threads=num_threads)
+        if is_pretokenized or (texts and type(texts[0]) is not str):  # HF's input forms (segkit/wordpiece/inputs.py)
+            joined, seconds, mixed = split_batch(texts, is_pretokenized)
+            if mixed is not None:
+                return encode_mixed(self, texts, mixed, is_pretokenized, mixed_options)
+            paired = seconds is not None
+            if paired:
+                joined = joined + seconds
+        else:
+            paired = False
+            joined = texts  # each item is checked by the join (str.join raises TypeError)
+        n = len(texts)
+        post = self._post
+        opts = post.options(paired, add_special_tokens, max_length, truncation, padding, pad_to_multiple_of, stride,
+                            truncation_side, padding_side)
+        # Single texts with BERT's template and nothing else to do: the
+        # matching pass puts [CLS] and [SEP] around each text (no second pass).
+        fused = None if paired or is_pretokenized else self._fused_template(opts)
+        try:
+            if is_pretokenized:
+                parts, used = [segment_words(self, joined, num_threads)], 1
+            elif fused is not None:
+                parts, used = self._matcher.segment_parts(joined, num_threads, fused)
+            else:
+                parts, used = self._matcher.segment_parts(joined, num_threads)
+        except TypeError:
+            if paired or is_pretokenized:
+                raise
+            # Not all texts: a batch mixing texts and pairs, or an error naming the item.
+            mixed = split_batch(texts, False)[2]
+            if mixed is None:
+                raise
+            return encode_mixed(self, texts, mixed, False, mixed_options)
+        return self._batch_result(parts, used, n, paired, opts, fused is not None)
+
+    def _fused_template(self, opts: np.ndarray):
+        """``(first id, last id)`` when the matching pass itself can put the
+        template around each single text (a template of two special tokens
+        around ``$A``, type ids 0, no truncation or padding, the HF flavour,
+        no added tokens), else None."""
+        if (opts[O_NSLOTS] != 3 or opts[O_MODE] != 0 or opts[O_PAD_TO] >= 0 or self.flavour != "hf"
+                or self._added is not None):
+            return None
+        s = opts[O_SLOTS:O_SLOTS + 9]
+        if (s[0], s[3], s[6]) != (K_SPECIAL, K_A, K_SPECIAL) or s[2] or s[5] or s[8]:
+            return None
+        return int(s[1]), int(s[7])
+
+    def _batch_result(self, parts, used: int, n: int, paired: bool, opts: np.ndarray, fused: bool = False) -> BatchEncoding:
+        """The post-processing stage of a batch the matching stage gave as
+        per-thread ``parts`` (``n`` texts or pairs; see :meth:`encode_batch`);
+        ``fused``: the matching stage already put the template around each
+        text (:meth:`_fused_template`), nothing is left to do."""
+        post = self._post
+        if fused or (not paired and post.is_plain(opts)):  # per-thread parts are not copied into one array unless asked for
+            return BatchEncoding._from_parts(parts, self._names, self.pad_id)
+        tok, rows = concat_segments(parts, used)
+        out, out_rows, ovf = post.apply(tok, rows, n, paired, opts)
+        return BatchEncoding(out, out_rows, self._names, self.pad_id, 2 if paired else 1, overflow=ovf,
+                             pad_type_id=int(opts[O_PAD_TYPE]), padding_side=post.padding_side(opts))
+
+    #: transformers' settings that :meth:`__call__` reads: the length of
+    #: ``truncation=True`` / ``padding="max_length"`` without ``max_length``
+    #: (transformers' "no limit" by default, as for a tokenizer made from a
+    #: vocabulary file; e.g. 512 to match ``from_pretrained``), and the keys
+    #: returned by default.
+    model_max_length: int = VERY_LARGE_INTEGER
+    model_input_names: tuple = ("input_ids", "token_type_ids", "attention_mask")
+
+    def __call__(self, text, text_pair=None, **options: Any) -> ModelInputs:
+        """Encode as ``transformers.BertTokenizerFast(...)(text, text_pair, ...)``:
+        the same arguments, keys and values (see :mod:`segkit.presets.wordpiece.call`).
+
+        Parameters
+        ----------
+        text, text_pair
+            A text, a list of texts (a batch), or with
+            ``is_split_into_words=True`` a list of words or a list of lists
+            of words; ``text_pair`` likewise (pairs).
+        add_special_tokens, padding, truncation, max_length, stride, pad_to_multiple_of, padding_side, truncation_side, is_split_into_words
+            As in transformers: ``padding`` is False, True, ``"longest"``,
+            ``"max_length"`` or ``"do_not_pad"``; ``truncation`` is None,
+            False, True, ``"longest_first"``, ``"only_first"``,
+            ``"only_second"`` or ``"do_not_truncate"``.
+        return_tensors
+            None (lists), ``"np"`` (int64 arrays) or ``"pt"`` (torch
+            tensors; ImportError without PyTorch).
+        return_overflowing_tokens, return_offsets_mapping, return_special_tokens_mask, return_attention_mask, return_token_type_ids, return_length
+            The keys to return, as in transformers.
+
+        Returns
+        -------
+        ModelInputs
+            A dict (keys also attributes) of ``input_ids``,
+            ``token_type_ids``, ``attention_mask`` and those asked for.
+
+        >>> wp = WordPiece.bert(["[PAD]", "[UNK]", "[CLS]", "[SEP]", "a", "b"])
+        >>> wp("a b")
+        {'input_ids': [2, 4, 5, 3], 'token_type_ids': [0, 0, 0, 0], 'attention_mask': [1, 1, 1, 1]}
+        >>> wp(["a", "b a"], padding=True, return_tensors="np").input_ids
+        array([[2, 4, 3, 0],
+               [2, 5, 4, 3]])
+        """
+        if not options and text_pair is None and type(text) is str:
+            return call_single(self, text)
+        return call(self, text, text_pair, **options)
+
+    def encode_arrow(self, texts: Any, pairs: Any = None, *, null: str = "error", offsets: bool = True, **options: Any):
+        """:meth:`encode_batch` of an Arrow string column, as a ``pyarrow.Table``
+        (see :meth:`BatchEncoding.to_arrow`); needs pyarrow (``segkit[arrow]``).
+
+        ``texts`` (and ``pairs``, a parallel column): a pyarrow ``StringArray``,
+        ``LargeStringArray`` or ``ChunkedArray`` of them (their UTF-8 buffers
+        are read where they are, no Python str per row), a pandas Series, or
+        a sequence of str.  ``null="error"``: a null row raises ValueError
+        naming it; ``"empty"``: it is encoded as an empty text.  ``options``:
+        those of :meth:`encode_batch`.  Equal to
+        ``encode_batch(texts).to_arrow()`` for the same texts as str.
+
+        >>> import pyarrow as pa
+        >>> wp = WordPiece(["[UNK]", "a", "##b"])
+        >>> wp.encode_arrow(pa.array(["ab", "a a"])).column("input_ids").to_pylist()
+        [[1, 2], [1, 1]]
+        """
+        from ...scale.arrow import encode_arrow_batch
+
+        return encode_arrow_batch(self, texts, pairs, null=null, **options).to_arrow(offsets=offsets)
+
+    def as_datasets_map(self, column: str = "text", pair_column: str | None = None, **options: Any):
+        """A function for HF ``datasets.Dataset.map(..., batched=True)`` that
+        adds the columns of :meth:`encode_arrow` (needs pyarrow).
+
+        It reads ``column`` (and ``pair_column``) of each batch as Arrow, with
+        no Python str per row, and returns the batch's table with the
+        encoding columns appended.  ``remove_columns=[...]`` drops input
+        columns (pass it here: ``map`` ignores its own ``remove_columns``
+        for functions that return a table); ``null``, ``offsets`` and the
+        options of :meth:`encode_batch` are passed on.
+
+        >>> import datasets
+        >>> wp = WordPiece(["[UNK]", "a", "##b"])
+        >>> ds = datasets.Dataset.from_dict({"text": ["ab", "a a"]})
+        >>> datasets.disable_progress_bars()
+        >>> ds.map(wp.as_datasets_map("text"), batched=True)[1]
+        {'text': 'a a', 'input_ids': [1, 1], 'token_type_ids': [0, 0], 'attention_mask': [1, 1], 'special_tokens_mask': [0, 0], 'offset_mapping': [[0, 1], [2, 3]]}
+        """
+        from ...scale.arrow import datasets_map_function
+
+        return datasets_map_function(self, column, pair_column, **options)
+
+    def encode_pairs(self, texts: Sequence[str], pairs: Sequence[str], **options: Any) -> BatchEncoding:
+        """:meth:`encode_batch` for two parallel lists (of equal length)."""
+        if len(texts) != len(pairs):
+            raise ValueError(f"encode_pairs: {len(texts)} texts but {len(pairs)} pairs; the lists must match")
+        return self.encode_batch(list(zip(texts, pairs)), **options)
+
+    # --------------------------------------------------------------- decode
+    def decode(self, ids: Sequence[int], skip_special_tokens: bool = True, cleanup: bool = True) -> str:
+        """Text from token ids, as HuggingFace's WordPiece decoder.
+
+        Special tokens are dropped unless ``skip_special_tokens=False``;
+        continuation pieces lose the suffix indicator and attach to the
+        previous piece, other tokens are preceded by a space; with
+        ``cleanup`` the spaces before ``. ? ! ,`` and in English
+        contractions are removed (per token, as HuggingFace does).
+
+        >>> wp = WordPiece(["[UNK]", "un", "##aff", "##able", "!"])
+        >>> wp.decode(wp.encode("unaffable !").ids)
+        'unaffable!'
+        """
+        return self._decoder.decode(ids, skip_special_tokens, cleanup)
+
+    def decode_batch(
+        self, sequences: Sequence[Sequence[int]], skip_special_tokens: bool = True, cleanup: bool = True
+    ) -> list[str]:
+        """:meth:`decode` of every id sequence (HF ``Tokenizer.decode_batch``;
+        a numpy matrix gives one text per row).
+
+        >>> wp = WordPiece(["[UNK]", "un", "##aff", "##able", "!"])
+        >>> wp.decode_batch([[1, 2, 3], [4, 1]])
+        ['unaffable', '! un']
+        """
+        return self._decoder.decode_batch(sequences, skip_special_tokens, cleanup)
+
+    def __repr__(self) -> str:
+        return (
+            f"WordPiece(vocab_size={len(self.vocab)}, suffix_indicator={self.suffix_indicator!r}, "
+            f"lowercase={self.lowercase}, template={_template_repr(self.template)})"
+        )
+
+
+# ---------------------------------------------------------------- helpers
+def _check_text(text: object) -> str:
+    if not isinstance(text, str):
+        raise TypeError(f"expected text as str, found {type(text).__name__}: {text!r:.80}")
+    return text
+
+
+def _template_repr(template) -> str:
+    """``'bert'``, ``None`` or a template in HF's string syntax, for repr."""
+    if isinstance(template, dict):
+        from .template import template_to_strings
+
+        single, pair = template_to_strings(template)
+        return repr({"single": single, "pair": pair})
+    return repr(template)
+

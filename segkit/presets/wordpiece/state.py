@@ -1,0 +1,159 @@
+"""HF ``Tokenizer``'s state, as methods of :class:`~segkit.WordPiece`: the
+default truncation and padding (``enable_truncation``, ``enable_padding``,
+...) and the vocabulary with its added tokens (``add_tokens``,
+``get_vocab``, ``token_to_id``, ...).  Each method checks its arguments and
+rebuilds the stage it changes (:class:`~.options.PostProcessor` or
+:class:`~.added_tokens.AddedMatcher`)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from . import added_tokens as _added
+from .options import PostProcessor
+from .settings import check_post_settings, derived_ids
+
+
+class TokenizerState:
+    """Mixin of :class:`~segkit.WordPiece` (see the module documentation)."""
+
+    # ------------------------------------------------------- defaults
+    def enable_truncation(
+        self, max_length: int, stride: int = 0, strategy: str = "longest_first", direction: str = "right"
+    ) -> None:
+        """Set the default truncation of :meth:`encode` and
+        :meth:`encode_batch` (HF ``Tokenizer.enable_truncation``; saved with
+        the tokenizer and in ``tokenizer.json``).
+
+        >>> import segkit
+        >>> wp = segkit.WordPiece.bert(["[PAD]", "[UNK]", "[CLS]", "[SEP]", "a", "b"])
+        >>> wp.enable_truncation(4, stride=1)
+        >>> e = wp.encode("a b a")
+        >>> e.tokens, [o.tokens for o in e.overflowing]
+        (['[CLS]', 'a', 'b', '[SEP]'], [['[CLS]', 'b', 'a', '[SEP]']])
+        """
+        self._set_post(truncation={"max_length": max_length, "strategy": strategy, "stride": stride,
+                                   "direction": direction})
+
+    def no_truncation(self) -> None:
+        """No default truncation (HF ``Tokenizer.no_truncation``)."""
+        self._set_post(truncation=None)
+
+    def enable_padding(
+        self,
+        direction: str = "right",
+        pad_id: int | None = None,
+        pad_type_id: int = 0,
+        pad_token: str | None = None,
+        length: int | None = None,
+        pad_to_multiple_of: int | None = None,
+    ) -> None:
+        """Set the default padding (HF ``Tokenizer.enable_padding``):
+        ``length`` None pads a batch to its longest encoding.  ``pad_token``
+        must be in the vocabulary (default: the tokenizer's); ``pad_id``, if
+        given, must be its id.
+
+        >>> import segkit
+        >>> wp = segkit.WordPiece.bert(["[PAD]", "[UNK]", "[CLS]", "[SEP]", "a", "b"])
+        >>> wp.enable_padding(direction="left", pad_type_id=1, length=6)
+        >>> e = wp.encode("a b")
+        >>> e.ids, e.type_ids, wp.pad_type_id
+        ([0, 0, 2, 4, 5, 3], [1, 1, 0, 0, 0, 0], 1)
+        """
+        token = self.pad_token if pad_token is None else pad_token
+        found = self.vocab.id(token) if isinstance(token, str) else None
+        if found is None:
+            raise ValueError(f"pad_token {token!r:.60} is not in the vocabulary")
+        if pad_id is not None and pad_id != found:
+            raise ValueError(f"pad_id {pad_id!r:.40} is not the id of pad_token {token!r:.60} ({found})")
+        self._set_post(pad_token=token, padding={"length": length, "pad_to_multiple_of": pad_to_multiple_of,
+                                                 "direction": direction, "pad_type_id": pad_type_id})
+
+    def no_padding(self) -> None:
+        """No default padding (HF ``Tokenizer.no_padding``)."""
+        self._set_post(padding=None)
+
+    @property
+    def pad_type_id(self) -> int:
+        """Type id of padding tokens (set with :meth:`enable_padding`)."""
+        return int((self.padding or {}).get("pad_type_id") or 0)
+
+    def _set_post(self, **changes) -> None:
+        """New post-processing defaults: checked, then the stage rebuilt."""
+        settings = dict(self._settings, **changes)
+        check_post_settings(settings)
+        derived = self._derived
+        if settings["pad_token"] != self._settings["pad_token"]:
+            derived = derived_ids(settings, self.vocab)
+        post = PostProcessor.from_settings(settings, self.vocab, derived)
+        post.options(False)  # the defaults resolve (ValueError otherwise)
+        post.options(True)
+        self._settings, self._derived, self._post = settings, derived, post
+        for k in changes:
+            setattr(self, k, settings[k])
+        self.pad_id = derived[2]
+
+    # ------------------------------------------------------------ vocabulary
+    def add_tokens(self, tokens: Sequence) -> int:
+        """Add tokens matched in the text before WordPiece, as HF
+        ``Tokenizer.add_tokens``: each item a str (normalized, not special)
+        or a :class:`segkit.AddedToken` (``single_word``, ``lstrip``,
+        ``rstrip``, ``normalized``, ``special``).  A token in the vocabulary
+        keeps its id; new ones get ids after it.  Returns how many were new
+        or changed.  See :mod:`segkit.presets.wordpiece.added_tokens` for the rules.
+
+        >>> import segkit
+        >>> wp = segkit.WordPiece.bert(["[UNK]", "[CLS]", "[SEP]", "hello", "world"])
+        >>> wp.add_tokens(["<new>", "hello"])
+        2
+        >>> wp.encode("Hello<NEW>world").tokens
+        ['[CLS]', 'hello', '<new>', 'world', '[SEP]']
+        >>> wp.token_to_id("<new>"), wp.get_vocab_size(), wp.get_vocab_size(with_added_tokens=False)
+        (5, 6, 5)
+        """
+        return _added.add_tokens(self, tokens, None)
+
+    def add_special_tokens(self, tokens: Sequence) -> int:
+        """:meth:`add_tokens` for special tokens (HF ``add_special_tokens``):
+        matched on the raw text unless the :class:`~segkit.AddedToken` says
+        ``normalized=True``, and dropped by ``decode(skip_special_tokens=True)``.
+
+        >>> import segkit
+        >>> wp = segkit.WordPiece.bert(["[UNK]", "[CLS]", "[SEP]", "hi"])
+        >>> wp.add_special_tokens(["<eot>"])
+        1
+        >>> e = wp.encode("hi<eot>")
+        >>> e.tokens, wp.decode(e.ids), wp.decode(e.ids, skip_special_tokens=False)
+        (['[CLS]', 'hi', '<eot>', '[SEP]'], 'hi', '[CLS] hi <eot> [SEP]')
+        """
+        return _added.add_tokens(self, tokens, True)
+
+    def get_vocab(self, with_added_tokens: bool = True) -> dict[str, int]:
+        """The vocabulary as a new ``{token: id}`` dict (HF ``get_vocab``),
+        with the added tokens unless ``with_added_tokens=False``.
+
+        >>> import segkit
+        >>> segkit.WordPiece(["[UNK]", "un", "##able"]).get_vocab()
+        {'[UNK]': 0, 'un': 1, '##able': 2}
+        """
+        return _added.get_vocab(self, with_added_tokens)
+
+    def get_vocab_size(self, with_added_tokens: bool = True) -> int:
+        """Number of tokens (HF ``get_vocab_size``): with the added tokens
+        that are not in the vocabulary unless ``with_added_tokens=False``.
+
+        >>> import segkit
+        >>> segkit.WordPiece(["[UNK]", "un", "##able"]).get_vocab_size()
+        3
+        """
+        if with_added_tokens and self._added is not None:
+            return len(_added.get_vocab(self, True))
+        return len(self.vocab)
+
+    def token_to_id(self, token: str) -> int | None:
+        """Id of ``token`` (an added token's or the vocabulary's) or None."""
+        return _added.token_to_id(self, token)
+
+    def id_to_token(self, id: int) -> str:
+        """Token of ``id`` (an added token's normalized content, as HF)."""
+        return _added.id_to_token(self, id)
