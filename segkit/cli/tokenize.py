@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from typing import Iterable
 
@@ -32,7 +33,8 @@ def add_parsers(sub) -> None:
     )
     src.add_argument("--vocab", metavar="PATH", help="a vocab.txt (one token per line), used with BERT's pipeline")
     src.add_argument("--tokenizer-json", metavar="PATH", help="a HuggingFace tokenizer.json with a WordPiece model")
-    src.add_argument("--model", metavar="PATH", help="a model file written by segkit's save()")
+    src.add_argument("--model", metavar="PATH|NAME", help="a model file written by segkit's save(), or a bundled "
+                     "BPE vocabulary: gpt2, r50k_base, cl100k_base, o200k_base")
     common.add_argument("--cased", action="store_true", help="with --vocab: do not lowercase or strip accents")
     common.add_argument("--input", "-i", metavar="FILE", action="append", default=[], help="read texts from FILE, one per line (repeatable; '-' is stdin)")
     common.add_argument("--format", "-f", choices=("tokens", "ids", "json"), default="tokens", help="space-separated tokens, ids, or JSON lines with offsets")
@@ -59,7 +61,15 @@ def load_tokenizer(args):
     from ..presets.wordpiece import WordPiece
 
     if args.model:
+        from .tokenize_bpe import is_bpe_name
+
+        if is_bpe_name(args.model) and not os.path.exists(args.model):
+            from ..presets.bpe import BPE
+
+            return BPE.from_pretrained(args.model)
         model = load(args.model)
+        if type(model).__name__ == "BPE":
+            return model
         if not isinstance(model, WordPiece):
             raise CliError(
                 f"{args.model}: is a {type(model).__name__} model; tokenize and encode need a WordPiece model"
@@ -83,6 +93,10 @@ def run(args, out: Output) -> int:
         raise CliError(os_message(e)) from None
     except (ValueError, VocabularyError, ModelFileError) as e:
         raise CliError(str(e)) from None
+    if type(wp).__name__ == "BPE":
+        from . import tokenize_bpe
+
+        return tokenize_bpe.run(wp, args, out)
     if args.batch_size < 1:
         raise CliError(f"--batch-size must be at least 1, found {args.batch_size}")
     if args.texts and args.input:
