@@ -80,6 +80,8 @@ def read_tiktoken(path: str | os.PathLike) -> list[bytes]:
         where = f"{path}: line {lineno}"
         if len(fields) != 2:
             shown = line[:80].decode("utf-8", "replace")
+            if len(fields) == 1 and line[:1].isspace():
+                raise BPEFileError(f"{where}: an empty token (no base64 before the rank {shown.strip()!r})")
             if len(fields) == 1:
                 raise BPEFileError(f"{where}: the rank is missing (expected '<base64> <rank>', found {shown!r})")
             raise BPEFileError(f"{where}: expected '<base64> <rank>', found {shown!r}")

@@ -457,6 +457,47 @@ class BPE(Preset):
         cs, ce = char_offsets(pieces.data, begin, end, np.zeros(1, np.int64), np.zeros(ids.size, np.int64))
         return ids.tolist(), list(zip(cs.tolist(), ce.tolist()))
 
+    def encode_arrow(self, texts: Any, *, null: str = "error", num_threads: int | None = None,
+                     allowed_special: str | Iterable[str] = (), disallowed_special: str | Iterable[str] = "all"):
+        """:meth:`encode_batch` of an Arrow string column, as a
+        ``pyarrow.ListArray`` of int32 ids (a ``LargeListArray`` past 2**31
+        ids); needs pyarrow.
+
+        ``texts``: a pyarrow ``StringArray``, ``LargeStringArray`` or
+        ``ChunkedArray`` of them, a pandas Series, or a sequence of str.
+        ``null="error"``: a null row raises ValueError naming it;
+        ``"empty"``: it is encoded as an empty text.
+
+        >>> import pyarrow as pa, segkit
+        >>> segkit.BPE.from_pretrained("cl100k_base").encode_arrow(pa.array(["hello world", "a"])).to_pylist()
+        [[15339, 1917], [64]]
+        """
+        from ..base import Utf8Rows, arrow_module
+
+        pa = arrow_module()
+        rows = Utf8Rows.of(texts, null=null)
+        plan = self._plan(allowed_special, disallowed_special)
+        id_parts, split_parts, shift = [], [np.zeros(1, dtype=np.int64)], 0
+        for data, offs, valid in rows._chunks:
+            lo, hi = int(offs[0]), int(offs[-1])
+            raw = data[lo:hi].tobytes()
+            bounds = (offs.astype(np.int64) - lo).tolist()
+            try:
+                chunk = [raw[bounds[i] : bounds[i + 1]].decode("utf-8") for i in range(len(bounds) - 1)]
+            except UnicodeDecodeError as e:
+                raise ValueError(f"texts: a row is not valid UTF-8 ({e.reason})") from None
+            if valid.size:
+                chunk = [t if v else "" for t, v in zip(chunk, valid.tolist())]
+            ids, splits = self._batch(chunk, plan, False, num_threads, True)
+            id_parts.append(ids)
+            split_parts.append(splits[1:] + shift)
+            shift += int(splits[-1])
+        ids = np.concatenate(id_parts) if id_parts else np.zeros(0, dtype=np.int32)
+        splits = np.concatenate(split_parts)
+        if splits[-1] < 2**31:
+            return pa.ListArray.from_arrays(pa.array(splits.astype(np.int32)), pa.array(ids))
+        return pa.LargeListArray.from_arrays(pa.array(splits), pa.array(ids))
+
     # ------------------------------------------------------------ decoding
     def decode_bytes(self, ids: Iterable[int]) -> bytes:
         """The bytes of the tokens ``ids``; an id that is no token is a
