@@ -32,7 +32,11 @@ Why the pieces fit:
   :func:`~segkit.presets.bpe.splits.first_non_monotone` checks for the
   vocabulary (else :mod:`~segkit.presets.bpe.heap` runs).  Only split
   pairs are looked up: a boundary pair that merges but is not its token's
-  split only arises after an earlier boundary already failed.
+  split only arises after an earlier boundary already failed.  Every
+  boundary pair straddles the same two bytes of the text (those either
+  side of the position), so where no split in the vocabulary has those two
+  bytes at its seam (``BIGRAM``), no pair there merges: the test passes
+  without looking at the tokens.
 * *Memo.* The valid encoding of a prefix is unique, so a position from
   which the search once failed fails again: it is marked dead and never
   entered twice.
@@ -81,9 +85,10 @@ def encode_pieces(buf, starts, ends, piece_ids, model, out):
     pairs = model[model[L.PAIRS] : model[L.PAIRS + 1]]
     bsym = model[model[L.BYTESYM] : model[L.BYTESYM + 1]]
     filt = model[model[L.FILTER] : model[L.FILTER + 1]]
+    bigram = model[model[L.BIGRAM] : model[L.BIGRAM + 1]]
     whole_any = model[model[L.PARAMS] + L.P_WHOLE_ANY] != 0
     fshift = np.uint64(64 - model[model[L.PARAMS] + L.P_FILTER_BITS])
-    mask = pairs.size // 3 - 1
+    mask = pairs.size // 4 - 1
     m = starts.size
     longest = 0
     for p in range(m):
@@ -127,12 +132,13 @@ def encode_pieces(buf, starts, ends, piece_ids, model, out):
             dead[_ix(i)] = 0
         pos = 0  # bytes of the piece covered by out[k:top]
         top = k
+        check_here = True  # whether a pair at pos can be a split at all (BIGRAM)
         while True:
             if tok < 0:
                 return -1, piece_ends
             end = pos + info[_ix(4 * tok)]
             ok = dead[_ix(end)] == 0
-            if ok and top > k:
+            if ok and top > k and check_here:
                 # The pair test (module doc): is (x, y) valid?
                 x = out[_ix(top - 1)]
                 y = tok
@@ -142,8 +148,8 @@ def encode_pieces(buf, starts, ends, piece_ids, model, out):
                 if (filt[_ix(f >> 5)] >> (f & 31)) & 1 == 0:
                     h = -1  # not a split: skip the table
                 while h >= 0:  # x, y must not merge themselves
-                    e = pairs[_ix(3 * h)]
-                    if e == x and pairs[_ix(3 * h + 1)] == y:
+                    e = pairs[_ix(4 * h)]
+                    if e == x and pairs[_ix(4 * h + 1)] == y:
                         ok = False
                         break
                     if e == -1:
@@ -173,9 +179,9 @@ def encode_pieces(buf, starts, ends, piece_ids, model, out):
                         continue  # not a split: this boundary never merged
                     h = np.int64((key * _GOLDEN) >> np.uint64(33)) & mask
                     while True:
-                        e = pairs[_ix(3 * h)]
-                        if e == x and pairs[_ix(3 * h + 1)] == y:
-                            q = info[_ix(4 * pairs[_ix(3 * h + 2)] + 1)]
+                        e = pairs[_ix(4 * h)]
+                        if e == x and pairs[_ix(4 * h + 1)] == y:
+                            q = pairs[_ix(4 * h + 3)]  # the merged token's priority
                             if q < limit or (tie_loses and q == limit):
                                 ok = False
                             break
@@ -188,6 +194,8 @@ def encode_pieces(buf, starts, ends, piece_ids, model, out):
                 pos = end
                 if pos == n:
                     break
+                bg = (np.int64(buf[_ix(a + pos - 1)]) << 8) | np.int64(buf[_ix(a + pos)])
+                check_here = ((bigram[_ix(bg >> 5)] >> (bg & 31)) & 1) != 0
                 # The longest token at the new position.
                 node = 0
                 tok = -1
@@ -211,6 +219,9 @@ def encode_pieces(buf, starts, ends, piece_ids, model, out):
                     last = out[_ix(top)]
                     pos -= info[_ix(4 * last)]
                     tok = nextp[_ix(last)]
+                    if pos > 0:
+                        bg = (np.int64(buf[_ix(a + pos - 1)]) << 8) | np.int64(buf[_ix(a + pos)])
+                        check_here = ((bigram[_ix(bg >> 5)] >> (bg & 31)) & 1) != 0
         k = top
         piece_ends[p] = k
     return k, piece_ends

@@ -42,7 +42,7 @@ def encode_pieces_heap(buf, starts, ends, piece_ids, model, out):
     pairs = model[model[L.PAIRS] : model[L.PAIRS + 1]]
     bsym = model[model[L.BYTESYM] : model[L.BYTESYM + 1]]
     whole_any = model[model[L.PARAMS] + L.P_WHOLE_ANY] != 0
-    mask = pairs.size // 3 - 1
+    mask = pairs.size // 4 - 1
     m = starts.size
     longest = 1
     for p in range(m):
@@ -128,9 +128,9 @@ def encode_pieces_heap(buf, starts, ends, piece_ids, model, out):
                 hh = np.int64((((np.uint64(x) << np.uint64(32)) | np.uint64(y)) * _GOLDEN) >> np.uint64(33)) & mask
                 made = -1
                 while True:
-                    e = pairs[_ix(3 * hh)]
-                    if e == x and pairs[_ix(3 * hh + 1)] == y:
-                        made = pairs[_ix(3 * hh + 2)]
+                    e = pairs[_ix(4 * hh)]
+                    if e == x and pairs[_ix(4 * hh + 1)] == y:
+                        made = pairs[_ix(4 * hh + 2)]
                         break
                     if e == -1:
                         break
@@ -162,9 +162,9 @@ def encode_pieces_heap(buf, starts, ends, piece_ids, model, out):
                         y = tok[nxt[i]]
                     hh = np.int64((((np.uint64(x) << np.uint64(32)) | np.uint64(y)) * _GOLDEN) >> np.uint64(33)) & mask
                     while True:
-                        e = pairs[_ix(3 * hh)]
-                        if e == x and pairs[_ix(3 * hh + 1)] == y:
-                            c2 = pairs[_ix(3 * hh + 2)]
+                        e = pairs[_ix(4 * hh)]
+                        if e == x and pairs[_ix(4 * hh + 1)] == y:
+                            c2 = pairs[_ix(4 * hh + 2)]
                             r = size
                             heap[r] = (np.int64(info[4 * c2 + 1]) << 32) | at
                             size += 1
@@ -179,9 +179,9 @@ def encode_pieces_heap(buf, starts, ends, piece_ids, model, out):
             # Push the initial pair (left, right) at position i.
             hh = np.int64((((np.uint64(left) << np.uint64(32)) | np.uint64(right)) * _GOLDEN) >> np.uint64(33)) & mask
             while True:
-                e = pairs[_ix(3 * hh)]
-                if e == left and pairs[_ix(3 * hh + 1)] == right:
-                    c2 = pairs[_ix(3 * hh + 2)]
+                e = pairs[_ix(4 * hh)]
+                if e == left and pairs[_ix(4 * hh + 1)] == right:
+                    c2 = pairs[_ix(4 * hh + 2)]
                     r = size
                     heap[r] = (np.int64(info[4 * c2 + 1]) << 32) | i
                     size += 1

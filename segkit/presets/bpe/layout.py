@@ -21,6 +21,13 @@ section offsets; sections:
           about 16 bits of set per pair): most pairs the pair test looks up
           are not splits, and this set, small enough to stay in a core's
           cache, rules them out without touching the larger table;
+``BIGRAM`` 256 x 256 bits (2048 int32 words): bit ``(u, v)`` set when
+          some token's split puts byte ``u`` last in its left part and byte
+          ``v`` first in its right part.  Every pair the pair test looks up
+          at a boundary between two tokens straddles the same two bytes
+          (the bytes either side of the boundary in the text), so where
+          the bit is clear no pair there can be a split and the test passes
+          at once (a third of the tests on the multilingual corpus);
 ``PARAMS`` scalars, see ``P_*``.
 """
 
@@ -28,7 +35,7 @@ from __future__ import annotations
 
 import numpy as np
 
-TRANS, INFO, NEXT, SLOT, PAIRS, BYTESYM, FILTER, PARAMS, END = range(9)
+TRANS, INFO, NEXT, SLOT, PAIRS, BYTESYM, FILTER, BIGRAM, PARAMS, END = range(10)
 HEADER = 12
 
 #: parameters: number of token ids; 1 when priorities grow along every BPE

@@ -1,11 +1,14 @@
 """A hash table from token pairs to tokens, in one flat int32 array.
 
-Idea: slot ``h`` holds three int32 values ``(left, right, merged)``; an empty
-slot has ``left == -1``.  ``(left, right)`` is hashed by one 64-bit
-multiplication (Fibonacci hashing: the top bits of ``key * 2**64/phi``) and
-collisions probe the next slots (linear probing).  The table is at most half
-full (:func:`table_size`), so a lookup reads one or two slots, usually in
-one cache line.
+Idea: slot ``h`` holds four int32 values ``(left, right, merged, extra)``
+(16 bytes: a slot never straddles a cache line); an empty slot has ``left
+== -1``.  ``extra`` is the merged token's priority in the encoder's split
+table, so that a hit needs no second lookup.  ``(left, right)`` is hashed
+by one 64-bit multiplication (Fibonacci hashing: the top bits of ``key *
+2**64/phi``) and collisions probe the next slots (linear probing).  The
+table is at most three quarters full (:func:`table_size`): a hit reads
+about two slots, one or two cache lines (a smaller table stays in a
+core's cache more of the time, which counts more).
 
 Invariant: every key is stored in the first empty-or-equal slot of its probe
 sequence, and nothing is ever deleted, so a lookup that meets an empty slot
@@ -23,16 +26,16 @@ FILTER_MUL = np.uint64(0xC2B2AE3D27D4EB4F)
 
 
 def table_size(n: int) -> int:
-    """Number of slots (a power of two, >= 2n, >= 16) for ``n`` keys."""
+    """Number of slots (a power of two, >= 4n/3, >= 16) for ``n`` keys."""
     size = 16
-    while size < 2 * n:
+    while 3 * size < 4 * n:
         size *= 2
     return size
 
 
 def new_table(n: int) -> np.ndarray:
-    """An empty table with room for ``n`` keys: int32 array of 3 * slots."""
-    return np.full(3 * table_size(n), -1, dtype=np.int32)
+    """An empty table with room for ``n`` keys: int32 array of 4 * slots."""
+    return np.full(4 * table_size(n), -1, dtype=np.int32)
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -44,28 +47,29 @@ def _slot(left, right, mask):
 @njit(cache=True, nogil=True, inline="always")
 def pair_get(table, left, right):
     """The token stored for ``(left, right)``, or -1."""
-    mask = table.size // 3 - 1
+    mask = table.size // 4 - 1
     h = _slot(left, right, mask)
     while True:
-        a = table[3 * h]
-        if a == left and table[3 * h + 1] == right:
-            return table[3 * h + 2]
+        a = table[4 * h]
+        if a == left and table[4 * h + 1] == right:
+            return table[4 * h + 2]
         if a == -1:
             return -1
         h = (h + 1) & mask
 
 
 @njit(cache=True, nogil=True, inline="always")
-def pair_put(table, left, right, merged):
-    """Store ``merged`` for ``(left, right)`` (replacing an earlier value)."""
-    mask = table.size // 3 - 1
+def pair_put(table, left, right, merged, extra):
+    """Store ``(merged, extra)`` for ``(left, right)`` (replacing an earlier value)."""
+    mask = table.size // 4 - 1
     h = _slot(left, right, mask)
     while True:
-        a = table[3 * h]
-        if a == -1 or (a == left and table[3 * h + 1] == right):
-            table[3 * h] = left
-            table[3 * h + 1] = right
-            table[3 * h + 2] = merged
+        a = table[4 * h]
+        if a == -1 or (a == left and table[4 * h + 1] == right):
+            table[4 * h] = left
+            table[4 * h + 1] = right
+            table[4 * h + 2] = merged
+            table[4 * h + 3] = extra
             return
         h = (h + 1) & mask
 
@@ -86,8 +90,8 @@ def fill_filter(table, bits, filt):
     for i in range(filt.size):
         filt[i] = 0
     shift = np.uint64(64 - bits)
-    for h in range(table.size // 3):
-        if table[3 * h] >= 0:
-            key = (np.uint64(table[3 * h]) << np.uint64(32)) | np.uint64(table[3 * h + 1] & 0xFFFFFFFF)
+    for h in range(table.size // 4):
+        if table[4 * h] >= 0:
+            key = (np.uint64(table[4 * h]) << np.uint64(32)) | np.uint64(table[4 * h + 1] & 0xFFFFFFFF)
             f = np.int64((key * FILTER_MUL) >> shift)
             filt[f >> 5] |= np.int32(1) << np.int32(f & 31)

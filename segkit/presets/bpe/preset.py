@@ -544,7 +544,7 @@ class BPE(Preset):
             "name": self.name,
         }
         arrays = {"tok_bytes": t.tok_bytes, "tok_start": t.tok_start, "trans": t.trans, "bsym": t.bsym,
-                  "info": t.info, "merges": self._merges}
+                  "info": t.info, "lex": t.lex, "merges": self._merges}
         return config, arrays
 
     def _model_state(self):
@@ -620,6 +620,7 @@ def _from_state(cls, config: dict, arrays: dict, source: str, certify: bool) -> 
     trans = arr("trans", np.int32, 2)
     bsym = arr("bsym", np.int32, 1)
     info = arr("info", np.int32, 2)
+    lex = arr("lex", np.int32, 1)
     merges = arr("merges", np.int32, 2)
     n = tok_start.size - 1
     if n < 1 or tok_start[0] != 0 or tok_start[-1] != tok_bytes.size or np.any(np.diff(tok_start) < 0):
@@ -683,7 +684,7 @@ def _from_state(cls, config: dict, arrays: dict, source: str, certify: bool) -> 
     if status != verify.OK:
         raise bad(f"token {tok}: {verify.MESSAGES[status]}")
     try:
-        tables = finish_tables(tok_bytes, tok_start, trans, bsym, info, config["whole_any"])
+        tables = finish_tables(tok_bytes, tok_start, trans, bsym, info, lex, config["whole_any"])
     except (ValueError, IndexError) as e:
         raise bad(str(e)) from None
     if certify:

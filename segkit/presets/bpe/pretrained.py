@@ -3,7 +3,7 @@
 Files in ``vocabularies/`` (MIT; provenance in its README): the sha256 of
 each file's uncompressed content is checked before a model is built from
 it (the hashes tiktoken checks).  Built models go to the model cache
-(:mod:`segkit.cache`), so later calls load in milliseconds.
+(:mod:`segkit.models.cache`), so later calls load in milliseconds.
 """
 
 from __future__ import annotations
@@ -78,7 +78,15 @@ def _checked_file(canonical: str):
 
 
 def load_pretrained(cls, name: str):
+    """The model of ``name``: from segkit's model cache when it was built
+    before (a load of milliseconds), else built from the bundled file
+    (checked) and cached."""
     canonical = resolve(name)
-    path = _checked_file(canonical)
-    _, _, pattern, specials = PRETRAINED[canonical]
-    return cls.from_tiktoken(path, pattern=pattern, special_tokens=specials, name=canonical)
+    _, digest, pattern, specials = PRETRAINED[canonical]
+
+    def build():
+        path = _checked_file(canonical)
+        return cls.from_tiktoken(path, pattern=pattern, special_tokens=specials, name=canonical)
+
+    return cls._cached("bpe-pretrained", {"name": canonical, "pattern": pattern, "specials": specials},
+                       digest.encode("ascii"), build)

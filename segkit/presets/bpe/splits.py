@@ -109,7 +109,7 @@ def derive_splits(tok_bytes, tok_start, order, byte_tok, rank, merges, use_merge
         info[t, LEFT] = l
         info[t, RIGHT] = r
         reach[t] = 1
-        pair_put(pairs, l, r, t)
+        pair_put(pairs, l, r, t, p)
     return info, reach
 
 

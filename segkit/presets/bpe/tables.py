@@ -38,6 +38,7 @@ class Tables:
     trans: np.ndarray  # int32 (slots, 2): the engine's double array
     bsym: np.ndarray  # int32 (256,): symbol of each byte
     info: np.ndarray  # int32 (ids, 4): splits (see splits.py)
+    lex: np.ndarray  # int32: the ids of all tokens in the byte order of their bytes
     non_monotone: int  # a token breaking growing priorities, or -1
 
     @property
@@ -108,7 +109,8 @@ def build_tables(
         mtab = P.new_table(0)
         rank = np.asarray(ranks, dtype=np.int32)
     info, _ = derive_splits(tok_bytes, tok_start, order, byte_tok, rank, mtab, merges is not None, pairs)
-    return finish_tables(tok_bytes, tok_start, trans, bsym, info, whole_any)
+    lex = np.array(sorted(ids.tolist(), key=tokens.__getitem__), dtype=np.int32)
+    return finish_tables(tok_bytes, tok_start, trans, bsym, info, lex, whole_any)
 
 
 def merge_table(merges: np.ndarray) -> np.ndarray:
@@ -119,17 +121,20 @@ def merge_table(merges: np.ndarray) -> np.ndarray:
     return mtab
 
 
-def finish_tables(tok_bytes, tok_start, trans, bsym, info, whole_any: bool) -> Tables:
+def finish_tables(tok_bytes, tok_start, trans, bsym, info, lex, whole_any: bool) -> Tables:
     """The model array from the stored parts (linear passes; see the module
-    doc), its sections computed in place.  Raises :class:`VocabularyError`
-    naming the first token the double array lacks or gives the node of
-    another token."""
+    doc), its sections computed in place.  ``lex``: the ids of all tokens
+    in byte order (the walk through the double array then follows it
+    depth first, reading each node about once).  Raises
+    :class:`VocabularyError` naming the first token the double array lacks
+    or gives the node of another token, or where ``lex`` is not that
+    order."""
     n = tok_start.size - 1
     trans = np.ascontiguousarray(trans, dtype=np.int32)
     n_slots = trans.shape[0]
     n_splits = int(np.count_nonzero(info[:, 2] >= 0))
     fbits = P.filter_bits(n_splits)
-    sizes = [2 * n_slots, 4 * n, n, n_slots, 3 * P.table_size(n_splits), 256, (1 << fbits) >> 5, L.N_PARAMS]
+    sizes = [2 * n_slots, 4 * n, n, n_slots, 4 * P.table_size(n_splits), 256, (1 << fbits) >> 5, 2048, L.N_PARAMS]
     model = L.allocate(sizes)
     flat = L.section(model, L.TRANS)
     flat[:] = trans.ravel()
@@ -138,13 +143,15 @@ def finish_tables(tok_bytes, tok_start, trans, bsym, info, whole_any: bool) -> T
     slot = L.section(model, L.SLOT)
     nextp = L.section(model, L.NEXT)
     reach = reachable(info)
-    missing = _slots(tok_bytes, tok_start, reach, flat, bsym, slot, nextp)
+    missing = _slots(tok_bytes, tok_start, reach, flat, bsym, lex, slot, nextp)
     if missing >= 0:
-        raise VocabularyError(f"the trie lacks token {missing} or gives its node to another token")
+        raise VocabularyError(f"the trie lacks token {missing} or gives its node to another token, or the "
+                              "token order is not the byte order of all tokens")
     pairs = L.section(model, L.PAIRS)
     pairs[:] = -1
     _put_splits(pairs, info)
     P.fill_filter(pairs, fbits, L.section(model, L.FILTER))
+    _fill_bigrams(info, tok_bytes, tok_start, L.section(model, L.BIGRAM))
     bad = int(first_non_monotone(info, reach))
     params = L.section(model, L.PARAMS)
     params[:] = 0
@@ -152,56 +159,99 @@ def finish_tables(tok_bytes, tok_start, trans, bsym, info, whole_any: bool) -> T
     params[L.P_MONOTONE] = 1 if bad < 0 else 0
     params[L.P_WHOLE_ANY] = 1 if whole_any else 0
     params[L.P_FILTER_BITS] = fbits
-    return Tables(model, tok_bytes, tok_start, trans, bsym, info, bad)
+    return Tables(model, tok_bytes, tok_start, trans, bsym, info, lex, bad)
 
 
 @njit(cache=True, nogil=True)
 def _put_all(table, a, b, v):
     for i in range(a.size):
-        P.pair_put(table, a[i], b[i], v[i])
+        P.pair_put(table, a[i], b[i], v[i], v[i])
+
+
+@njit(cache=True, nogil=True)
+def _fill_bigrams(info, tok_bytes, tok_start, bits):
+    """Bit ``256 * u + v``: some split has byte ``u`` last on its left and
+    ``v`` first on its right (see :mod:`~segkit.presets.bpe.layout`)."""
+    for i in range(bits.size):
+        bits[i] = 0
+    for t in range(info.shape[0]):
+        l = info[t, 2]
+        if l >= 0:
+            u = np.int64(tok_bytes[tok_start[l + 1] - 1])
+            v = np.int64(tok_bytes[tok_start[info[t, 3]]])
+            b = 256 * u + v
+            bits[b >> 5] |= np.int32(1) << np.int32(b & 31)
 
 
 @njit(cache=True, nogil=True)
 def _put_splits(table, info):
     for t in range(info.shape[0]):
         if info[t, 2] >= 0:
-            P.pair_put(table, info[t, 2], info[t, 3], t)
+            P.pair_put(table, info[t, 2], info[t, 3], t, info[t, 1])
 
 
 @njit(cache=True, nogil=True)
-def _slots(tok_bytes, tok_start, reach, trans, bsym, slot, nextp):
+def _slots(tok_bytes, tok_start, reach, trans, bsym, lex, slot, nextp):
     """Fill ``slot`` (per slot, the token ending there: its id, or ``-2 -
     id`` when BPE cannot output it) and ``nextp`` (per token, its longest
-    proper prefix that BPE can output).  Walks every token through the
-    double array with the checks a lookup makes; returns the first token it
-    cannot find, or whose node another token already has (else -1)."""
+    proper prefix that BPE can output).
+
+    Walks the tokens in byte order (``lex``), each from the deepest node it
+    shares with the token before (a stack of the nodes on the current
+    path), with the checks a lookup makes; a prefix comes before the
+    tokens it starts, so its slot is known when they need it.  Returns the
+    first token it cannot find, that meets another's node, or that breaks
+    the order (or repeats), else -1."""
     size = trans.size // 2
     n = tok_start.size - 1
     for i in range(size):
         slot[i] = -1
     for t in range(n):
         nextp[t] = -1
+    expected = 0
     for t in range(n):
-        if tok_start[t + 1] == tok_start[t]:
-            continue
-        node = 0
-        for j in range(tok_start[t], tok_start[t + 1]):
-            s = bsym[tok_bytes[j]]
+        if tok_start[t + 1] > tok_start[t]:
+            expected += 1
+    if lex.size != expected:
+        return 0 if n else -1
+    maxlen = 0
+    for t in range(n):
+        if tok_start[t + 1] - tok_start[t] > maxlen:
+            maxlen = tok_start[t + 1] - tok_start[t]
+    path = np.zeros(maxlen + 1, np.int64)  # node at each depth (path[0]: the root)
+    best = np.full(maxlen + 1, -1, np.int64)  # longest output token ending at depth <= d
+    prev = -1
+    for k in range(lex.size):
+        t = lex[k]
+        if t < 0 or t >= n:
+            return 0
+        a = tok_start[t]
+        size_t = tok_start[t + 1] - a
+        if size_t == 0:
+            return t
+        depth = 0
+        if prev >= 0:
+            pa = tok_start[prev]
+            size_p = tok_start[prev + 1] - pa
+            while depth < size_p and depth < size_t and tok_bytes[pa + depth] == tok_bytes[a + depth]:
+                depth += 1
+            # strictly after the token before in byte order (so no repeats)
+            if depth == size_t or (depth < size_p and tok_bytes[pa + depth] > tok_bytes[a + depth]):
+                return t
+        node = path[depth]
+        for j in range(depth, size_t):
+            s = bsym[tok_bytes[a + j]]
             c = trans[2 * node] + s
             if s <= 0 or c < 0 or c >= size or trans[2 * c + 1] != node:
                 return t
             node = c
-        if node == 0 or slot[node] != -1:
+            path[j + 1] = node
+            v = slot[node]
+            best[j + 1] = v if v >= 0 else best[j]
+        if slot[node] != -1:
             return t
+        nextp[t] = best[size_t - 1]
         slot[node] = t if reach[t] else -2 - t
-    for t in range(n):
-        if tok_start[t + 1] == tok_start[t]:
-            continue
-        node = 0
-        best = -1
-        for j in range(tok_start[t], tok_start[t + 1] - 1):
-            node = trans[2 * node] + bsym[tok_bytes[j]]
-            if slot[node] >= 0:
-                best = slot[node]
-        nextp[t] = best
+        best[size_t] = t if reach[t] else best[size_t - 1]
+        prev = t
     return -1
