@@ -22,6 +22,9 @@ Public API
     Train byte-level BPE (GPT-2 semantics) from files or texts.
 :func:`train_wordpiece`
     Learn a WordPiece vocabulary from a corpus (HuggingFace's trainer's rules).
+:class:`MaxMatch`, :class:`RWKVWorld`
+    Greedy longest match over any vocabulary of bytes or characters, and the
+    RWKV World tokenizer on it.
 ``ChineseMaxMatch`` and other plugins
     Resolved lazily from the entry-point group ``segkit.plugins``
     (see :mod:`segkit.presets.registry`).
@@ -57,6 +60,8 @@ def __getattr__(name: str):
 __all__ = [
     "WordPiece",
     "BPE",
+    "MaxMatch",
+    "RWKVWorld",
     "AddedToken",
     "Encoding",
     "BatchEncoding",

@@ -307,7 +307,7 @@ def test_changing_the_file_after_load_changes_nothing(models, tmp_path):
 
 
 # ------------------------------------------------------------- fuzzing
-@pytest.mark.parametrize("name", ["wordpiece", "chinese"])
+@pytest.mark.parametrize("name", ["wordpiece", "chinese", "maxmatch", "maxmatch-char"])
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow,
                                                                   HealthCheck.function_scoped_fixture])
 @given(rng=st.randoms(use_true_random=False))
@@ -412,3 +412,58 @@ def test_many_lookups_on_a_loaded_vocabulary_build_its_mapping(wordpiece):
     got = [loaded.token_to_id(t) for t in ["a", "##b", "zz", "nope"] * 50]
     assert got == [wp.token_to_id(t) for t in ["a", "##b", "zz", "nope"] * 50]
     assert loaded.vocab._index is not None
+
+
+# ---------------------------------------------------- byte automata (MaxMatch)
+@pytest.fixture(scope="module")
+def maxmatch(tmp_path_factory) -> tuple[Path, segkit.MaxMatch]:
+    mm = segkit.MaxMatch(fuzz_models.maxmatch_tokens())
+    path = tmp_path_factory.mktemp("mm") / "mm.segkit"
+    mm.save(path)
+    return path, mm
+
+
+def test_byte_automaton_edits_are_rejected(maxmatch, worker, tmp_path):
+    path, mm = maxmatch
+    a = mm._automaton
+    v = a.node(b"hello")
+    leaf_parent = a.node(b"hell")
+
+    def self_link(cmap, trans, fails, pool, params):
+        fails[v, 0] = v
+
+    def cycle(cmap, trans, fails, pool, params):
+        trans[leaf_parent, 1] = v  # "hell" becomes a child of "hello"
+
+    def char_map(cmap, trans, fails, pool, params):
+        params[0] = 1  # a continuation root the settings do not imply
+
+    for n, edit in enumerate((self_link, cycle, char_map)):
+        bad = forge(path, tmp_path / f"bad{n}.segkit", automaton=("automaton", edit))
+        assert worker.check(str(bad)) == "rejected", edit.__name__
+    # A token changed in the table: the trie no longer holds the tokens.
+    m = read_model(path)
+    data = np.array(m.arrays["tokens.data"])
+    data[-3] ^= 1
+    bad = forge(path, tmp_path / "tok.segkit", arrays={"tokens.data": data})
+    assert worker.check(str(bad)) == "rejected"
+    # An id dropped from the matched keys ("wo", inside "wonder": the trie
+    # still checks out): its token is no higher id's.
+    wo = mm.token_to_id(b"wo")
+    keys = np.array(m.arrays["tokens.keys"])
+    bad = forge(path, tmp_path / "keys.segkit", arrays={"tokens.keys": keys[keys != wo]})
+    with pytest.raises(ModelFileError, match="failure links or pops are not the ones its trie gives"):
+        segkit.load(bad)
+    # ... and with an automaton built without it, the table check finds it.
+    from segkit.presets.maxmatch.tokens import TokenTable
+
+    table = TokenTable.from_state("byte", {"tokens.data": m.arrays["tokens.data"], "tokens.ends": m.arrays["tokens.ends"],
+                                           "tokens.keys": keys[keys != wo]}, "t")
+    without = segkit.Automaton.build(table.keys(), table.key_ids, mm._automaton.config)
+    with pytest.raises(ValueError, match=f"t: invalid token table: id {wo} is not matched, yet its token is no "
+                                         "token of a higher id"):
+        table.check_shadowed(without, "t")
+    # The settings of another alphabet.
+    bad = forge(path, tmp_path / "unit.segkit", config=lambda c: c.update(unit="char"))
+    with pytest.raises(ModelFileError):
+        segkit.load(bad)

@@ -14,7 +14,11 @@ A model that loads must behave like a valid model:
   the text, in order, and a token that is not ``[UNK]`` or a special token
   spells the text it covers (``##`` stripped for a continuation);
 * Chinese: ``"".join(cut(text))`` is the text without its whitespace, the
-  tokens' offsets spell them, and ``cut_batch`` agrees with ``cut``.
+  tokens' offsets spell them, and ``cut_batch`` agrees with ``cut``;
+* MaxMatch (a byte automaton with every single byte, and a backward
+  character one with an unknown id): every id has a token (or is the
+  unknown id), the tokens' offsets tile the text and each token spells
+  what it covers, ``encode_batch`` agrees with ``encode``.
 
 Mutations: int32 elements of arrays set to boundary, random or nearby
 values (mostly in the automaton), byte flips anywhere in the data section
@@ -59,6 +63,13 @@ WP_TEXTS = [
     "naïve café ÀÉÎ résumé 東京 北京大学",
     "supercalifragilisticexpialidocious antidisestablishmentarianism",
 ]
+MM_TEXTS = [
+    "hello wonderful world 12345",
+    "naïve café 東京 北京大学 😀!",
+    "",
+    "xxxxxxxxxxxxxxxxxxxx" * 10,
+    b"\xff\xfe\x00 bytes \xe4\xbd",
+]
 ZH_TEXTS = [
     "研究生命起源 in Peking 3.5% ab",
     "北京大学生前来应聘",
@@ -92,13 +103,24 @@ def chinese_words() -> list[str]:
             "中华人民共和国", "成立", "测试", "研研", "研研研研研"]
 
 
+def maxmatch_tokens() -> list[bytes]:
+    """Every single byte, then words and pieces (some cutting characters)."""
+    words = ["hello", " world", "wonder", "ful", "wo", "123", "45", "xx", "xxxx", "東京", "北京", "大学", "café",
+             " 東", "naï"]
+    return [bytes([b]) for b in range(256)] + [w.encode() for w in words] + [b"\xe4\xbd", b"\xf0\x9f\x98"]
+
+
 def make_models(folder: Path) -> dict[str, Path]:
-    """Save the two fuzzed models in ``folder``; name -> path."""
+    """Save the fuzzed models in ``folder``; name -> path."""
     import segkit
 
-    paths = {"wordpiece": folder / "wordpiece.segkit", "chinese": folder / "chinese.segkit"}
+    paths = {"wordpiece": folder / "wordpiece.segkit", "chinese": folder / "chinese.segkit",
+             "maxmatch": folder / "maxmatch.segkit", "maxmatch-char": folder / "maxmatch-char.segkit"}
     segkit.WordPiece(wordpiece_tokens()).save(paths["wordpiece"])
     segkit.ChineseMaxMatch(chinese_words(), mode="bidirectional").save(paths["chinese"])
+    segkit.MaxMatch(maxmatch_tokens()).save(paths["maxmatch"])
+    segkit.MaxMatch(chinese_words() + ["a", "b", "ab", "北京大"], unit="char", direction="backward",
+                    unknown=0).save(paths["maxmatch-char"])
     return paths
 
 
@@ -219,6 +241,8 @@ def check_model(path: str, original: str | None = None) -> str:
         return "rejected"
     if isinstance(model, segkit.WordPiece):
         _check_wordpiece(model)
+    elif isinstance(model, segkit.MaxMatch):
+        _check_maxmatch(model)
     else:
         _check_chinese(model)
     if original:
@@ -234,6 +258,12 @@ def _outputs(model) -> list:
 
     if isinstance(model, segkit.WordPiece):
         return [(e.ids, e.offsets) for e in model.encode_batch(WP_TEXTS)] + [model.tokenize(t) for t in WP_TEXTS]
+    if isinstance(model, segkit.MaxMatch):
+        texts = _mm_texts(model)
+        try:
+            return [model.encode_batch(texts), [model.encode_with_offsets(t) for t in texts]]
+        except ValueError as e:  # a valid model lacking some byte (unknown="error")
+            return [str(e)]
     return [model.cut_batch(ZH_TEXTS), model.tokenize_batch(ZH_TEXTS)]
 
 
@@ -256,6 +286,40 @@ def _check_wordpiece(wp) -> None:
         wp.decode(enc.ids)
     for word in ("unaffable", "x" * 150, "abc"):
         assert all(isinstance(t, str) for t in wp.tokenize_word(word))
+
+
+def _mm_texts(model) -> list:
+    return [t for t in MM_TEXTS if isinstance(t, str) or model.unit == "byte"]
+
+
+def _check_maxmatch(mm) -> None:
+    texts = _mm_texts(mm)
+    try:
+        lists = mm.encode_batch(texts)
+    except ValueError as e:
+        assert "no token matches" in str(e), f"encode_batch raised {e}"
+        return
+    for text, ids in zip(texts, lists):
+        assert mm.encode(text) == ids, "encode and encode_batch disagree"
+        got, spans = mm.encode_with_offsets(text)
+        assert got == ids, "encode and encode_with_offsets disagree"
+        raw = text.encode() if isinstance(text, str) else text
+        pos = 0
+        for i, (s, e) in zip(ids, spans):
+            tok = mm.id_to_token(i)
+            assert tok is not None or i == mm.unknown, f"id {i} has no token"
+            assert 0 <= s < e <= len(text) and s >= (pos if mm.unit == "char" or not isinstance(text, str) else 0), \
+                f"offsets {(s, e)} out of order or outside the text"
+            if mm.unit == "char":
+                assert s == pos, "offsets do not tile the text"
+                pos = e
+                if i != mm.unknown:
+                    assert text[s:e] == tok, f"token {tok!r} covers {text[s:e]!r}"
+            elif not isinstance(text, str):
+                assert s == pos and raw[s:e] == tok, f"token {tok!r} covers {raw[s:e]!r}"
+                pos = e
+        if mm.unknown not in ids:
+            assert mm.decode_bytes(ids) == raw, "the tokens do not spell the text"
 
 
 def _check_chinese(seg) -> None:

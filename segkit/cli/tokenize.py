@@ -18,6 +18,12 @@ from .io import CliError, InputError, Output, batches, lines, os_message, readin
 
 DEFAULT_PRETRAINED = "bert-base-uncased"
 
+#: Models ``--model`` takes by name (when no file has that name):
+#: name -> (module, class), built with no arguments.
+NAMED_MODELS = {
+    "rwkv-world": ("segkit.presets.maxmatch", "RWKVWorld"),
+}
+
 
 def add_parsers(sub) -> None:
     """Add ``tokenize`` and ``encode`` to the ``segkit`` parser."""
@@ -33,8 +39,11 @@ def add_parsers(sub) -> None:
     )
     src.add_argument("--vocab", metavar="PATH", help="a vocab.txt (one token per line), used with BERT's pipeline")
     src.add_argument("--tokenizer-json", metavar="PATH", help="a HuggingFace tokenizer.json with a WordPiece model")
-    src.add_argument("--model", metavar="PATH|NAME", help="a model file written by segkit's save(), or a bundled "
-                     "BPE vocabulary: gpt2, r50k_base, cl100k_base, o200k_base")
+    src.add_argument("--model", metavar="PATH|NAME",
+                     help=f"a model file written by segkit's save(), or a named model: {', '.join(NAMED_MODELS)}, "
+                     "gpt2, r50k_base, cl100k_base, o200k_base (byte-level: tokenize only; tokens are printed as "
+                     "UTF-8 with \\x escapes where they cut a character, BPE tokens in GPT-2's byte-level "
+                     "spelling)")
     common.add_argument("--cased", action="store_true", help="with --vocab: do not lowercase or strip accents")
     common.add_argument("--input", "-i", metavar="FILE", action="append", default=[], help="read texts from FILE, one per line (repeatable; '-' is stdin)")
     common.add_argument("--format", "-f", choices=("tokens", "ids", "json"), default="tokens", help="space-separated tokens, ids, or JSON lines with offsets")
@@ -67,8 +76,13 @@ def load_tokenizer(args):
             from ..presets.bpe import BPE
 
             return BPE.from_pretrained(args.model)
+        named = NAMED_MODELS.get(args.model)
+        if named is not None and not os.path.exists(args.model):
+            import importlib
+
+            return getattr(importlib.import_module(named[0]), named[1])()
         model = load(args.model)
-        if type(model).__name__ == "BPE":
+        if _is_maxmatch(model) or type(model).__name__ == "BPE":
             return model
         if not isinstance(model, WordPiece):
             raise CliError(
@@ -93,15 +107,19 @@ def run(args, out: Output) -> int:
         raise CliError(os_message(e)) from None
     except (ValueError, VocabularyError, ModelFileError) as e:
         raise CliError(str(e)) from None
-    if type(wp).__name__ == "BPE":
-        from . import tokenize_bpe
-
-        return tokenize_bpe.run(wp, args, out)
     if args.batch_size < 1:
         raise CliError(f"--batch-size must be at least 1, found {args.batch_size}")
     if args.texts and args.input:
         raise CliError("give texts as arguments or with --input, not both")
     encode = args.command == "encode"
+    if type(wp).__name__ == "BPE":
+        from . import tokenize_bpe
+
+        return tokenize_bpe.run(wp, args, out)
+    if _is_maxmatch(wp):
+        if encode:
+            raise CliError(f"{type(wp).__name__} has no special tokens, truncation or padding: use 'segkit tokenize'")
+        return _run_maxmatch(args, out, wp)
     if not args.texts and not args.input:
         reading_stdin_note()
     texts: Iterable = args.texts if args.texts else lines(args.input or ["-"])
@@ -155,4 +173,55 @@ def run(args, out: Output) -> int:
     finally:
         if progress is not None:
             progress.close()
+    return 0
+
+
+def _is_maxmatch(model) -> bool:
+    from ..presets.maxmatch import MaxMatch
+
+    return isinstance(model, MaxMatch)
+
+
+def _shown(token) -> str:
+    """A token as text: str as it is, bytes as UTF-8 with ``\\xNN`` where
+    they are not whole characters."""
+    return token if isinstance(token, str) else token.decode("utf-8", "backslashreplace")
+
+
+def _run_maxmatch(args, out: Output, tok) -> int:
+    """``segkit tokenize`` with a :class:`segkit.MaxMatch` (RWKV World):
+    the whole line is matched, no special tokens."""
+    if not args.texts and not args.input:
+        reading_stdin_note()
+    texts: Iterable = args.texts if args.texts else lines(args.input or ["-"])
+    by_id = tok._table.by_id
+    try:
+        for batch in batches(texts, args.batch_size):
+            with out.sigint_deferred():
+                if args.format == "json":
+                    ids, starts, ends, rows = tok.encode_batch_with_offsets(batch)
+                    ids, starts, ends, rows = ids.tolist(), starts.tolist(), ends.tolist(), rows.tolist()
+                    lists = [ids[a:b] for a, b in zip(rows[:-1], rows[1:])]
+                else:
+                    lists = tok.encode_batch(batch)
+            written = []
+            for t, item in enumerate(batch):
+                row = lists[t]
+                if args.format == "tokens":
+                    written.append(" ".join(_shown(by_id[i]) if by_id[i] is not None else f"<{i}>" for i in row) + "\n")
+                elif args.format == "ids":
+                    written.append(" ".join(map(str, row)) + "\n")
+                else:
+                    a, b = rows[t], rows[t + 1]
+                    record = {"text": item, "ids": row,
+                              "tokens": [_shown(by_id[i]) if by_id[i] is not None else None for i in row],
+                              "offsets": [list(p) for p in zip(starts[a:b], ends[a:b])]}
+                    written.append(json.dumps(record, ensure_ascii=False) + "\n")
+            out.write(written)
+    except InputError as e:
+        if not out.texts:
+            raise
+        raise CliError(f"{e}; the output holds the results of the {out.texts} texts before it") from None
+    except ValueError as e:
+        raise CliError(str(e)) from None
     return 0

@@ -1,6 +1,6 @@
 """The compiled single pass: pre-tokenization fused with LinMaxMatch.
 
-Every entry point takes the text as a uint32 array of code points and the
+Every entry point takes the text as an array of symbols (see below) and the
 automaton as ONE packed int32 array (see :func:`pack`): each array argument
 costs a Numba call about half a microsecond, which matters for short texts.
 Kernels release the GIL.  Single-text entry points write into buffers the
@@ -28,12 +28,23 @@ Parameters (``auto[auto[P]:]``):
 ``clsmask`` (an argument): 3 to honour the boundary classes of the char
 map, 0 to treat the whole input as one word; plus :data:`LOOKAHEAD` (4) to
 prefetch the transitions of positions ahead (see :func:`_segment_range`).
+
+Two alphabets, one source.  The text's dtype says which: a ``uint32``
+array holds code points, looked up in the char map (symbol and boundary
+class); a ``uint8`` array holds bytes, and byte ``c`` *is* symbol ``c + 1``
+of class ``WORD`` (no char map: its section is empty; see
+:class:`segkit.engine.EngineConfig`'s ``alphabet``).  Numba compiles one
+specialization per dtype, and :func:`byte_text` is a constant in each, so
+the byte specialization has no char map loads and the code point one no
+byte branch: the same loop, two machine codes.  Callers must give an
+automaton the dtype of its alphabet (the Python entry points check).
 """
 
 from __future__ import annotations
 
 import numpy as np
-from numba import literally, njit
+from numba import literally, njit, types
+from numba.extending import overload
 
 from .arrays import copy_rows_prefix, grow
 from .charmap import MAX_CODE_POINT
@@ -62,6 +73,24 @@ P_SROOT, P_UNK, P_MAXCHARS, P_CHARMODE, P_CHARID, P_MAXBYTES = range(6)
 N_PARAMS = 6
 H_CMAP, H_TRANS, H_FAILS, H_POOL, H_PARAMS, H_END = range(6)
 HEADER = 8
+
+
+def byte_text(c) -> bool:
+    """Whether ``c``, a symbol read from the text, is a byte (a ``uint8``
+    array's element) rather than a code point: a compile-time constant in
+    compiled code (see the module doc)."""
+    return isinstance(c, np.uint8)
+
+
+@overload(byte_text, inline="always")
+def _ov_byte_text(c):
+    # Scalars only: an inlined helper that takes an array costs reference
+    # counting on every call (see _segment_range); this one folds away.
+    if isinstance(c, types.Integer):
+        if c.bitwidth == 8 and not c.signed:
+            return lambda c: True
+        return lambda c: False
+    return None
 
 
 def pack(cmap, trans, fails, pool, params) -> np.ndarray:
@@ -161,7 +190,10 @@ def _segment_range(cps, i, b, auto, clsmask, ids, st, en, wd, k, word, with_offs
             k += 1
             i += 1
             continue
-        v = cmap[_ix(cmap[_ix(c >> 8)] + (c & 255))]
+        if byte_text(c):
+            v = np.int32((c + 1) << 2)  # symbol c + 1, class WORD
+        else:
+            v = cmap[_ix(cmap[_ix(c >> 8)] + (c & 255))]
         cls = v & clsmask
         if cls == 1:  # separator
             i += 1
@@ -243,7 +275,12 @@ def _segment_range(cps, i, b, auto, clsmask, ids, st, en, wd, k, word, with_offs
             if ahead and j + AHEAD_2 + 1 < n_cps:
                 c1 = cps[_ix(j + AHEAD_2)]
                 c2 = cps[_ix(j + AHEAD_2 + 1)]
-                if c1 <= MAX_CODE_POINT and c2 <= MAX_CODE_POINT:
+                if byte_text(c1):
+                    n1 = trans[0] + np.int32(c1 + 1)
+                    n2 = trans[_ix(2 * n1)] + np.int32(c2 + 1)
+                    prefetch(trans, _ix(2 * n2))
+                    prefetch(fails, _ix(2 * n2))
+                elif c1 <= MAX_CODE_POINT and c2 <= MAX_CODE_POINT:
                     n1 = trans[0] + (cmap[_ix(cmap[_ix(c1 >> 8)] + (c1 & 255))] >> 2)
                     n2 = trans[_ix(2 * n1)] + (cmap[_ix(cmap[_ix(c2 >> 8)] + (c2 & 255))] >> 2)
                     prefetch(trans, _ix(2 * n2))
@@ -251,7 +288,13 @@ def _segment_range(cps, i, b, auto, clsmask, ids, st, en, wd, k, word, with_offs
                 c1 = cps[_ix(j + AHEAD_3)]
                 c2 = cps[_ix(j + AHEAD_3 + 1)]
                 c3 = cps[_ix(j + AHEAD_3 + 2)]
-                if c1 <= MAX_CODE_POINT and c2 <= MAX_CODE_POINT and c3 <= MAX_CODE_POINT:
+                if byte_text(c1):
+                    n1 = trans[0] + np.int32(c1 + 1)
+                    n2 = trans[_ix(2 * n1)] + np.int32(c2 + 1)
+                    n3 = trans[_ix(2 * n2)] + np.int32(c3 + 1)
+                    prefetch(trans, _ix(2 * n3))
+                    prefetch(fails, _ix(2 * n3))
+                elif c1 <= MAX_CODE_POINT and c2 <= MAX_CODE_POINT and c3 <= MAX_CODE_POINT:
                     n1 = trans[0] + (cmap[_ix(cmap[_ix(c1 >> 8)] + (c1 & 255))] >> 2)
                     n2 = trans[_ix(2 * n1)] + (cmap[_ix(cmap[_ix(c2 >> 8)] + (c2 & 255))] >> 2)
                     # No check that n2 is a node: a branch here mispredicts
@@ -262,7 +305,10 @@ def _segment_range(cps, i, b, auto, clsmask, ids, st, en, wd, k, word, with_offs
             if c > MAX_CODE_POINT:
                 sym = -1
                 continue
-            v = cmap[_ix(cmap[_ix(c >> 8)] + (c & 255))]
+            if byte_text(c):
+                v = np.int32((c + 1) << 2)
+            else:
+                v = cmap[_ix(cmap[_ix(c >> 8)] + (c & 255))]
             if (v & clsmask) != 0:
                 sym = -1
                 continue
@@ -273,6 +319,9 @@ def _segment_range(cps, i, b, auto, clsmask, ids, st, en, wd, k, word, with_offs
             else:
                 while j < b:
                     c = cps[_ix(j)]
+                    if byte_text(c):
+                        j += 1  # bytes are all of class WORD
+                        continue
                     if c > MAX_CODE_POINT or (cmap[_ix(cmap[_ix(c >> 8)] + (c & 255))] & clsmask) != 0:
                         break
                     j += 1

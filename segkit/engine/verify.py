@@ -31,6 +31,7 @@ from numba import njit
 
 from .arrays import full
 from .build import NO_TOKEN, compute_failure
+from .kernels import byte_text
 
 _ix = np.uint64  # unsigned indices: no code for negative ones (see kernels._ix)
 
@@ -135,6 +136,8 @@ def trie_order(base, check, nsym):
 def walk_keys(cps, starts, ends, ids, cmap, base, check, root, skip, reverse, tok):
     """Read key ``k`` (``cps[starts[k] + skip[k]:ends[k]]``, backwards when
     ``reverse``) from slot ``root[k]``; mark the node reached ``tok = ids[k]``.
+    ``cps`` holds code points (uint32, looked up in ``cmap``) or bytes
+    (uint8: byte ``c`` is symbol ``c + 1``; ``cmap`` is not read).
     Returns ``(status, k)``: the first key that fails, if any.  Indices are
     unsigned (``_ix``), as in the matching loop: all are in bounds (the
     caller checked ``base + nsym`` and ``check`` against the table size)."""
@@ -144,7 +147,10 @@ def walk_keys(cps, starts, ends, ids, cmap, base, check, root, skip, reverse, to
         b = ends[k]
         for q in range(b - a):
             c = cps[_ix(b - 1 - q)] if reverse else cps[_ix(a + q)]
-            s = cmap[_ix(cmap[_ix(c >> 8)] + (c & 255))] >> 2
+            if byte_text(c):
+                s = np.int32(c + 1)  # the byte alphabet: no char map
+            else:
+                s = cmap[_ix(cmap[_ix(c >> 8)] + (c & 255))] >> 2
             if s == 0:
                 return NO_SYMBOL, k
             t = base[_ix(u)] + s
@@ -187,11 +193,14 @@ MESSAGES[NO_CHARACTER_TOKEN] = "a character of the alphabet has no one-character
 
 
 @njit(cache=True, nogil=True)
-def check_and_relink(base, check, nsym, cmap, cps, starts, ends, ids, roots, skip, reverse, charmode, char_id, sroot):
+def check_and_relink(base, check, nsym, cmap, cps, starts, ends, ids, roots, skip, reverse, charmode, char_id, sroot,
+                     fixed_alphabet):
     """All the checks in order, then the failure links and pops recomputed:
     ``(status, key, fails, pool)`` (``key``: the key that failed, or -1).
-    One compiled entry point, so a fresh process loads one function from
-    Numba's cache, not five."""
+    ``fixed_alphabet``: the alphabet is not made of the keys' characters
+    (the byte alphabet: always 256 symbols), so symbols no key uses are
+    fine.  One compiled entry point, so a fresh process loads one function
+    from Numba's cache, not five."""
     no_fails = np.empty((0, 2), np.int32)
     no_pool = np.empty(0, np.int32)
     status, bfs, depth, sym, has_kids = trie_order(base, check, nsym)
@@ -215,7 +224,7 @@ def check_and_relink(base, check, nsym, cmap, cps, starts, ends, ids, roots, ski
     for h in range(2, bfs.size):
         seen[sym[bfs[h]]] = 1
     for s in range(1, nsym + 1):
-        if seen[s] == 0:
+        if seen[s] == 0 and not fixed_alphabet:
             return UNUSED_SYMBOL, -1, no_fails, no_pool
     slots = np.arange(base.size).astype(np.int32)
     # In slot space a node's parent is its check value (the roots' -2 is

@@ -11,4 +11,7 @@
 ``bpe``
     :class:`segkit.BPE` (byte-level BPE: tiktoken, HuggingFace, trained),
     one module per algorithm.
+``maxmatch``
+    :class:`segkit.MaxMatch` (greedy longest match over bytes or
+    characters) and :class:`segkit.RWKVWorld`.
 """

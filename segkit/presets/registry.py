@@ -36,6 +36,8 @@ BUILTIN = {
     "WordPiece": "segkit.presets.wordpiece:WordPiece",
     "BPE": "segkit.presets.bpe:BPE",
     "ChineseMaxMatch": "segkit_cjk:ChineseMaxMatch",
+    "MaxMatch": "segkit.presets.maxmatch:MaxMatch",
+    "RWKVWorld": "segkit.presets.maxmatch:RWKVWorld",
 }
 
 _registered: dict[str, Any] = {}

@@ -1,0 +1,78 @@
+"""One text to a Python list of ids in one compiled call: UTF-8, matching,
+and the list.
+
+The idea: :meth:`segkit.MaxMatch.encode` is called once per text, often on
+short texts, so what surrounds the matching costs as much as the matching:
+an encode to bytes, a NumPy array, a ``tolist`` that makes a Python int per
+token.  Here the ``str`` is read where it lies and encoded into scratch
+(:func:`segkit.engine.utf8.encode_str_range`), matched by the engine's loop
+(byte alphabet), and the list is made with CPython's C API from ints made
+once and shared (:mod:`segkit.runtime.boxing`): a reference per token, no
+allocation but the list.
+
+The invariant: ids are below the shared table's size or get a new int;
+the list is complete before it is returned.  Cost: linear in the text;
+the GIL is held (the list is a Python object).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from ...engine.kernels import _run_ids
+from ...engine.utf8 import READS_STR, encode_str_range
+from ...runtime.boxing import _clear_error, _decref, _incref, _new_int, _new_list, _set_list_item
+
+#: What :func:`str_into` returns: done, a lone surrogate (its position is
+#: then in ``scratch[0]``), out of memory.
+DONE = 0
+SURROGATE = -1
+NO_MEMORY = -2
+
+if READS_STR:
+
+    @njit(cache=True)
+    def str_into(holder, text, auto, scratch, backward, clsmask, ints):
+        """Put a new list of the ids of ``text`` (a ``str``) as item 0 of the
+        list at address ``holder`` (a one-item list of the caller's); returns
+        :data:`DONE`, :data:`SURROGATE` or :data:`NO_MEMORY`.
+
+        ``scratch``: 1-d int32, at least ``5 * len(text)`` items (ids, then
+        the UTF-8 read as bytes).  ``ints``: addresses of shared int
+        objects ``0..ints.size - 1`` (kept alive by the caller)."""
+        n = len(text)
+        ids = scratch[: 4 * n]
+        buf = scratch[4 * n : 5 * n].view(np.uint8)
+        m = encode_str_range(text, 0, n, buf)
+        if m < 0:
+            scratch[0] = -1 - m
+            return SURROGATE
+        if backward:
+            lo = 0
+            hi = m - 1
+            while lo < hi:
+                x = buf[lo]
+                buf[lo] = buf[hi]
+                buf[hi] = x
+                lo += 1
+                hi -= 1
+        i, k, word, done = _run_ids(buf, np.int64(0), np.int64(m), auto, clsmask, ids, np.int64(0))
+        out = _new_list(k)
+        if out == 0:
+            _clear_error()
+            return NO_MEMORY
+        for q in range(k):
+            v = np.int64(ids[k - 1 - q] if backward else ids[q])
+            if 0 <= v < ints.size:
+                p = ints[v]
+                _incref(p)
+            else:
+                p = _new_int(v)
+                if p == 0:
+                    _decref(out)  # (items not set yet are NULL, which a list allows)
+                    _clear_error()
+                    return NO_MEMORY
+            _set_list_item(out, q, p)
+        _set_list_item(holder, 0, out)  # (steals the reference; the None there is released)
+        return DONE
