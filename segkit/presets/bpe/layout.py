@@ -16,7 +16,8 @@ section offsets; sections:
 ``SLOT``  per automaton slot: the token that ends there (its id when BPE can
           output it, ``-2 - id`` when it cannot, -1 for none);
 ``PAIRS`` the split table (:mod:`~segkit.presets.bpe.pairs`);
-``BYTESYM`` 256 values: the automaton symbol of each byte;
+``BYTESYM`` 256 values: the automaton symbol of each byte (``c + 1`` in the
+          engine's byte alphabet);
 ``FILTER`` a bit set over hashes of the split pairs (one bit per pair,
           about 16 bits of set per pair): most pairs the pair test looks up
           are not splits, and this set, small enough to stay in a core's

@@ -93,11 +93,10 @@ def build_tables(
             f"the vocabulary lacks {needed.size} of the single bytes that occur in UTF-8 text (first: "
             f"{int(needed[0]):#04x}); byte-level BPE needs each of them as a token"
         )
-    # The engine's trie over the tokens' bytes (code points 0..255).
-    keys = [tokens[i].decode("latin-1") for i in ids.tolist()]
-    auto = Automaton.build(keys, ids.astype(np.int32), EngineConfig())
-    cmap = auto.cmap
-    bsym = (cmap[cmap[0] + np.arange(256)] >> 2).astype(np.int32)
+    # The engine's trie over the tokens' bytes (its byte alphabet: byte c is
+    # symbol c + 1).
+    auto = Automaton.build([tokens[i] for i in ids.tolist()], ids.astype(np.int32), EngineConfig(alphabet="byte"))
+    bsym = np.arange(1, 257, dtype=np.int32)
     trans = np.ascontiguousarray(auto.trans, dtype=np.int32)
 
     order = ids[np.argsort(lengths[ids], kind="stable")].astype(np.int64)
