@@ -78,6 +78,25 @@ def encode_pieces(buf, starts, ends, piece_ids, model, out):
     inconsistent (a model that was not built by
     :func:`~segkit.presets.bpe.tables.build_tables`).
     """
+    m = starts.size
+    longest = 0
+    for p in range(m):
+        if ends[p] - starts[p] > longest:
+            longest = ends[p] - starts[p]
+    dead = np.zeros(longest + 1, np.uint8)
+    piece_ends = np.empty(m, np.int64)
+    k = encode_range(buf, starts, ends, piece_ids, 0, m, model, out, 0, dead, piece_ends)
+    return k, piece_ends
+
+
+@njit(cache=True, nogil=True)
+def encode_range(buf, starts, ends, piece_ids, p0, p1, model, out, k, dead, piece_ends):
+    """Encode pieces ``p0 .. p1 - 1`` (see :func:`encode_pieces`) into
+    ``out[k:]``, writing where each piece's ids end to ``piece_ends[p]``;
+    returns the new end of ``out``, or -1 for inconsistent tables.  ``buf``
+    is a uint8 array or ``bytes``; ``dead`` has room for the longest piece
+    plus one (any integer dtype); ``out`` may be int32 or int64.  One call
+    per text or batch: the model's sections are sliced once per call."""
     trans = model[model[L.TRANS] : model[L.TRANS + 1]]
     info = model[model[L.INFO] : model[L.INFO + 1]]
     nextp = model[model[L.NEXT] : model[L.NEXT + 1]]
@@ -89,15 +108,7 @@ def encode_pieces(buf, starts, ends, piece_ids, model, out):
     whole_any = model[model[L.PARAMS] + L.P_WHOLE_ANY] != 0
     fshift = np.uint64(64 - model[model[L.PARAMS] + L.P_FILTER_BITS])
     mask = pairs.size // 4 - 1
-    m = starts.size
-    longest = 0
-    for p in range(m):
-        if ends[p] - starts[p] > longest:
-            longest = ends[p] - starts[p]
-    dead = np.zeros(longest + 1, np.uint8)
-    piece_ends = np.empty(m, np.int64)
-    k = 0
-    for p in range(m):
+    for p in range(p0, p1):
         if piece_ids[p] >= 0:  # a special token found by the pre-tokenizer
             out[_ix(k)] = piece_ids[p]
             k += 1
@@ -135,7 +146,7 @@ def encode_pieces(buf, starts, ends, piece_ids, model, out):
         check_here = True  # whether a pair at pos can be a split at all (BIGRAM)
         while True:
             if tok < 0:
-                return -1, piece_ends
+                return -1
             end = pos + info[_ix(4 * tok)]
             ok = dead[_ix(end)] == 0
             if ok and top > k and check_here:
@@ -214,7 +225,7 @@ def encode_pieces(buf, starts, ends, piece_ids, model, out):
                     # and try the next shorter one in its place.
                     dead[_ix(pos)] = 1
                     if top == k:
-                        return -1, piece_ends
+                        return -1
                     top -= 1
                     last = out[_ix(top)]
                     pos -= info[_ix(4 * last)]
@@ -224,4 +235,4 @@ def encode_pieces(buf, starts, ends, piece_ids, model, out):
                         check_here = ((bigram[_ix(bg >> 5)] >> (bg & 31)) & 1) != 0
         k = top
         piece_ends[p] = k
-    return k, piece_ends
+    return k
