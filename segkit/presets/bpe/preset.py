@@ -680,7 +680,7 @@ def _from_state(cls, config: dict, arrays: dict, source: str, certify: bool) -> 
     use_merges = mode != "tiktoken"
     mtab = merge_table(merges if use_merges else np.zeros((0, 2), np.int32))
     # Structure first (ids in range, parts shorter): finish_tables trusts it.
-    status, tok = verify.check_structure(tok_bytes, tok_start, info, mtab, use_merges)
+    status, tok = verify.check_structure(tok_bytes, tok_start, info, mtab, use_merges, 0, n)
     if status != verify.OK:
         raise bad(f"token {tok}: {verify.MESSAGES[status]}")
     try:
@@ -701,7 +701,7 @@ def _from_state(cls, config: dict, arrays: dict, source: str, certify: bool) -> 
             status, tok = verify.certify_splits(
                 tok_bytes, tok_start, info, L.section(model, L.TRANS), bsym, L.section(model, L.SLOT),
                 L.section(model, L.PAIRS), L.section(model, L.FILTER), int(L.section(model, L.PARAMS)[L.P_FILTER_BITS]),
-                mtab, use_merges)
+                mtab, use_merges, 0, n)
             if status != verify.OK:
                 raise bad(f"token {tok}: {verify.MESSAGES[status]}")
     obj = cls.__new__(cls)

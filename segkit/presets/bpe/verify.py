@@ -130,12 +130,13 @@ def _lookup(tok_bytes, a, b, trans, bsym, slot):
 
 
 @njit(cache=True, nogil=True)
-def check_structure(tok_bytes, tok_start, info, mtab, use_merges):
-    """``(status, token)`` of tests 1 and 2 (module doc), or ``(OK, -1)``.
-    Run before anything reads ``info``: afterwards every id it holds is in
-    range and every part is shorter than its token."""
+def check_structure(tok_bytes, tok_start, info, mtab, use_merges, t0, t1):
+    """``(status, token)`` of tests 1 and 2 (module doc) for tokens ``t0 ..
+    t1 - 1``, or ``(OK, -1)``.  Run before anything reads ``info``:
+    afterwards every id it holds is in range and every part is shorter than
+    its token."""
     n = tok_start.size - 1
-    for t in range(n):
+    for t in range(t0, t1):
         size = tok_start[t + 1] - tok_start[t]
         if size == 0:
             if info[t, 0] != 0 or info[t, 1] != -1 or info[t, 2] != -1 or info[t, 3] != -1:
@@ -171,16 +172,15 @@ def check_structure(tok_bytes, tok_start, info, mtab, use_merges):
 
 
 @njit(cache=True, nogil=True)
-def certify_splits(tok_bytes, tok_start, info, trans, bsym, slot, pairs, filt, filter_bits, mtab, use_merges):
+def certify_splits(tok_bytes, tok_start, info, trans, bsym, slot, pairs, filt, filter_bits, mtab, use_merges, t0, t1):
     """``(status, token)`` of tests 3 and 4 (module doc), or ``(OK, -1)``,
     after :func:`check_structure` passed (so the walks stay in range and
     end).  ``trans`` flat; ``slot``, ``pairs`` as
     :func:`~segkit.presets.bpe.tables.finish_tables` built them from
     ``info``, with its filter; ``mtab``: the merge list's pairs table
-    (``use_merges``)."""
-    n = tok_start.size - 1
+    (``use_merges``).  Tokens ``t0 .. t1 - 1``."""
     fshift = np.uint64(64 - filter_bits)
-    for t in range(n):
+    for t in range(t0, t1):
         size = tok_start[t + 1] - tok_start[t]
         if size < 2:
             continue
