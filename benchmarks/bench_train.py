@@ -183,7 +183,7 @@ def run_plain(texts, args, results):
 # ------------------------------------------------------------- scaling
 def run_scaling(texts, args, results):
     from segkit.training.bpe import _count, char_classes
-    from segkit.training.gpt2_pretokenize import GPT2_PATTERN
+    from segkit.presets.bpe.pretokenize import GPT2_PATTERN
 
     char_classes()
     _count(texts[:100], [], GPT2_PATTERN, 1, "strict", None)
@@ -248,7 +248,7 @@ def run_threads(texts, args, results):
     C1 / (S + (C1 - S) / 2) from the serial part alone; two sha256 jobs on
     1 vs 2 threads, timed in the same rounds, show what the machine offered."""
     from segkit.training.bpe import _count
-    from segkit.training.gpt2_pretokenize import GPT2_PATTERN
+    from segkit.presets.bpe.pretokenize import GPT2_PATTERN
     from segkit.training.wordpiece import count_corpus_words
 
     data = texts * (1 if args.quick else 2)
@@ -402,8 +402,9 @@ def run_big(args, results):
 def check_pretokenizer(texts, results):
     import regex
 
-    from segkit.training.gpt2_pretokenize import GPT2_PATTERN, pretokenize
+    from segkit.presets.bpe.pretokenize import GPT2_PATTERN, Pretokenizer
 
+    pretokenize = Pretokenizer(GPT2_PATTERN).findall
     rx = regex.compile(GPT2_PATTERN)
     bad = [i for i, t in enumerate(texts) if pretokenize(t) != rx.findall(t)]
     whole = "\n".join(texts)

@@ -15,7 +15,7 @@ from collections import Counter, defaultdict
 
 import regex
 
-from segkit.training.gpt2_pretokenize import GPT2_PATTERN
+from segkit.presets.bpe.pretokenize import GPT2_PATTERN
 
 
 def train(documents, vocab_size, special_tokens=()):

@@ -2,7 +2,13 @@
 backward results, merging runs of letters and digits and finding each
 word's cached string (:func:`word_keys`), and all of it for one text in one
 call (:func:`segment_one`).  They work on the flat token arrays of a whole
-batch: no per-token Python work."""
+batch: no per-token Python work.
+
+Numba's on-disk cache keys a compiled function by its own file only, yet the
+functions here compile the engine's matching loop into themselves
+(:func:`segkit.engine.kernels._segment_range`, its pops layout included):
+a change to that loop must change this file too, or a stale cache keeps the
+old loop (the last such change: failure pops read through list headers)."""
 
 from __future__ import annotations
 

@@ -138,11 +138,21 @@ class ChineseMaxMatch(Preset):
         self.mode = mode
         self.alnum_runs = _check_flag("alnum_runs", alnum_runs)
         self.keep_whitespace = _check_flag("keep_whitespace", keep_whitespace)
-        self._vocab = vocab
-        self._lock = threading.Lock()
-        self._automata: dict[str, Automaton] = dict(automata)
-        self._strings = _WordCache(vocab.size)
-        self._one_state = None
+        self._lock = threading.Lock()  # serializes changes and automaton builds
+        self._dict = _Dictionary(vocab, automata)
+
+    # One dictionary state, read once per call (see _Dictionary).
+    @property
+    def _vocab(self) -> Vocabulary:
+        return self._dict.vocab
+
+    @property
+    def _automata(self) -> dict:
+        return self._dict.automata
+
+    @property
+    def _strings(self) -> "_WordCache":
+        return self._dict.strings
 
     def _directions(self) -> tuple[str, ...]:
         return ("forward", "backward") if self.mode == "bidirectional" else (self.mode,)
@@ -151,14 +161,16 @@ class ChineseMaxMatch(Preset):
     @property
     def words(self) -> list[str]:
         """The dictionary words (a copy)."""
-        return list(self._vocab.tokens)
+        return list(self._dict.vocab.tokens)
 
     def add_word(self, word: str) -> None:
         """Add a word; it takes effect from the next call on.
 
         The automaton is rebuilt lazily on that call, so adding many words
-        before segmenting costs one rebuild.  Calls already running keep the
-        automaton they started with.
+        before segmenting costs one rebuild.  Safe while other threads
+        segment: a call already running finishes with the dictionary it
+        started with (its automata and word strings together, see
+        :class:`_Dictionary`).
         """
         self.add_words([word])
 
@@ -168,12 +180,10 @@ class ChineseMaxMatch(Preset):
 
     def _add_clean(self, new: list[str]) -> None:
         with self._lock:
-            vocab = self._vocab
+            vocab = self._dict.vocab
             fresh = [w for w in new if w not in vocab]
             if fresh:
-                self._vocab = Vocabulary(vocab.tokens + fresh)
-                self._automata = {}
-                self._strings = _WordCache(self._vocab.size)
+                self._dict = _Dictionary(Vocabulary(vocab.tokens + fresh))  # published whole
 
     def del_word(self, word: str) -> None:
         """Remove a word; it takes effect from the next call on (like
@@ -192,11 +202,9 @@ class ChineseMaxMatch(Preset):
         if not isinstance(word, str):
             raise TypeError(f"del_word: expected a word as str, found {type(word).__name__} {word!r:.60}")
         with self._lock:
-            vocab = self._vocab
+            vocab = self._dict.vocab
             if word in vocab:
-                self._vocab = Vocabulary([w for w in vocab.tokens if w != word])
-                self._automata = {}
-                self._strings = _WordCache(self._vocab.size)
+                self._dict = _Dictionary(Vocabulary([w for w in vocab.tokens if w != word]))  # published whole
 
     def load_userdict(self, path: str | os.PathLike) -> None:
         """Add the words of a user dictionary file (word list or jieba format).
@@ -208,31 +216,31 @@ class ChineseMaxMatch(Preset):
         self._add_clean(read_dictionary(path))
 
     def _automaton(self, direction: str) -> Automaton:
-        return self._snapshot((direction,))[0]
+        return self._snapshot((direction,), self._dict)[0]
 
-    def _snapshot(self, directions: tuple[str, ...]) -> list[Automaton]:
-        """Automata of one consistent dictionary state (built if needed), so a
-        call is unaffected by add_word running meanwhile."""
-        automata = self._automata
+    def _snapshot(self, directions: tuple[str, ...], state: "_Dictionary | None" = None) -> list[Automaton]:
+        """The automata of the dictionary ``state`` (default: the current
+        one), built if needed and then kept in that state."""
+        if state is None:
+            state = self._dict
+        automata = state.automata
         if all(d in automata for d in directions):
             return [automata[d] for d in directions]
         with self._lock:
-            automata = dict(self._automata)
-            vocab = self._vocab
+            automata = dict(state.automata)
+            vocab = state.vocab
             for d in directions:
                 if d not in automata:
                     config = _engine_config(d)
                     automata[d] = Automaton.build(vocab.tokens, vocab.ids, config, _classes())
-            self._automata = automata
+            state.automata = automata  # (more automata of the same dictionary: the state stays one state)
             return [automata[d] for d in directions]
 
     # ---------------------------------------------------- saving and loading
     def _model_state(self):
-        while True:  # the dictionary and automata of one state, even with add_word running
-            vocab = self._vocab
-            automata = self._snapshot(self._directions())
-            if self._vocab is vocab:
-                break
+        state = self._dict  # the dictionary and automata of one state, even with add_word running
+        vocab = state.vocab
+        automata = self._snapshot(self._directions(), state)
         arrays, blobs = vocabulary_state(vocab)
         configs = {}
         for d, automaton in zip(self._directions(), automata):
@@ -279,7 +287,8 @@ class ChineseMaxMatch(Preset):
         return obj
 
     def _parts(self) -> tuple:
-        return (self._vocab, self.mode, self.alnum_runs, dict(self._automata), self.keep_whitespace)
+        state = self._dict
+        return (state.vocab, self.mode, self.alnum_runs, dict(state.automata), self.keep_whitespace)
 
     @classmethod
     def _from_parts(cls, vocab, mode, alnum_runs, automata, keep_whitespace=False) -> "ChineseMaxMatch":
@@ -312,18 +321,14 @@ class ChineseMaxMatch(Preset):
             segmented = _kernels.fill_gaps(cps, bounds, *segmented)
         return segmented
 
-    def _word_cache(self) -> "_WordCache":
-        """The string cache, read after the automata were: a dictionary
-        changed in between gives a cache of the newer, larger dictionary,
-        whose ids and strings extend the older one's."""
-        return self._strings
-
     def _state(self) -> tuple[list[Automaton], "_WordCache"]:
-        """The automata and string cache of one dictionary state: taken once
-        per call, so that the threads of one call never mix two states when
-        add_word runs meanwhile."""
-        automata = self._snapshot(self._directions())
-        cache = self._word_cache()
+        """The automata and string cache of one dictionary state (the
+        state read once): taken once per call, so that a call, and the
+        threads of one call, never mix two dictionaries when add_word or
+        del_word runs meanwhile."""
+        state = self._dict
+        automata = self._snapshot(self._directions(), state)
+        cache = state.strings
         if self.keep_whitespace:
             cache.hold_newlines()
         return automata, cache
@@ -353,10 +358,11 @@ class ChineseMaxMatch(Preset):
         if len(_check_text(text)) > MAX_ONE_CHARS:
             return None
         cps = to_code_points(text)
-        state = self._one_state
-        if state is None or state[0] is not self._automata:
-            state = self._one_state = self._make_one_state()
-        _, settings, cache, entries = state
+        current = self._dict
+        state = current.one
+        if state is None:
+            state = current.one = self._make_one_state(current)
+        settings, cache, entries = state
         scratch, seen, stamp = SCRATCH.take_one(cps.size)
         try:
             args = (cps, *settings, cache.slot_of(), seen, stamp, scratch)
@@ -374,18 +380,18 @@ class ChineseMaxMatch(Preset):
         finally:
             SCRATCH.give_back(scratch)
 
-    def _make_one_state(self) -> tuple:
-        """What :meth:`_one` passes on, worked out once per dictionary state:
-        ``(automata dict, (forward, backward, mode, flags, alnum_runs,
-        vocab_size, keep_whitespace), cache, resolved entry points)``.  The dict is read
-        first: when the dictionary changes, a new one replaces it and the
-        state is made again."""
-        current = self._automata
-        automata, cache = self._state()
+    def _make_one_state(self, state: "_Dictionary") -> tuple:
+        """What :meth:`_one` passes on, worked out once per dictionary state
+        (and kept in it): ``((forward, backward, mode, flags, alnum_runs,
+        vocab_size, keep_whitespace), cache, resolved entry points)``."""
+        automata = self._snapshot(self._directions(), state)
+        cache = state.strings
+        if self.keep_whitespace:
+            cache.hold_newlines()
         flags = 3 | (LOOKAHEAD if automata[0].lookahead else 0)
         settings = (automata[0].packed, automata[-1].packed, _MODE_CODES[self.mode], flags, self.alnum_runs,
                     cache.vocab_size, self.keep_whitespace)
-        return current if current is self._automata else None, settings, cache, {}
+        return settings, cache, {}
 
     def tokenize_batch(self, texts: Sequence[str], *, num_threads: int | None = None) -> list[list[tuple[str, int, int]]]:
         """:meth:`tokenize` for many texts, in one compiled call per direction
@@ -464,10 +470,34 @@ class ChineseMaxMatch(Preset):
 
     def __repr__(self) -> str:
         ws = ", keep_whitespace=True" if self.keep_whitespace else ""
-        return f"ChineseMaxMatch(words={len(self._vocab)}, mode={self.mode!r}, alnum_runs={self.alnum_runs}{ws})"
+        return f"ChineseMaxMatch(words={len(self._dict.vocab)}, mode={self.mode!r}, alnum_runs={self.alnum_runs}{ws})"
 
 
 _MODE_CODES = {"forward": _kernels.FORWARD, "backward": _kernels.BACKWARD, "bidirectional": _kernels.BIDIRECTIONAL}
+
+
+class _Dictionary:
+    """One state of a segmenter's dictionary: the vocabulary, its automata
+    (built on first use, by direction) and its word strings (ids of this
+    vocabulary -> str, :class:`_WordCache`).
+
+    A change (``add_word``, ``del_word``) publishes a new state as one
+    attribute (``ChineseMaxMatch._dict``); a call reads that attribute once
+    and uses that state's automata and strings together.  Reading them from
+    the segmenter one by one once let a call match with one dictionary's
+    automaton and name the words with the other's strings: after
+    ``del_word`` the ids move, and ``北京`` came back as ``词294``.
+    Automata a state builds later are of its own vocabulary, so adding them
+    keeps it one state.
+    """
+
+    __slots__ = ("vocab", "automata", "strings", "one")
+
+    def __init__(self, vocab: Vocabulary, automata: dict | None = None) -> None:
+        self.vocab = vocab
+        self.automata: dict[str, Automaton] = dict(automata or {})
+        self.strings = _WordCache(vocab.size)
+        self.one = None  # what ChineseMaxMatch._one needs, made on first use
 
 
 class _WordCache:

@@ -278,3 +278,20 @@ def naive_failure(
         first = False
         if rest in cont_nodes:
             return rest, pops
+
+
+# ------------------------------------------------------------ literal search
+def leftmost_longest(text: str, strings: Collection[str]) -> list[tuple[int, int, str]]:
+    """Non-overlapping occurrences of ``strings`` in ``text``, left to right:
+    at each position the longest string that starts there, then on after
+    it (the matches of a regex alternation of the strings, longest first)."""
+    out = []
+    i = 0
+    while i < len(text):
+        found = max((s for s in strings if text.startswith(s, i)), key=len, default=None)
+        if found:
+            out.append((i, i + len(found), found))
+            i += len(found)
+        else:
+            i += 1
+    return out

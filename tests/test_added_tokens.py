@@ -405,3 +405,76 @@ def _with_added_json() -> str:
         _with_added().save_tokenizer_json(path)
         _JSON.append(path.read_text(encoding="utf-8"))
     return _JSON[0]
+
+
+# ------------------------------------------------- ids of added tokens (issue 27)
+_IDS_CHILD = r"""
+import json, resource, sys, warnings
+sys.path.insert(0, sys.argv[1])
+import segkit
+path = sys.argv[2]
+segkit.WordPiece.from_tokenizer_json(path)  # warm-up, then a cap: an id must not allocate a table
+with open("/proc/self/status") as fh:
+    size = next(int(l.split()[1]) * 1024 for l in fh if l.startswith("VmSize"))
+resource.setrlimit(resource.RLIMIT_AS, (size + (512 << 20),) * 2)
+with warnings.catch_warnings(record=True) as caught:
+    warnings.simplefilter("always")
+    wp = segkit.WordPiece.from_tokenizer_json(path)
+print(json.dumps({"ids": wp.encode("a<x0>a<x1>").ids, "size": wp.get_vocab_size(),
+                  "warnings": [str(w.message) for w in caught]}))
+"""
+
+
+@pytest.mark.parametrize("ids", [[2**31 - 2], [10**8], [7, 5], [6], [5], [2**32 - 1, 3]])
+def test_tokenizer_json_added_token_ids_are_assigned_as_hf_assigns_them(tmp_path, ids):
+    """HF's loader adds the file's added tokens one by one and gives them
+    its own ids (the file's are only compared, with a logged warning): a
+    token of the vocabulary keeps its id, the others get the next ones.
+    segkit did use the file's ids: 2**31 - 2 allocated a table of 2**31
+    entries, 10**8 loaded in 1.76 GB, and ids differed from HF's.  Now the
+    ids are HF's, in a process capped at 512 MiB more than a warm one, and a
+    warning names the file, the token and both ids."""
+    data = json.loads(_with_added_json())
+    vocab_size = len(data["model"]["vocab"])
+    for k, i in enumerate(ids):
+        data["added_tokens"].append({"id": i, "content": f"<x{k}>", "single_word": False, "lstrip": False,
+                                     "rstrip": False, "normalized": False, "special": True})
+    path = tmp_path / "tokenizer.json"
+    path.write_text(json.dumps(data), encoding="utf-8")
+    run = subprocess.run([sys.executable, "-c", _IDS_CHILD, str(Path(__file__).resolve().parents[1]), str(path)],
+                         capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0, run.stderr[-2000:]
+    got = json.loads(run.stdout.strip().splitlines()[-1])
+    base = max(t["id"] for t in data["added_tokens"][: -len(ids)]) + 1
+    expected_ids = {f"<x{k}>": base + k for k in range(len(ids))}
+    moved = [f"<x{k}>" for k, i in enumerate(ids) if i != expected_ids[f"<x{k}>"]]
+    if moved:
+        (message,) = got["warnings"]
+        assert str(path) in message and all(f"'{c}'" in message for c in moved)
+        assert all(f"id {i} in the file" in message for c, i in zip(expected_ids, ids) if c in moved)
+    else:
+        assert got["warnings"] == []
+    tokenizers = pytest.importorskip("tokenizers", reason="parity with HuggingFace tokenizers")
+    hf = tokenizers.Tokenizer.from_file(str(path))
+    assert got["ids"] == hf.encode("a<x0>a<x1>").ids and got["size"] == hf.get_vocab_size()
+    assert [hf.token_to_id(c) for c in expected_ids] == list(expected_ids.values())
+    assert vocab_size <= base
+
+
+def test_model_file_with_sparse_added_token_ids_is_refused(tmp_path):
+    """A segkit model file's added tokens keep their stored ids (segkit gave
+    them), so ids must be dense, as a vocabulary's (``check_ids``): id
+    10**8 with a handful of tokens is refused, naming the token and id."""
+    from segkit.models.files import read_model, write_model
+
+    wp = _with_added()
+    path = tmp_path / "m.segkit"
+    wp.save(path)
+    loaded = read_model(path)
+    config = dict(loaded.config)
+    rows, sticky = config["added_tokens"]
+    config["added_tokens"] = [rows + [[10**8, "<far>", False, False, False, False, True]], sticky]
+    bad = tmp_path / "far.segkit"
+    write_model(bad, loaded.preset, config, loaded.arrays, loaded.blobs)
+    with pytest.raises(segkit.ModelFileError, match=r"'<far>' has id 100000000, but there are only"):
+        segkit.load(bad)

@@ -406,3 +406,26 @@ def test_non_int_lengths_are_type_errors_naming_the_argument(name):
                  lambda: wp.encode_batch(["a", "a a"], **{name: [3]})):
         with pytest.raises(TypeError, match=name):
             call()
+
+
+def test_padding_targets_that_would_take_gigabytes_are_refused(tmp_path):
+    # Found by tests/test_tokenizer_json_fuzz.py: pad_to_multiple_of=442157569
+    # padded a 5-token text to 442 million positions (a 24.7 GiB array).
+    import json
+
+    from segkit.presets.wordpiece.postprocess import MAX_PAD_LENGTH
+
+    wp = segkit.WordPiece.bert(["[PAD]", "[UNK]", "[CLS]", "[SEP]", "a"])
+    with pytest.raises(ValueError, match="pad_to_multiple_of must be at most"):
+        wp.encode("a", padding=True, pad_to_multiple_of=442_157_569)
+    with pytest.raises(ValueError, match="max_length=33554432"):
+        wp.encode_batch(["a"], padding="max_length", max_length=2 * MAX_PAD_LENGTH)
+    assert len(wp.encode("a", padding="max_length", max_length=1024).ids) == 1024  # ordinary lengths still pad
+    path = tmp_path / "tokenizer.json"
+    wp.save_tokenizer_json(path)
+    doc = json.loads(path.read_text(encoding="utf-8"))
+    doc["padding"] = {"strategy": "BatchLongest", "direction": "Right", "pad_id": 0, "pad_type_id": 0,
+                      "pad_token": "[PAD]", "pad_to_multiple_of": 442_157_569}
+    path.write_text(json.dumps(doc), encoding="utf-8")
+    with pytest.raises(ValueError, match=r"tokenizer\.json.*pad_to_multiple_of must be at most"):
+        segkit.WordPiece.from_tokenizer_json(path)

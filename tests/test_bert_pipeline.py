@@ -702,7 +702,7 @@ def test_single_text_expanding_characters_become_one_unknown_word() -> None:
         ({"model": {**tiny_tokenizer_json()["model"], "vocab": {"[UNK]": 3e9}}}, "has id 3000000000.0, expected an integer"),
         ({"normalizer": {"type": "BertNormalizer", "lowercase": "yes"}}, "normalizer.'lowercase' must be true or false"),
         ({"truncation": {"max_length": "8"}}, "truncation.'max_length' must be an integer"),
-        ({"post_processor": {"type": "BertProcessing", "cls": [2, 2], "sep": ["[SEP]", 3]}}, "must be a string"),
+        ({"post_processor": {"type": "BertProcessing", "cls": [2, 2], "sep": ["[SEP]", 3]}}, r"post_processor.cls must be \[token, id\]"),
         ({"post_processor": {"type": "TemplateProcessing", "single": "[CLS] $A [SEP]"}}, "unexpected structure"),
     ],
 )

@@ -145,6 +145,15 @@ CASES = [
                                     truncation=True, truncation_side="left", return_special_tokens_mask=True)),
     ((TEXTS[:6],), dict(max_length=16, truncation=True, stride=3, return_overflowing_tokens=True, padding=True,
                         padding_side="left", truncation_side="left", return_tensors="np")),
+    # issue 27: max_length below a pair's special tokens, with a stride:
+    # transformers checks the stride against a single text's (and raises)
+    ((TEXTS[3], TEXTS[4]), dict(max_length=2, truncation=True, stride=1)),
+    ((TEXTS[:3], TEXTS[3:6]), dict(max_length=2, truncation="only_second", stride=2, return_overflowing_tokens=True)),
+    ((TEXTS[3], TEXTS[4]), dict(max_length=1, truncation=True, stride=1)),  # 1 - 2 wraps: no check, no truncation
+    ((TEXTS[3], TEXTS[4]), dict(max_length=2, truncation=True, stride=0)),
+    # issue 27: padded length rounded up below the encoding's own length
+    ((TEXTS[5],), dict(padding="max_length", max_length=7, pad_to_multiple_of=8)),
+    ((TEXTS[5],), dict(padding="max_length", max_length=7, pad_to_multiple_of=8, return_tensors="np")),
 ]
 
 

@@ -40,7 +40,7 @@ def _stdin(monkeypatch, data: bytes) -> None:
 def test_cut_file_one_line_per_line(capsys, sample) -> None:
     code, out, err = run(capsys, "cut", str(sample))
     assert code == 0, err
-    assert out == "我 / 来到 / 北京 / 清华大学\n\n研究生 / 命 / 起源\n他 / 说 / hello / world\n"
+    assert out == "我 / 来到 / 北京 / 清华大学\n\n研究 / 生命 / 起源\n他 / 说 / hello / world\n"
 
 
 def test_cut_stdin_and_several_files(capsys, monkeypatch, sample) -> None:
@@ -64,6 +64,8 @@ def test_cut_delimiter(capsys, sample) -> None:
 
 
 def test_cut_modes(capsys, sample) -> None:
+    code, out, _ = run(capsys, "cut", "--mode", "forward", "-d", "/", str(sample))
+    assert out.splitlines()[2] == "研究生/命/起源"  # the longest word first
     code, out, _ = run(capsys, "cut", "--mode", "backward", "-d", "/", str(sample))
     assert out.splitlines()[2] == "研究/生命/起源"
     code, out, _ = run(capsys, "cut", "--mode", "bidirectional", "-d", "/", str(sample))
@@ -78,7 +80,7 @@ def test_cut_keep_whitespace(capsys, sample) -> None:
     assert code == 0
     assert out.split("\n")[3] == " | |他|说| |hello| | |world| "
     # the line endings are not part of the line, with or without the option
-    assert out.split("\n")[2] == "研究生|命|起源"
+    assert out.split("\n")[2] == "研究|生命|起源"
 
 
 def test_cut_userdict(capsys, sample, tmp_path) -> None:

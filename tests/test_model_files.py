@@ -98,7 +98,7 @@ def test_wordpiece_pop_covering_2_30_characters_is_rejected(wordpiece, worker, t
     v = pooled[0]
 
     def edit(cmap, trans, fails, pool, params):
-        pool[fails[v, 1] + 2] = 2**30
+        pool[pool[fails[v, 1] + 1] + 1] = 2**30  # the characters its first pop covers (header: count, start)
 
     bad = forge(path, tmp_path / "pop.segkit", automaton=("automaton", edit))
     assert worker.check(str(bad)) == "rejected"
@@ -114,9 +114,9 @@ def test_chinese_pop_covering_too_many_characters_is_rejected(chinese, worker, t
     cmap, trans, fails, pool, params = (np.array(x) for x in kernels.unpack(a.packed))
     if covered < 256:
         fails[v, 1] = -1 - (((tid + 1) << 8) | covered)
-    else:  # a list of one pop, appended to the pool
+    else:  # a list of one pop, appended to the pool: header (count, start), then the pair
         fails[v, 1] = pool.size
-        pool = np.concatenate([pool, np.array([1, tid, covered], dtype=np.int32)])
+        pool = np.concatenate([pool, np.array([1, pool.size + 2, tid, covered], dtype=np.int32)])
     packed = kernels.pack(cmap, trans, fails, pool, params)
     bad = forge(path, tmp_path / "zh-pop.segkit", arrays={"forward.packed": packed})
     assert worker.check(str(bad)) == "rejected"
@@ -340,26 +340,68 @@ def test_prefix_layout_matches_storage():
     assert zlib.crc32(b"") == 0
 
 
-def test_files_with_pop_lists_in_another_order_still_load(models, tmp_path):
-    """Files written before the builder laid out pop lists in slot order
-    hold them in node order: they load, compared list by list, and behave
-    as before."""
+def _full_lists(fails: np.ndarray, pool: np.ndarray, order) -> tuple[np.ndarray, np.ndarray]:
+    """The pops of an automaton laid out as builders before list headers
+    wrote them: every list in full, ``[count, pairs]`` at its reference, the
+    lists in ``order`` (of the nodes that have one)."""
+    fails = fails.copy()
+    new_pool = [0]
+    for v in order:
+        r = fails[v, 1]
+        cnt, at = pool[r], pool[r + 1]
+        fails[v, 1] = len(new_pool)
+        new_pool += [int(cnt)] + pool[at : at + 2 * cnt].tolist()
+    return fails, np.array(new_pool, dtype=np.int32)
+
+
+@pytest.mark.parametrize("order", ["slots", "reversed"])
+def test_files_with_pop_lists_written_in_full_still_load(models, tmp_path, order):
+    """Files written before pops lists shared their pairs hold every list
+    in full (in slot order, or in node order before that): they load,
+    compared list by list, and behave as before."""
     path = models["wordpiece"]
     m = read_model(path)
     cmap, trans, fails, pool, params = (np.array(x) for x in kernels.unpack(m.arrays["automaton.packed"]))
     listed = [v for v in range(fails.shape[0]) if fails[v, 0] >= 0 and fails[v, 1] > 0]
     assert len(listed) >= 2
-    new_pool = [0]
-    for v in reversed(listed):
-        r = fails[v, 1]
-        lst = pool[r : r + 1 + 2 * pool[r]].tolist()
-        fails[v, 1] = len(new_pool)
-        new_pool += lst
-    assert len(new_pool) == pool.size and new_pool != pool.tolist()
-    packed = kernels.pack(cmap, trans, fails, np.array(new_pool, dtype=np.int32), params)
-    old = forge(path, tmp_path / "old-order.segkit", arrays={"automaton.packed": packed})
+    old_fails, old_pool = _full_lists(fails, pool, listed if order == "slots" else listed[::-1])
+    assert not np.array_equal(old_pool, pool)
+    packed = kernels.pack(cmap, trans, old_fails, old_pool, params)
+    old = forge(path, tmp_path / "old-layout.segkit", arrays={"automaton.packed": packed})
     texts = fuzz_models.WP_TEXTS
     assert [e.ids for e in segkit.load(old).encode_batch(texts)] == [e.ids for e in segkit.load(path).encode_batch(texts)]
+    # One covered count changed in such a file: rejected.
+    bad_pool = old_pool.copy()
+    bad_pool[old_fails[listed[0], 1] + 2] += 1
+    packed = kernels.pack(cmap, trans, old_fails, bad_pool, params)
+    bad = forge(path, tmp_path / "old-layout-bad.segkit", arrays={"automaton.packed": packed})
+    with pytest.raises(ModelFileError, match="failure links or pops"):
+        segkit.load(bad)
+
+
+def test_long_repeated_token_saves_and_loads_in_linear_space(tmp_path):
+    """A key of n repeated characters gives nodes whose pops lists grow by
+    one each (``F(q^k) = [q, ##q x (k - 1)]``); written out in full they
+    took n**2 / 2 pairs.  Lists share their pairs: the pool is linear in n,
+    the file loads, and a damaged pool is rejected without expanding the
+    lists it claims (a smaller-than-full pool cannot be an old layout)."""
+    n = 20_000
+    wp = segkit.WordPiece(["[UNK]", "q", "##q", "q" * n], max_input_chars_per_word=10 * n)
+    assert wp.automaton.pool.size < 8 * n
+    assert wp.tokenize("q" * (n - 1)) == ["q"] + ["##q"] * (n - 2)
+    assert wp.tokenize("q" * n + " " + "q" * 3) == ["q" * n, "q", "##q", "##q"]
+    path = tmp_path / "q.segkit"
+    wp.save(path)
+    assert path.stat().st_size < 64 * n
+    loaded = segkit.load(path)
+    assert loaded.tokenize("q" * (n - 1)) == ["q"] + ["##q"] * (n - 2)
+
+    def edit(cmap, trans, fails, pool, params):
+        pool[-1] = 7  # the last pop covers 7 characters instead of 1
+
+    bad = forge(path, tmp_path / "q-bad.segkit", automaton=("automaton", edit))
+    with pytest.raises(ModelFileError, match="failure links or pops"):
+        segkit.load(bad)
 
 
 def test_vocabulary_with_a_newline_token_round_trips(tmp_path):
@@ -393,7 +435,7 @@ def test_structural_check_without_keys():
 
     cases = {
         "own node": lambda c, t, f, p, q: f.__setitem__((v, 0), v),
-        "covering": lambda c, t, f, p, q: p.__setitem__(f[listed, 1] + 2, 2**30),
+        "covering": lambda c, t, f, p, q: p.__setitem__(p[f[listed, 1] + 1] + 1, 2**30),
         "inline id": lambda c, t, f, p, q: f.__setitem__((v, 1), -1 - (((8_388_606 + 1) << 8) | 4)),
         "cycle": lambda c, t, f, p, q: t.__setitem__((v, 1), v),
         "unk": lambda c, t, f, p, q: q.__setitem__(kernels.P_UNK, -5),

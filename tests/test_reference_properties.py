@@ -388,3 +388,42 @@ def test_naive_references_on_known_cases():
     ]
     assert wordpiece_text("中文x", {"中", "x"}) == [("中", 0, 1), ("[UNK]", 1, 2), ("x", 2, 3)]
     assert wordpiece_text("中文x", {"中", "x"}, cjk_ranges=()) == [("[UNK]", 0, 3)]
+
+
+@st.composite
+def repeated_run_cases(draw):
+    """Keys of long runs of one or two letters (``aaaab``, ``##bbbb``...):
+    nodes whose pops lists extend their parent's, share its pairs or copy
+    them (issue 27: the pops of ``"q" * n`` took n**2 / 2 pairs)."""
+    sfx = draw(st.sampled_from(["##", "", "b"]))
+    run = st.builds(lambda a, n, b, m: a * n + b * m, st.sampled_from("abc"), st.integers(1, 30),
+                    st.sampled_from("abc"), st.integers(0, 4))
+    starts = draw(st.lists(run, min_size=1, max_size=12, unique=True))
+    conts = draw(st.lists(st.one_of(run, st.sampled_from("abc")), min_size=1, max_size=12, unique=True))
+    tokens = list(dict.fromkeys([UNK] + starts + [sfx + c for c in conts]))
+    return sfx, tokens
+
+
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(case=repeated_run_cases(), words=st.lists(st.text(alphabet="abc", max_size=70), min_size=1, max_size=12))
+def test_pops_of_repeated_runs_match_definition_and_survive_the_checks(case, words):
+    """Against Definition 1 and the reference WordPiece; the pool passes the
+    structural check of files without keys (prefix sums over shared
+    pairs) and a model file round trip keeps it as it is."""
+    import tempfile
+    from pathlib import Path
+
+    from segkit.engine.automaton import automaton_from_state, automaton_state
+
+    sfx, tokens = case
+    wp = segkit.WordPiece(tokens, suffix_indicator=sfx, max_input_chars_per_word=1000)
+    check_failure_table(wp, tokens, sfx)
+    vocab = set(tokens)
+    assert [wp.tokenize_word(w) for w in words] == [wordpiece_word(w, vocab, sfx, max_chars=1000) for w in words]
+    config, arrays = automaton_state(wp.automaton)
+    ids = np.ones(len(tokens) + 1, dtype=bool)
+    again = automaton_from_state(config, {"packed": np.array(arrays["packed"])}, valid_ids=ids)
+    assert np.array_equal(again.packed, wp.automaton.packed)
+    path = Path(tempfile.mkdtemp()) / "m.segkit"
+    wp.save(path)
+    assert np.array_equal(segkit.load(path).automaton.packed, wp.automaton.packed)

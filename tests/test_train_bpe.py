@@ -17,7 +17,9 @@ from segkit.training import corpus as corpus_mod
 from segkit.training import CorpusError, train_bpe
 from segkit.training import bpe as bpe_mod
 from segkit.training.bpe import _pretoken_counts
-from segkit.training.gpt2_pretokenize import GPT2_PATTERN as SEGKIT_GPT2, pretokenize
+from segkit.presets.bpe.pretokenize import GPT2_PATTERN as SEGKIT_GPT2, Pretokenizer
+
+pretokenize = Pretokenizer(SEGKIT_GPT2).findall
 
 SPECIALS = ["<|endoftext|>", "<s>", "</s>", "<|e"]
 

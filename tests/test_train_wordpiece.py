@@ -393,3 +393,30 @@ def test_word_table_and_buffer_grow():
         got[word] += n
     assert got == reference_words(docs, True)
     assert counts.size > 40000
+
+
+@pytest.mark.parametrize("special, problem", [("<eot> ", "ends in whitespace"), ("a\nb", "holds a newline"),
+                                              ("x\u3000", "ends in whitespace"), ("", "is empty")])
+def test_cli_refuses_special_tokens_vocab_txt_cannot_hold(tmp_path, capsys, special, problem):
+    """Issue 27: ``segkit train wordpiece`` wrote a vocab.txt that read back
+    to other tokens when a special token held a newline or ended in
+    whitespace (readers, HF's too, split lines on newlines and strip
+    trailing whitespace).  Such a token is refused before training, with a
+    message naming it and the way out; tokens vocab.txt holds round-trip."""
+    from segkit.cli import main
+    from segkit.models.vocabulary import Vocabulary
+
+    a = tmp_path / "a.txt"
+    a.write_text("Hello world, hello there.\nWORLD peace\n", encoding="utf-8")
+    out = tmp_path / "out"
+    capsys.readouterr()
+    assert main(["train", "wordpiece", "--vocab-size", "60", "-q", "--special", "[UNK]", "--special", special, str(a),
+                 "-o", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert f"special token {special!r} cannot be written to vocab.txt" in err and problem in err
+    assert not out.exists()
+    assert main(["train", "wordpiece", "--vocab-size", "60", "-q", "--special", "[UNK]", "--special", " <lead>",
+                 "--special", "x\ty", str(a), "-o", str(out)]) == 0
+    trained = segkit.load(out / "wordpiece.segkit").vocab.tokens
+    assert trained[:3] == ["[UNK]", " <lead>", "x\ty"]
+    assert Vocabulary.load(out / "vocab.txt").tokens == trained

@@ -44,12 +44,26 @@ def run(args: argparse.Namespace) -> int:
     out = Path(args.output)
     if out.exists() and not out.is_dir():
         raise ValueError(f"output {out} exists and is not a folder")
+    specials = special_tokens(args)
+    # vocab.txt holds one token per line, and readers strip trailing
+    # whitespace: a special token it cannot give back is refused here,
+    # before training (the Python API writes such tokens to tokenizer.json
+    # and model files, which hold any token).
+    from ..models.vocabulary import vocab_txt_problem
+
+    for k, t in enumerate(specials):
+        problem = vocab_txt_problem(t, first=k == 0)
+        if problem:
+            raise ValueError(
+                f"special token {t!r} cannot be written to vocab.txt: {problem}; use other special tokens, or "
+                "train with segkit.train_wordpiece(...) in Python and save with save_tokenizer_json() or save()"
+            )
     # errors are reported by segkit.cli.train.run, as for every trainer
     wp = train_wordpiece(
         [Path(f) for f in args.files],
         args.vocab_size,
         lowercase=not args.cased,
-        special_tokens=special_tokens(args),
+        special_tokens=specials,
         min_frequency=args.min_frequency,
         limit_alphabet=args.limit_alphabet,
         num_threads=args.threads,

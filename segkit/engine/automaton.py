@@ -218,7 +218,9 @@ class Automaton:
         (slots, 2): failure link and failure pops (a single pop inline as a
         negative number, else an offset into ``pool``);
     ``pool``
-        failure pops: a count followed by (token id, characters covered) pairs;
+        failure pops: per list a header (count, start) and, from the start,
+        (token id, characters covered) pairs; lists share pairs (a list
+        often extends another, see :func:`segkit.engine.build.compute_failure`);
     ``params``
         scalars of :mod:`segkit.engine.kernels`.
 
@@ -624,8 +626,8 @@ class Automaton:
         if ref < 0:
             packed = -1 - ref
             return f, [((packed >> 8) - 1, packed & 255)]
-        cnt = int(self.pool[ref])
-        pops = self.pool[ref + 1 : ref + 1 + 2 * cnt].reshape(-1, 2)
+        cnt, at = int(self.pool[ref]), int(self.pool[ref + 1])
+        pops = self.pool[at : at + 2 * cnt].reshape(-1, 2)
         return f, [(int(a), int(b)) for a, b in pops]
 
     @property
@@ -792,8 +794,9 @@ def validate_packed(
       node (so following links always ends), and the node's failure pops
       are at least one token, each covering at least one character, and
       together exactly the characters by which the link is shallower (so
-      offsets always tile the text and never exceed it); pops lists in the
-      pool lie inside it and do not overlap;
+      offsets always tile the text and never exceed it); pops lists lie
+      inside the pool (lists may share pairs: the checks are differences of
+      prefix sums, linear in the pool however long the lists);
     * the parameters are those ``cfg`` implies (:func:`expected_params`);
     * every token id a pop, the unk id or the character id can emit is one
       of ``valid_ids`` (when given): ``valid_ids[i + 1]`` says whether id
@@ -841,22 +844,38 @@ def validate_packed(
         raise bad("a failure pop does not cover the characters its link drops")
     refs = r[~inline].astype(np.int64)
     if refs.size:
+        # Lists share pairs, so their total length may be quadratic in the
+        # pool's: every check is a difference of prefix sums over the pool.
         rdrop = drop[~inline]
-        order = np.argsort(refs, kind="stable")
-        refs, rdrop = refs[order], rdrop[order]
-        if refs[0] < 1 or refs[-1] >= pool.size:
+        if refs.min() < 1 or refs.max() + 1 >= pool.size:
             raise bad("failure pops point outside the pool")
-        cnt = pool[refs].astype(np.int64)
-        stop = refs + 1 + 2 * cnt
-        if cnt.min() < 1 or (cnt > rdrop).any() or stop.max() > pool.size or (stop[:-1] > refs[1:]).any():
-            raise bad("failure pops lists are empty, overlap or run past the end of the pool")
-        first = np.cumsum(cnt) - cnt
-        within = np.arange(int(cnt.sum()), dtype=np.int64) - np.repeat(first, cnt)
-        at = np.repeat(refs + 1, cnt) + 2 * within
-        cov = pool[at + 1]
-        if cov.min() < 1 or (np.add.reduceat(cov.astype(np.int64), first) != rdrop).any():
+        p64 = pool.astype(np.int64)
+        cnt, at = p64[refs], p64[refs + 1]
+        stop = at + 2 * cnt
+        if cnt.min() < 1 or (cnt > rdrop).any() or at.min() < 1 or stop.max() > pool.size:
+            raise bad("failure pops lists are empty or run outside the pool")
+
+        even = (np.arange(pool.size) % 2) == 0
+
+        def per_list(values: np.ndarray, offset: int) -> np.ndarray:
+            # Per list, the sum of values[at + offset + 2j] for j < count:
+            # the items of [at, stop) of one parity, by prefix sums.
+            by_parity = [np.concatenate([[0], np.cumsum(np.where(even == (p == 0), values, 0))]) for p in (0, 1)]
+            par = (at + offset) % 2
+            return np.where(par == 0, by_parity[0][stop] - by_parity[0][at], by_parity[1][stop] - by_parity[1][at])
+
+        if per_list((p64 < 1).astype(np.int64), 1).any() or (per_list(p64, 1) != rdrop).any():
             raise bad("failure pops do not cover the characters their link drops")
-        pop_ids.append(pool[at].astype(np.int64))
+        if valid_ids is not None:
+            ok = np.zeros(pool.size, dtype=bool)
+            inside = (p64 >= -1) & (p64 < valid_ids.size - 1)
+            ok[inside] = valid_ids[p64[inside] + 1]
+            wrong = np.flatnonzero(per_list((~ok).astype(np.int64), 0))
+            if wrong.size:
+                k = int(wrong[0])
+                ids_of = p64[at[k] : stop[k] : 2]
+                bad_id = int(ids_of[~ok[at[k] : stop[k] : 2]][0])
+                raise bad(f"token id {bad_id} is not an id of the vocabulary ({valid_ids.size - 1} ids)")
     if valid_ids is not None:
         fixed = [cfg.unk_id] + ([cfg.char_id] if cfg.unknown == "char" else [])
         emitted = np.concatenate(pop_ids + [np.array(fixed, dtype=np.int64)])
@@ -890,6 +909,36 @@ def _depths(check: np.ndarray, bad) -> tuple[np.ndarray, np.ndarray]:
     if (check[anc[check >= 0]] != -2).any():  # e.g. a slot that is its own parent
         raise bad("the trie's parent links form a cycle")
     return depth, anc
+
+
+def _same_as_full_lists(new_fails: np.ndarray, new_pool: np.ndarray, fails: np.ndarray, pool: np.ndarray) -> bool:
+    """Whether ``fails``/``pool`` (a file of an older builder: every list of
+    pops written out in full as ``[count, pairs]`` at its reference) hold the
+    links and pops of ``new_fails``/``new_pool`` (this builder's layout,
+    lists sharing pairs).  Such a pool holds every list in full, so it is at
+    least as large as the lists' total length: a smaller one is rejected
+    before any list is expanded (a crafted file cannot make this compare
+    more pairs than it holds)."""
+    new_ref = new_fails[:, 1].astype(np.int64)
+    old_ref = fails[:, 1].astype(np.int64)
+    if not np.array_equal(new_fails[:, 0], fails[:, 0]):
+        return False
+    inline = new_ref < 0
+    if not np.array_equal(new_ref[inline], old_ref[inline]):
+        return False
+    listed = np.flatnonzero(new_ref > 0)
+    if not listed.size:
+        return np.array_equal(new_ref, old_ref)
+    a, b = new_ref[listed], old_ref[listed]
+    cnt = new_pool[a].astype(np.int64)
+    if int((1 + 2 * cnt).sum()) >= pool.size or b.min() < 1 or int(b.max()) >= pool.size:
+        return False
+    if not np.array_equal(pool[b], cnt) or int((b + 2 * cnt).max()) >= pool.size:
+        return False
+    at = new_pool[a + 1].astype(np.int64)
+    first = np.cumsum(2 * cnt) - 2 * cnt
+    within = np.arange(int(2 * cnt.sum()), dtype=np.int64) - np.repeat(first, 2 * cnt)
+    return np.array_equal(new_pool[np.repeat(at, 2 * cnt) + within], pool[np.repeat(b + 1, 2 * cnt) + within])
 
 
 def _automaton_reduce(a: Automaton):
@@ -995,26 +1044,11 @@ def check_keys_and_relink(
     # The stored links and pops must be these (damaged files are rejected,
     # not repaired).  Files of this segkit lay out the pool in the same
     # order: the arrays are equal and the stored automaton is used as it
-    # is.  Older builders laid out pop lists in node order, so those lists
-    # are compared node by node and the recomputed arrays are used.
+    # is.  Older builders wrote every list out in full, ``[count, pairs]``
+    # at its reference (in slot or in node order): those lists are compared
+    # one by one, and the recomputed arrays are used.
     if np.array_equal(new_fails, fails) and np.array_equal(new_pool, pool):
         return packed
-    new_ref = new_fails[:, 1].astype(np.int64)
-    old_ref = fails[:, 1].astype(np.int64)
-    same = np.array_equal(new_fails[:, 0], fails[:, 0])
-    inline = new_ref < 0
-    same = same and np.array_equal(new_ref[inline], old_ref[inline])
-    listed = np.flatnonzero(new_ref > 0)
-    if same and listed.size:
-        a, b = new_ref[listed], old_ref[listed]
-        cnt = new_pool[a].astype(np.int64)
-        same = b.min() > 0 and int(b.max()) < pool.size and np.array_equal(pool[b], cnt)
-        if same and int((b + 2 * cnt).max()) < pool.size:
-            first = np.cumsum(2 * cnt) - 2 * cnt
-            within = np.arange(int(2 * cnt.sum()), dtype=np.int64) - np.repeat(first, 2 * cnt) + 1
-            same = np.array_equal(new_pool[np.repeat(a, 2 * cnt) + within], pool[np.repeat(b, 2 * cnt) + within])
-        else:
-            same = False
-    if not same:
+    if not _same_as_full_lists(new_fails, new_pool, fails, pool):
         raise bad("the stored failure links or pops are not the ones its trie gives")
     return kernels.pack(cmap, trans, new_fails, new_pool, params)

@@ -26,7 +26,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from .arrays import copy_prefix, full
+from .arrays import copy_prefix, full, grow
 
 NO_TOKEN = -2  # node is not the end of a key
 FREE = -1  # double-array slot not in use
@@ -228,19 +228,49 @@ def _fits_inline(tid, cov):
     return -1 <= tid < (1 << 23) - 1 and 0 <= cov < 256
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _room(arr, need):
+    """``arr`` itself, or a larger copy when it has fewer than ``need`` items."""
+    if need <= arr.size:
+        return arr
+    return grow(arr, need)
+
+
 @njit(cache=True, nogil=True)
 def compute_failure(parent, sym, tok, slot, base, check, bfs, sroot):
-    """Algorithm 2 (breadth-first failure links and pops), in slot space.
+    """Algorithm 2 (breadth-first failure links and pops), in slot space,
+    with the pops lists laid out so that they take linear space.
 
     Returns the (n_slots, 2) failure table (failure link, pops reference)
-    and the pops pool.  A pops reference ``r >= 0`` points into the pool:
-    ``pool[r]`` is the number of pops, followed by (token id, chars covered)
-    pairs (``r = 0``: the shared empty list).  Most failures pop exactly one
-    token (the node's own); such a single pop is stored in the node itself
-    as ``r = -1 - ((id + 1) << 8 | covered)``, so the matching loop never
-    touches the pool for it (ids < 2**23 - 1, at most 255 characters).
-    ``sroot`` is the slot of the continuation root (0 when the suffix
-    indicator is empty).
+    and the pops pool.  Most failures pop exactly one token (the node's
+    own); such a single pop is stored in the node itself as ``r = -1 -
+    ((id + 1) << 8 | covered)``, so the matching loop never touches the pool
+    for it (ids < 2**23 - 1, at most 255 characters).  A reference ``r >= 1``
+    points to a header in the pool: ``pool[r]`` is the number of pops and
+    ``pool[r + 1]`` where their (token id, characters covered) pairs start.
+    ``pool[0]`` is 0.  ``sroot`` is the slot of the continuation root (0
+    when the suffix indicator is empty).
+
+    Why headers: for a node ``v`` that ends no key, ``F(v) = F(u) + Z`` (``u``
+    its parent, ``Z`` the pops of the failure links followed from ``f(u)``),
+    so a list extends its parent's.  Written out one list per node, a key of
+    ``n`` repeated characters (``"q" * n`` with ``"q"`` and ``"##q"``) needs
+    ``n**2 / 2`` pairs.  Here the lists are written in depth-first order:
+    a node's first child extends its parent's run of pairs in place (the
+    run still ends the pool), its other children copy the parent's run,
+    and a child that adds nothing shares its parent's header.  The copies
+    cost at most the depth of the parent per child after the first, which
+    sums to at most the total length of the keys; so do the ``Z`` parts
+    (each failure link followed while collecting them leaves a node at
+    least one character shallower, and the depth of ``f(v)`` grows by at
+    most one per character of a key).  Space and time are linear in the
+    total key length.
+
+    Two passes: breadth first, the failure links and each node's own part
+    (its key's pop, or its ``Z``), kept in a scratch pool with, per node,
+    the node whose part precedes it; then depth first (children in slot
+    order, so that a stored automaton's pool is recomputed identically by
+    :mod:`segkit.engine.verify`), the runs and headers.
     """
     size = base.size
     table = np.empty((size, 2), np.int32)
@@ -248,68 +278,159 @@ def compute_failure(parent, sym, tok, slot, base, check, bfs, sroot):
         table[v, FAIL] = -1
         table[v, POPS] = 0
     depth = full(size, np.int32(0), np.int32)
-    pool = np.empty(1024, np.int32)
-    pool[0] = 0  # the shared empty pop list
-    plen = 1
+    # Pass 1.  own_at/own_cnt: the node's own pairs in zpool; owner: the
+    # last node whose own part is non-empty along F's chain of parts; prev:
+    # the owner of the part before it (-1: none); total: |F(v)| (0: no F).
+    own_at = full(size, np.int64(0), np.int64)
+    own_cnt = full(size, np.int64(0), np.int64)
+    owner = full(size, np.int32(-1), np.int32)
+    prev = full(size, np.int32(-1), np.int32)
+    total = full(size, np.int64(0), np.int64)
+    zpool = np.empty(1024, np.int32)
+    zlen = 0
+    seg = np.empty(64, np.int32)  # the parts of one list, last first
     for h in range(2, bfs.size):
         node = bfs[h]
         v = slot[node]
         u = slot[parent[node]]
         c = sym[node]
         depth[v] = depth[u] + 1
-        start = plen  # this node's pops are gathered at pool[start + 1:]
-        cnt = 0
-        zc = sroot
-        if tok[node] == NO_TOKEN:
-            # F(v) = F(u) + pops collected while following f from f(u).
-            z = table[u, FAIL]
-            if z < 0:
-                continue
-            grab = u
-            while True:
-                pg = table[grab, POPS]
-                k = 1 if pg < 0 else pool[pg]
-                if start + 1 + 2 * (cnt + k) > pool.size:
-                    pool2 = np.empty(2 * pool.size + 2 * (cnt + k) + 2, np.int32)
-                    # keep the entries already written for this node too
-                    copy_prefix(pool2, pool, min(start + 1 + 2 * cnt, pool.size))
-                    pool = pool2
-                if pg < 0:
-                    packed = -1 - pg
-                    pool[start + 1 + 2 * cnt] = (packed >> 8) - 1
-                    pool[start + 2 + 2 * cnt] = packed & 255
-                else:
-                    for e in range(2 * k):
-                        pool[start + 1 + 2 * cnt + e] = pool[pg + 1 + e]
-                cnt += k
-                zc = _child(base, check, z, c)
-                if zc >= 0:
-                    break
-                grab = z
-                z = table[z, FAIL]
-                if z < 0:
-                    break
-            if zc < 0:
-                continue
-        else:
+        if tok[node] != NO_TOKEN:
             # A key ends here: pop it, then continue from the continuation root.
-            if start + 3 > pool.size:
-                pool2 = np.empty(2 * pool.size, np.int32)
-                copy_prefix(pool2, pool, plen)
-                pool = pool2
-            pool[start + 1] = tok[node]
-            pool[start + 2] = depth[v]
-            cnt = 1
+            zpool = _room(zpool, zlen + 2)
+            zpool[zlen] = tok[node]
+            zpool[zlen + 1] = depth[v]
+            own_at[v] = zlen
+            own_cnt[v] = 1
+            zlen += 2
+            owner[v] = v
+            total[v] = 1
+            table[v, FAIL] = sroot
+            continue
+        # F(v) = F(u) + the pops collected while following f from f(u).
+        z = table[u, FAIL]
+        if z < 0:
+            continue
+        start = zlen
+        zc = -1
+        while True:
+            zc = _child(base, check, z, c)
+            if zc >= 0:
+                break
+            if total[z] > 0:  # append F(z), its parts in order
+                n = 0
+                w = owner[z]
+                while w >= 0:
+                    if n >= seg.size:
+                        seg = grow(seg, n + 1)
+                    seg[n] = w
+                    n += 1
+                    w = prev[w]
+                zpool = _room(zpool, zlen + 2 * total[z])
+                for q in range(n - 1, -1, -1):
+                    w = seg[q]
+                    a = own_at[w]
+                    for e in range(2 * own_cnt[w]):
+                        zpool[zlen] = zpool[a + e]
+                        zlen += 1
+            z = table[z, FAIL]
+            if z < 0:
+                break
+        if zc < 0:
+            zlen = start
+            continue
         table[v, FAIL] = zc
-        if cnt == 1 and _fits_inline(pool[start + 1], pool[start + 2]):
-            table[v, POPS] = -1 - (((pool[start + 1] + 1) << 8) | pool[start + 2])
-        elif cnt == 0:
-            table[v, POPS] = 0
+        own_at[v] = start
+        own_cnt[v] = (zlen - start) // 2
+        prev[v] = owner[u]
+        owner[v] = v if own_cnt[v] > 0 else owner[u]
+        total[v] = total[u] + own_cnt[v]
+
+    # Pass 2: children of every slot in slot order (bfs is by depth, then
+    # by slot), visited depth first.
+    first = full(size + 1, np.int64(0), np.int64)
+    for h in range(2, bfs.size):
+        first[slot[parent[bfs[h]]] + 1] += 1
+    for t in range(size):
+        first[t + 1] += first[t]
+    kids = np.empty(max(bfs.size - 2, 0), np.int32)
+    fill = np.empty(size, np.int64)
+    copy_prefix(fill, first, size)
+    for h in range(2, bfs.size):
+        p = slot[parent[bfs[h]]]
+        kids[fill[p]] = slot[bfs[h]]
+        fill[p] += 1
+    run_at = full(size, np.int64(-1), np.int64)  # where F(v)'s pairs start in runs (-1: inline)
+    runs = np.empty(1024, np.int32)
+    rlen = 0
+    heads = np.empty(256, np.int64)  # (count, run start) per list
+    nh = 0
+    stack = np.empty(max(bfs.size, 2), np.int32)
+    stack[0] = 1
+    stack[1] = 0
+    top = 2
+    while top > 0:
+        top -= 1
+        v = stack[top]
+        for q in range(first[v + 1] - 1, first[v] - 1, -1):
+            stack[top] = kids[q]
+            top += 1
+        if total[v] == 0 or v < 2:
+            continue
+        u = check[v]
+        if own_cnt[v] == 0:  # F(v) = F(u): the same list
+            table[v, POPS] = table[u, POPS]
+            run_at[v] = run_at[u]
+            continue
+        cnt = total[v]
+        if cnt == 1:  # a key's own pop
+            tid = zpool[own_at[v]]
+            cov = zpool[own_at[v] + 1]
+            if _fits_inline(tid, cov):
+                table[v, POPS] = -1 - (((tid + 1) << 8) | cov)
+                continue
+            at = rlen
+            runs = _room(runs, rlen + 2)
+            runs[rlen] = tid
+            runs[rlen + 1] = cov
+            rlen += 2
         else:
-            pool[start] = cnt
-            table[v, POPS] = start
-            plen = start + 1 + 2 * cnt
-    return table, pool[:plen].copy()
+            nu = total[u]
+            ru = run_at[u]
+            if ru >= 0 and ru + 2 * nu == rlen:  # u's run ends the pool: extend it
+                at = ru
+                runs = _room(runs, rlen + 2 * own_cnt[v])
+            else:
+                at = rlen
+                runs = _room(runs, rlen + 2 * cnt)
+                if ru >= 0:
+                    for e in range(2 * nu):
+                        runs[rlen + e] = runs[ru + e]
+                else:  # u's single pop is inline
+                    w = owner[u]
+                    runs[rlen] = zpool[own_at[w]]
+                    runs[rlen + 1] = zpool[own_at[w] + 1]
+                rlen += 2 * nu
+            a = own_at[v]
+            for e in range(2 * own_cnt[v]):
+                runs[rlen + e] = zpool[a + e]
+            rlen += 2 * own_cnt[v]
+        run_at[v] = at
+        if 2 * nh + 2 > heads.size:
+            heads = grow(heads, 2 * nh + 2)
+        heads[2 * nh] = cnt
+        heads[2 * nh + 1] = at
+        table[v, POPS] = 1 + 2 * nh
+        nh += 1
+    base_at = 1 + 2 * nh
+    pool = np.empty(base_at + rlen, np.int32)
+    pool[0] = 0
+    for k in range(nh):
+        pool[1 + 2 * k] = heads[2 * k]
+        pool[2 + 2 * k] = heads[2 * k + 1] + base_at
+    for e in range(rlen):
+        pool[base_at + e] = runs[e]
+    return table, pool
 
 
 def build_automaton(syms, key_start, key_end, key_tree, key_tok, nsym, sroot, reverse):

@@ -247,12 +247,14 @@ def _segment_range(cps, i, b, auto, clsmask, ids, st, en, wd, k, word, with_offs
                     pos += cov
                     k += 1
                 else:
+                    # A list: its header (count, where its pairs start).
                     cnt = pool[_ix(ref)]
+                    at = pool[_ix(ref + 1)]
                     if k + cnt > cap:
                         return ws, kw, word, False
                     for e in range(cnt):
-                        ids[_ix(k)] = pool[_ix(ref + 1 + 2 * e)]
-                        cov = pool[_ix(ref + 2 + 2 * e)]
+                        ids[_ix(k)] = pool[_ix(at + 2 * e)]
+                        cov = pool[_ix(at + 1 + 2 * e)]
                         if with_offsets:
                             st[_ix(k)] = pos
                             en[_ix(k)] = pos + cov

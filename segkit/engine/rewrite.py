@@ -7,6 +7,12 @@ by a sequence of code points.  The same pass extracts *protected* strings
 and replaces each by one sentinel code point (``SENTINEL + token id``) that
 the matching kernel turns into that token.
 
+Numba's on-disk cache keys a compiled function by its own file only, yet the
+functions here compile the engine's matching loop into themselves
+(:func:`segkit.engine.kernels._segment_range`, its pops layout included):
+a change to that loop must change this file too, or a stale cache keeps the
+old loop (the last such change: failure pops read through list headers).
+
 For every output character the pass records the span of original
 characters it came from, so token offsets map back to the original text.
 """

@@ -19,6 +19,12 @@ one pass over the characters.  Token offsets
 are in bytes; for a ``str`` they convert to characters with
 :func:`to_char_offsets` (a token that starts or ends inside a character
 covers the whole character).
+
+Numba's on-disk cache keys a compiled function by its own file only, yet the
+functions here compile the engine's matching loop into themselves
+(:func:`segkit.engine.kernels._segment_range`, its pops layout included):
+a change to that loop must change this file too, or a stale cache keeps the
+old loop (the last such change: failure pops read through list headers).
 """
 
 from __future__ import annotations

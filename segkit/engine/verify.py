@@ -22,6 +22,12 @@ computed from it equals what :meth:`segkit.engine.Automaton.build` computes:
 the loaded automaton behaves exactly as the one built from the keys.  All
 three are linear passes (a few milliseconds for the multilingual BERT
 vocabulary's 320,000 slots).
+
+Numba's on-disk cache keys a compiled function by its own file only, yet
+:func:`check_and_relink` compiles :func:`segkit.engine.build.compute_failure`
+into itself: a change to that function (its pops layout) must change this
+file too, or a stale cache recomputes the old layout (the last such change:
+pops lists with headers, sharing their pairs).
 """
 
 from __future__ import annotations

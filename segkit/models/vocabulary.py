@@ -435,6 +435,25 @@ def _white_space_chars() -> str:
     return _WHITE_SPACE
 
 
+def vocab_txt_problem(token: str, first: bool = False) -> str | None:
+    """Why ``token`` would not read back from a line of a ``vocab.txt``
+    (as :meth:`Vocabulary.load` and HF read one), or None when it would;
+    ``first``: the token is the file's first line.
+
+    >>> vocab_txt_problem("[CLS]"), vocab_txt_problem("<eot> ")
+    (None, 'it ends in whitespace, which vocab.txt readers strip (HF tokenizers too)')
+    """
+    if "\n" in token:
+        return "it holds a newline, which ends a line of vocab.txt"
+    if not token:
+        return "it is empty (an empty line never matches)"
+    if token != token.rstrip(_white_space_chars()):
+        return "it ends in whitespace, which vocab.txt readers strip (HF tokenizers too)"
+    if first and token.startswith("\ufeff"):
+        return "it starts with a byte order mark, which vocab.txt readers drop"
+    return None
+
+
 def _read_vocab_file(path: Path) -> tuple[list[str], str]:
     text = read_utf8_file(path, "vocabulary")
     lines = text.split("\n")

@@ -14,4 +14,7 @@
 ``maxmatch``
     :class:`segkit.MaxMatch` (greedy longest match over bytes or
     characters) and :class:`segkit.RWKVWorld`.
+``bpe``
+    Byte-level BPE: pre-tokenization (tiktoken's patterns compiled, special
+    tokens) in :mod:`segkit.presets.bpe.pretokenize`; the encoder beside it.
 """

@@ -277,11 +277,11 @@ def string_chunks(texts: Any, what: str = "texts") -> list:
 
 
 # ------------------------------------------------------------- WordPiece
-def _segment_run(wp, src: Utf8Rows, a: int, b: int, ends=None):
+def _segment_run(wp, src: Utf8Rows, a: int, b: int, ends=None, matcher=None):
     """(4, n) tokens and row splits of rows ``a:b``, matched a block of rows
     at a time by the WordPiece's matching stage
     (:class:`segkit.presets.wordpiece.matching.Matcher`), as it matches lists of str."""
-    matcher = wp._matcher
+    matcher = wp._stages.matcher if matcher is None else matcher
     n = b - a
     rows = np.empty(n + 1, dtype=np.int64)
     rows[0] = 0
@@ -302,7 +302,7 @@ def _segment_run(wp, src: Utf8Rows, a: int, b: int, ends=None):
     return out[:, :k], rows
 
 
-def _segment_parts(wp, src: Utf8Rows, num_threads, template=None):
+def _segment_parts(wp, src: Utf8Rows, num_threads, template=None, matcher=None):
     """``(parts, threads used)`` as ``Matcher.segment_parts`` gives for a list
     of str (``template``: the ids it puts around each text, or None)."""
     from ..runtime.threads import MIN_CHARS_PER_THREAD, _pool, resolve_threads
@@ -315,12 +315,12 @@ def _segment_parts(wp, src: Utf8Rows, num_threads, template=None):
         total = int(cum[-1])
         n = min(n, max(1, total // MIN_CHARS_PER_THREAD), count)
     if n <= 1 or count <= 1:
-        return [_segment_run(wp, src, 0, count, ends)], 1
+        return [_segment_run(wp, src, 0, count, ends, matcher)], 1
     k = max(n, min(n * 4, total // (2 * MIN_CHARS_PER_THREAD), count))
     cuts = np.searchsorted(cum, (np.arange(1, k) * total) // k, side="right")
     cuts = sorted(set([0, *np.minimum(cuts, count).tolist(), count]))
     jobs = list(zip(cuts[:-1], cuts[1:]))
-    return list(_pool(n).map(lambda ab: _segment_run(wp, src, ab[0], ab[1], ends), jobs)), n
+    return list(_pool(n).map(lambda ab: _segment_run(wp, src, ab[0], ab[1], ends, matcher), jobs)), n
 
 
 def encode_arrow_batch(
@@ -350,19 +350,20 @@ def encode_arrow_batch(
         if len(second) != n:
             raise ValueError(f"encode_arrow: {n} texts but {len(second)} pairs; the columns must match")
         src = src.concat(second)
-    opts = wp._post.options(paired, add_special_tokens, max_length, truncation, padding, pad_to_multiple_of, stride,
+    st = wp._stages  # one state for the whole call
+    opts = st.post.options(paired, add_special_tokens, max_length, truncation, padding, pad_to_multiple_of, stride,
                             truncation_side, padding_side)
-    if getattr(wp, "_added", None) is not None:
+    if st.added is not None:
         # Added tokens are split out of the texts in Python
         # (segkit/wordpiece/added_tokens.py), so the rows become str here.
-        parts, used = wp._matcher.segment_parts(_as_strs(src), num_threads)
+        parts, used = st.matcher.segment_parts(_as_strs(src), num_threads)
         fused = None
     else:
         # Single texts with BERT's template and nothing else to do: the
         # matching pass puts [CLS] and [SEP] around each row, as in encode_batch.
-        fused = None if paired else wp._fused_template(opts)
-        parts, used = _segment_parts(wp, src, num_threads, fused)
-    return wp._batch_result(parts, used, n, paired, opts, fused is not None)
+        fused = None if paired else wp._fused_template(st, opts)
+        parts, used = _segment_parts(wp, src, num_threads, fused, st.matcher)
+    return wp._batch_result(st, parts, used, n, paired, opts, fused is not None)
 
 
 def _as_strs(src: Utf8Rows) -> list:

@@ -53,8 +53,7 @@ import numpy as np
 from numba import njit
 
 from ..engine.intrinsics import prefetch as _prefetch
-
-from .gpt2_pretokenize import match_end
+from ..presets.bpe.pretokenize_kernels import gpt2_match_end as match_end
 
 _AHEAD = 8  # list entries read ahead of the one being merged
 # FNV-1a in int64 arithmetic (the same bits as the unsigned version)

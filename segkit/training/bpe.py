@@ -24,9 +24,11 @@ from typing import Iterable, Sequence
 
 import numpy as np
 
+from ..presets.bpe.char_classes import class_table as char_classes
+from ..presets.bpe.pretokenize import GPT2_PATTERN
+from ..presets.bpe.pretokenize_kernels import gpt2_safe_cut as _safe_cut
 from . import _bpe_kernels as K
 from .corpus import Corpus, check_special_tokens, corpus_paths, job_segments, parallel_calls, run_parallel, segment_jobs
-from .gpt2_pretokenize import GPT2_PATTERN, _safe_cut, char_classes
 
 __all__ = ["train_bpe", "TrainedBPE", "bytes_to_unicode"]
 

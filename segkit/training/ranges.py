@@ -8,7 +8,7 @@ multiprocessing) can call them.
 
 A file is cut only where the text on both sides counts as it does in the
 whole file: for BPE at a position where GPT-2's pre-tokens never cross
-(:func:`segkit.training.gpt2_pretokenize._safe_cut`'s rule) and that lies
+(:func:`segkit.presets.bpe.pretokenize_kernels.gpt2_safe_cut`'s rule) and that lies
 inside no occurrence of a special token; for WordPiece right after a space
 or newline (where :func:`segkit.training.wordpiece.count_corpus_words` cuts
 its own chunks). Both sides of a range compute a boundary the same way from
@@ -87,7 +87,8 @@ def _read(f, pos: int, n: int) -> bytes:
 def bpe_boundary(path: str, pos: int, special_tokens: Sequence[str] = ()) -> int:
     """The first position at or after ``pos`` where the file may be cut for
     BPE counting (0 and the file size are boundaries)."""
-    from .gpt2_pretokenize import _safe_cut, char_classes
+    from ..presets.bpe.char_classes import class_table as char_classes
+    from ..presets.bpe.pretokenize_kernels import gpt2_safe_cut as _safe_cut
 
     size = os.path.getsize(path)
     if pos <= 0 or pos >= size:
@@ -178,7 +179,7 @@ def count_bpe_range(path: str, start: int, stop: int, special_tokens: Sequence[s
     """Pre-token counts of one byte range (nominal ends, see
     :func:`plan_ranges`), as :func:`segkit.train_bpe` counts the whole file."""
     from .bpe import _pretokenizer, _Table
-    from .gpt2_pretokenize import GPT2_PATTERN
+    from ..presets.bpe.pretokenize import GPT2_PATTERN
 
     specials = check_special_tokens(special_tokens)
     pattern = pattern or GPT2_PATTERN
@@ -232,7 +233,7 @@ def train_bpe_from_pieces(pieces: Pieces, vocab_size: int, special_tokens: Seque
                           pattern: str | None = None, show_progress: bool = False):
     """:func:`segkit.train_bpe`'s merges from counted pre-tokens."""
     from .bpe import _train_from_words
-    from .gpt2_pretokenize import GPT2_PATTERN
+    from ..presets.bpe.pretokenize import GPT2_PATTERN
 
     blob, ln, cnt = pieces
     off = np.cumsum(ln) - ln

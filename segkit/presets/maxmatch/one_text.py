@@ -13,6 +13,12 @@ allocation but the list.
 The invariant: ids are below the shared table's size or get a new int;
 the list is complete before it is returned.  Cost: linear in the text;
 the GIL is held (the list is a Python object).
+
+Numba's on-disk cache keys a compiled function by its own file only, yet the
+functions here compile the engine's matching loop into themselves
+(:func:`segkit.engine.kernels._segment_range`, its pops layout included):
+a change to that loop must change this file too, or a stale cache keeps the
+old loop (the last such change: failure pops read through list headers).
 """
 
 from __future__ import annotations

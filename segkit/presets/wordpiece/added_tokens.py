@@ -20,9 +20,10 @@ usual compiled pass.  HuggingFace's rules, reproduced here:
 * each added token is a word of its own: word ids count the pieces' words
   and the added tokens in text order.
 
-The splitting is Python (a ``regex`` alternation, longest first, which is
-leftmost-longest) but runs only on texts where an added token occurs: one
-scan of the joined batch finds them.  The pieces between tokens are matched
+The splitting is Python around one compiled search per text
+(:class:`segkit.engine.literals.LiteralSearch`: leftmost-longest, linear in
+the text however long the tokens) and runs only on texts where an added
+token occurs: one scan of the joined batch finds them.  The pieces between tokens are matched
 as one batch by the compiled pass, and a compiled loop stitches the added
 tokens back in.
 Nothing here runs for a tokenizer without added tokens.
@@ -64,7 +65,8 @@ class AddedToken:
     Parameters
     ----------
     content
-        The string (non-empty).
+        The string.  Empty (the default, as HF's ``AddedToken()``): a token
+        that ``add_tokens`` ignores.
     single_word
         Match only where no word character is right before or after it.
     lstrip, rstrip
@@ -76,16 +78,18 @@ class AddedToken:
         :meth:`segkit.WordPiece.add_special_tokens`).
     special
         A special token: ``decode(skip_special_tokens=True)`` drops it.
+        :meth:`segkit.WordPiece.add_special_tokens` sets it on the tokens it
+        is given, as HF does (``normalized``, if not given, then reads False).
 
     Examples
     --------
     >>> AddedToken("[NEW]", lstrip=True)
-    AddedToken('[NEW]', single_word=False, lstrip=True, rstrip=False, normalized=True, special=False)
+    AddedToken("[NEW]", rstrip=False, lstrip=True, single_word=False, normalized=True, special=False)
     """
 
     __slots__ = ("content", "single_word", "lstrip", "rstrip", "_normalized", "special")
 
-    def __init__(self, content: str, single_word: bool = False, lstrip: bool = False, rstrip: bool = False,
+    def __init__(self, content: str = "", single_word: bool = False, lstrip: bool = False, rstrip: bool = False,
                  normalized: bool | None = None, special: bool = False) -> None:
         if not isinstance(content, str):
             raise TypeError(f"AddedToken content must be a str, found {type(content).__name__} {content!r:.60}")
@@ -118,8 +122,9 @@ class AddedToken:
         return self.content
 
     def __repr__(self) -> str:
-        return (f"AddedToken({self.content!r}, single_word={self.single_word}, lstrip={self.lstrip}, "
-                f"rstrip={self.rstrip}, normalized={self.normalized}, special={self.special})")
+        # HF's, character for character (the content as it is, in double quotes).
+        return (f'AddedToken("{self.content}", rstrip={self.rstrip}, lstrip={self.lstrip}, '
+                f"single_word={self.single_word}, normalized={self.normalized}, special={self.special})")
 
     def __reduce__(self):
         return (AddedToken, (self.content, self.single_word, self.lstrip, self.rstrip, self._normalized, self.special))
@@ -201,34 +206,28 @@ def _code_points(text: str) -> np.ndarray:
 _FIND_STRINGS = 16
 
 
-def _matching_texts(strings: list[str], pattern, joined: str, seps: list[int]) -> list[int]:
+def _matching_texts(strings: list[str], search, joined: str, seps: list[int], cps=None) -> list[int]:
     """Indices of the texts (joined, their separators at ``seps``) that
-    contain one of ``strings`` (``pattern``: their alternation): one search
-    per such text and string."""
+    contain one of ``strings`` (``search``: their
+    :class:`~segkit.engine.literals.LiteralSearch`; ``cps``: the code points
+    of ``joined``, if already made).  A few strings: one ``str.find`` per
+    such text and string (a fast substring search); more: one compiled
+    search of the whole batch."""
     from bisect import bisect_left
 
+    if len(strings) > _FIND_STRINGS:
+        starts = search.find_code_points(_code_points(joined) if cps is None else cps)[0]
+        return np.unique(np.searchsorted(np.asarray(seps, dtype=np.int64), starts)).tolist()
     hits = []
-    end = len(joined)
-    if len(strings) <= _FIND_STRINGS:
-        for needle in strings:
-            find = joined.find
-            pos = find(needle)
-            while pos >= 0:
-                k = bisect_left(seps, pos)
-                hits.append(k)
-                if k >= len(seps):
-                    break
-                pos = find(needle, seps[k] + 1)
-        return hits
-    pos = 0
-    search = pattern.search
-    while pos < end:
-        m = search(joined, pos)
-        if m is None:
-            break
-        k = bisect_left(seps, m.start())
-        hits.append(k)
-        pos = seps[k] + 1 if k < len(seps) else end
+    for needle in strings:
+        find = joined.find
+        pos = find(needle)
+        while pos >= 0:
+            k = bisect_left(seps, pos)
+            hits.append(k)
+            if k >= len(seps):
+                break
+            pos = find(needle, seps[k] + 1)
     return hits
 
 
@@ -318,23 +317,25 @@ class AddedVocabulary:
                 raw.setdefault(tok.content, i)
         self._raw = raw
         self._norm = norm
-        self._raw_re = _alternation(raw)
-        self._norm_re = _alternation(norm)
+        self._raw_search = _searcher(raw)
+        self._norm_search = _searcher(norm)
         self.special_ids = frozenset(i for i, t in self.tokens.items() if t.special)
         used = {c for s in list(raw) + list(norm) for c in s}
         # Joins a batch for the search of candidate texts (None: every text is one).
         self._sep = next((c for c in ("\ufdd0", "\ufdd1", "\ufdd2", "\ufdd3", "\U0010fffe") if c not in used), None)
 
-    def _find(self, sentence: str, pattern, ids: dict[str, int], out: list, base: int, plain: Callable) -> None:
-        """HF ``find_matches`` over ``sentence``: ``out`` gets ``(id, start,
-        end)`` for tokens (positions in ``sentence`` + ``base``) and
-        ``plain(start, end)`` is called for the text between them."""
+    def _find(self, sentence: str, search, out: list, plain: Callable, cps=None) -> None:
+        """HF ``find_matches`` over ``sentence`` (``cps``: its code points,
+        if already made): ``out`` gets ``(id, start, end)`` for tokens and
+        ``plain(start, end)`` is called for the text between them.
+        ``search``: ``(LiteralSearch, ids of its strings)``."""
         n = len(sentence)
         start_offset = 0
         spaces = _spaces()
-        for m in pattern.finditer(sentence):
-            start, stop = m.span()
-            i = ids[m.group()]
+        finder, ids = search
+        starts, stops, which = finder.find_code_points(_code_points(sentence) if cps is None else cps)
+        for start, stop, k in zip(starts.tolist(), stops.tolist(), which.tolist()):
+            i = ids[k]
             tok = self.tokens[i]
             if tok.single_word:
                 if start > 0 and _WORD.match(sentence, start - 1):
@@ -360,17 +361,17 @@ class AddedVocabulary:
         """The pieces of ``text``: ``(id, start, end)`` for added tokens and
         ``(-1, start, end)`` for the text between (character offsets)."""
         pieces: list[tuple[int, int, int]] = []
-        if self._raw_re is not None:
+        if self._raw_search is not None:
             found: list = []
 
             def raw_plain(a: int, b: int) -> None:
                 found.append((-1, a, b))
 
-            self._find(text, self._raw_re, self._raw, found, 0, raw_plain)
+            self._find(text, self._raw_search, found, raw_plain)
             seq = found
         else:
             seq = [(-1, 0, len(text))] if text else []
-        if self._norm_re is None:
+        if self._norm_search is None:
             return seq
         for i, a, b in seq:
             if i >= 0:
@@ -378,7 +379,8 @@ class AddedVocabulary:
                 continue
             piece = text[a:b]
             normed = self.normalize(piece)
-            if not self._norm_re.search(normed):
+            normed_cps = _code_points(normed)
+            if not self._norm_search[0].find_code_points(normed_cps)[0].size:
                 pieces.append((-1, a, b))
                 continue
             # Where each normalized character comes from (HF aligns the
@@ -390,7 +392,7 @@ class AddedVocabulary:
             def norm_plain(s: int, e: int, out=out, origin=origin) -> None:
                 out.append((-1, int(origin[s]), int(origin[e - 1]) + 1))
 
-            self._find(normed, self._norm_re, self._norm, out, 0, norm_plain)
+            self._find(normed, self._norm_search, out, norm_plain, normed_cps)
             for j, s, e in out:
                 if j >= 0:
                     pieces.append((j, int(origin[s]), int(origin[e - 1]) + 1))
@@ -418,26 +420,27 @@ class AddedVocabulary:
             return np.arange(n, dtype=np.int64)
         joined = sep.join(texts)
         hits = np.zeros(n, dtype=bool)
-        if self._raw_re is not None:
+        if self._raw_search is not None:
             lengths = np.fromiter(map(len, texts), dtype=np.int64, count=n)
             seps = (np.cumsum(lengths + 1) - 1)[:-1].tolist()
-            hits[_matching_texts(list(self._raw), self._raw_re, joined, seps)] = True
-        if self._norm_re is not None:
+            hits[_matching_texts(list(self._raw), self._raw_search[0], joined, seps)] = True
+        if self._norm_search is not None:
             normed = self._vectorised().apply(_code_points(joined))
             seps = np.flatnonzero(normed == ord(sep)).tolist()
             if len(seps) != n - 1:  # a text holds the separator: look at every text
                 return np.arange(n, dtype=np.int64)
             text = normed.tobytes().decode("utf-32-le", "surrogatepass")
-            hits[_matching_texts(list(self._norm), self._norm_re, text, seps)] = True
+            hits[_matching_texts(list(self._norm), self._norm_search[0], text, seps, normed)] = True
         return np.flatnonzero(hits)
 
 
-def _alternation(strings: dict[str, int]):
-    """A pattern matching the strings leftmost-longest (longest alternative first)."""
+def _searcher(strings: dict[str, int]):
+    """``(LiteralSearch of the strings, their ids)``, or None for no strings."""
     if not strings:
         return None
-    ordered = sorted(strings, key=lambda s: (-len(s), s))
-    return regex.compile("|".join(regex.escape(s) for s in ordered))
+    from ...engine.literals import LiteralSearch
+
+    return LiteralSearch(list(strings)), list(strings.values())
 
 
 # ---------------------------------------------------------------- segmenting
@@ -549,7 +552,7 @@ def _stitch(tok, rows, item_text, item_id, item_start, item_end, n_texts):
 def added_vocabulary_for(wp) -> AddedVocabulary:
     """A new added vocabulary for ``wp``, holding its special tokens (as
     HF's BERT tokenizers hold them: special, not normalized)."""
-    s = wp._settings
+    s = wp._stages.settings  # (its flavour and normalization settings never change)
     if s["flavour"] != "hf":
         raise ValueError(f"added tokens need flavour 'hf' (HuggingFace's rules), this tokenizer has {s['flavour']!r}")
     if s["cjk"] != "hf" and s["handle_chinese_chars"]:
@@ -568,39 +571,45 @@ def add_tokens(wp, tokens, special: bool | None) -> int:
         raise TypeError("add_tokens expects a list of str or AddedToken, found a single "
                         f"{type(tokens).__name__}; wrap it in a list")
     tokens = list(tokens)
-    av = added_vocabulary_for(wp) if wp._added is None else wp._added.copy()
-    n = av.add(tokens, special)
-    av.sticky_special.update(t.content for t in av.tokens.values() if t.special)
-    install(wp, av)
+    if special:
+        # HF marks the caller's AddedToken objects special (whether or not
+        # they are then added); a normalized flag not given then reads False.
+        for t in tokens:
+            if isinstance(t, AddedToken):
+                t.special = True
+    with wp._lock:  # (one change at a time: none is lost)
+        st = wp._stages
+        av = added_vocabulary_for(wp) if st.added is None else st.added.copy()
+        n = av.add(tokens, special)
+        av.sticky_special.update(t.content for t in av.tokens.values() if t.special)
+        wp._stages = with_added(wp, st, av)  # published whole (see segkit.presets.wordpiece.stages)
     return n
 
 
-def install(wp, av: AddedVocabulary | None) -> None:
-    """Make ``av`` the added vocabulary of ``wp``: its matching stage splits
-    the added tokens out first (:class:`AddedMatcher`), its results and
-    decoder name tokens by the extended id -> token list."""
+def install(wp, av: AddedVocabulary) -> None:
+    """Make ``av`` the added vocabulary of ``wp`` (one new state)."""
+    with wp._lock:
+        wp._stages = with_added(wp, wp._stages, av)
+
+
+def with_added(wp, st, av: AddedVocabulary):
+    """The state ``st`` of ``wp`` with the added vocabulary ``av``: its
+    matching stage splits the added tokens out first (:class:`AddedMatcher`),
+    its results and decoder name tokens by the extended id -> token list."""
     from .decoding import Decoder
 
-    if av is None:
-        wp._added = None
-        wp._names = wp.vocab
-        return
-    if wp._added is None:
-        wp._plain_matcher = wp._matcher
-    wp._added = av
     itos = list(wp.vocab.id_to_token)
     top = max(av.tokens, default=-1) + 1
     if top > len(itos):
         itos.extend([None] * (top - len(itos)))
     for i, tok in av.tokens.items():
         itos[i] = av.norm_cache.get(i, tok.content)  # what HF's id_to_token gives
-    wp._names = itos
     # HF's decode drops a token whose string is a special token's content.
     skip = {i for i in map(wp.vocab.id, av.sticky_special) if i is not None and i not in av.tokens}
     skip.update(i for i in av.tokens if itos[i] in av.sticky_special)
     skip = frozenset(skip)
-    wp._matcher = AddedMatcher(wp._plain_matcher, av)
-    wp._decoder = Decoder(_Names(itos, len(wp.vocab), len(av.tokens)), wp.suffix_indicator, skip)
+    return st.but(added=av, names=itos, matcher=AddedMatcher(st.plain_matcher, av),
+                  decoder=Decoder(_Names(itos, len(wp.vocab), len(av.tokens)), wp.suffix_indicator, skip))
 
 
 class _Names:
@@ -649,29 +658,69 @@ class AddedMatcher:
         return out, post.first_overflow(ovf)
 
 
-def get_vocab(wp, with_added_tokens: bool) -> dict[str, int]:
+def get_vocab(wp, with_added_tokens: bool, st=None) -> dict[str, int]:
+    added = (wp._stages if st is None else st).added
     vocab = {t: i for i, t in enumerate(wp.vocab.id_to_token) if t is not None}
-    if with_added_tokens and wp._added is not None:
-        vocab.update(wp._added.ids)
+    if with_added_tokens and added is not None:
+        vocab.update(added.ids)
     return vocab
 
 
 def token_to_id(wp, token: str) -> int | None:
-    return wp.vocab.id(token) if wp._added is None else wp._added.token_to_id(token)
+    added = wp._stages.added
+    return wp.vocab.id(token) if added is None else added.token_to_id(token)
 
 
 def id_to_token(wp, i: int) -> str | None:
-    if wp._added is None:
+    st = wp._stages
+    if st.added is None:
         return wp.vocab.token(i)
-    return wp._decoder.vocab.token(i)
+    return st.decoder.vocab.token(i)
+
+
+def replay_added(wp, rows: list, plain: bool, source: str) -> None:
+    """The added tokens of a ``tokenizer.json`` (``rows``: ``[id, content,
+    single_word, lstrip, rstrip, normalized, special]`` in file order), as
+    HF's loader installs them: each added in turn (``add_special_tokens``
+    for a special one, ``add_tokens`` otherwise), which gives a token of the
+    vocabulary its vocabulary id and the others the next free ids; the ids
+    in the file are not used, only compared (HF logs a warning for each
+    that differs; here one ``UserWarning`` names them, with the file).
+    ``plain``: every token is a special token of the vocabulary, matched on
+    the raw text with no flags, which the compiled pass handles by itself
+    (its ``special_tokens`` setting): no added vocabulary is installed."""
+    if len(rows) > MAX_ADDED_TOKENS:
+        raise ValueError(f"{source}: {len(rows)} added tokens, more than the limit of {MAX_ADDED_TOKENS}")
+    if sum(len(r[1]) for r in rows) > MAX_ADDED_CHARS:
+        raise ValueError(f"{source}: the added tokens hold more than {MAX_ADDED_CHARS} characters")
+    if not plain:
+        av = added_vocabulary_for(wp)
+        av.tokens, av.ids, av.norm_cache = {}, {}, {}
+        # (One call: each token carries its own flags, special included, and
+        # ids are given in order as HF gives them one call per token.)
+        av.add([AddedToken(c, sw, ls, rs, nm, sp) for _, c, sw, ls, rs, nm, sp in rows], None)
+        av.sticky_special = {r[1] for r in rows if r[6] and r[1]}
+        install(wp, av)
+    lookup = wp.token_to_id
+    moved = [(r[1], r[0], lookup(r[1])) for r in rows if lookup(r[1]) != r[0]]
+    if moved:
+        import warnings
+
+        shown = ", ".join(f"{c!r:.40} (id {i} in the file, {'none' if got is None else got} here)"
+                          for c, i, got in moved[:3])
+        more = f" and {len(moved) - 3} more" if len(moved) > 3 else ""
+        warnings.warn(f"{source}: {len(moved)} added token(s) do not get the id the file gives them, as in "
+                      f"HuggingFace tokenizers (which assigns added tokens their ids when it loads a file): "
+                      f"{shown}{more}", UserWarning, stacklevel=3)
 
 
 # ----------------------------------------------------------- stored state
-def added_state(wp) -> list | None:
-    """The added tokens as JSON (model files, pickles): ``[[id, content,
-    single_word, lstrip, rstrip, normalized, special], ...]`` in the order
-    added, then the contents of every token ever added as special."""
-    av = wp._added
+def added_state(st) -> list | None:
+    """The added tokens of the state ``st`` (a WordPiece's ``_stages``) as
+    JSON (model files, pickles): ``[[id, content, single_word, lstrip,
+    rstrip, normalized, special], ...]`` in the order added, then the
+    contents of every token ever added as special."""
+    av = st.added
     if av is None:
         return None
     rows = [[i, t.content, t.single_word, t.lstrip, t.rstrip, t.normalized, t.special] for i, t in av.tokens.items()]
@@ -681,8 +730,7 @@ def added_state(wp) -> list | None:
 def restore_added(wp, state, source: str = "model") -> None:
     """Install the added tokens of :func:`added_state` (from a file: every
     value checked; ValueError naming what is wrong)."""
-    if state is None:
-        install(wp, None)
+    if state is None:  # (a tokenizer is made without added tokens)
         return
     if not isinstance(state, list) or len(state) != 2 or not all(isinstance(x, list) for x in state):
         raise ValueError(f"{source}: added_tokens must be a list [tokens, special contents], found {state!r:.80}")
@@ -720,6 +768,17 @@ def restore_added(wp, state, source: str = "model") -> None:
             av.norm_cache[i] = av.normalize(content)
     if not all(isinstance(c, str) for c in sticky):
         raise ValueError(f"{source}: the special contents of the added tokens must be strings")
+    if av.tokens:
+        # Tables are indexed by id (install): ids must be dense, as a
+        # vocabulary's are (segkit.models.vocabulary.check_ids).
+        from ...models.vocabulary import SPARSE_FACTOR, SPARSE_SLACK
+
+        top = max(av.tokens)
+        n = wp.vocab.size + len(av.tokens)
+        if top > n * SPARSE_FACTOR + SPARSE_SLACK:
+            raise ValueError(f"{source}: added token {av.tokens[top].content!r:.40} has id {top}, but there are only "
+                             f"{n} tokens; ids must be dense enough to index tables (at most {SPARSE_FACTOR} x "
+                             f"tokens + {SPARSE_SLACK})")
     av._refresh()
     av.sticky_special = set(sticky)
     install(wp, av)

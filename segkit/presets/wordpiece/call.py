@@ -121,9 +121,10 @@ def _rebuild(data, encodings):
     return ModelInputs(data, encodings)
 
 
-def call_single(wp, text: str) -> ModelInputs:
-    """``wp(text)`` with every argument at its default: one compiled call."""
-    enc = wp.encode(text, truncation=False, padding=False)
+def call_single(wp, st, text: str) -> ModelInputs:
+    """``wp(text)`` with every argument at its default: one compiled call
+    (``st``: the state the call has read, ``wp._stages``)."""
+    enc = wp._encode(st, text, None, True, None, False, False)
     data = enc._data
     ids = data[0].tolist()
     if data.shape[0] == _FULL:
@@ -134,7 +135,7 @@ def call_single(wp, text: str) -> ModelInputs:
     return ModelInputs({"input_ids": ids, "token_type_ids": [0] * n, "attention_mask": [1] * n}, (enc,))
 
 
-def _strategies(wp, padding, truncation, max_length, pad_to_multiple_of):
+def _strategies(wp, st, padding, truncation, max_length, pad_to_multiple_of):
     """transformers' padding and truncation strategies and max_length."""
     if max_length is not None and padding is False and truncation is None:
         truncation = "longest_first"  # transformers' backward compatibility
@@ -171,8 +172,9 @@ def _strategies(wp, padding, truncation, max_length, pad_to_multiple_of):
                 trunc = False
             else:
                 max_length = mml
-    if pad and wp.vocab.id(wp.pad_token) is None:
-        raise ValueError(f"asked to pad, but the pad token {wp.pad_token!r} is not in the vocabulary")
+    pad_token = st.settings["pad_token"]
+    if pad and wp.vocab.id(pad_token) is None and (st.added is None or pad_token not in st.added.ids):
+        raise ValueError(f"asked to pad, but the pad token {pad_token!r} is not in the vocabulary")
     if trunc and pad and pad_to_multiple_of is not None and max_length is not None and max_length % pad_to_multiple_of:
         raise ValueError(
             f"Truncation and padding are both activated but truncation length ({max_length}) is not a multiple "
@@ -213,6 +215,7 @@ def _tensor_module(return_tensors):
 
 def call(
     wp,
+    st,
     text,
     text_pair=None,
     *,
@@ -233,9 +236,9 @@ def call(
     return_tensors: str | None = None,
     is_split_into_words: bool = False,
 ) -> ModelInputs:
-    """:meth:`WordPiece.__call__` (see there)."""
+    """:meth:`WordPiece.__call__` (see there), with the state ``st`` (``wp._stages``, read once)."""
     torch = _tensor_module(return_tensors)
-    pad, trunc, max_length = _strategies(wp, padding, truncation, max_length, pad_to_multiple_of)
+    pad, trunc, max_length = _strategies(wp, st, padding, truncation, max_length, pad_to_multiple_of)
     for name, side in (("padding_side", padding_side), ("truncation_side", truncation_side)):
         if side not in (None, "right", "left"):
             raise ValueError(f"{name} must be 'right' or 'left', found {side!r:.60}")
@@ -264,8 +267,15 @@ def call(
         items = [(text, text_pair)] if text_pair else [text]
 
     if trunc and max_length is not None:
+        # transformers sets the truncation up first, which checks the stride
+        # against max_length minus the special tokens of a single text (when
+        # that difference does not wrap around), for pairs too.
+        single = _n_special(st, False, True)
+        if max_length >= single and stride > max_length - single:
+            raise ValueError(f"stride={stride} must not exceed max_length minus the template's special tokens "
+                             f"({max_length} - {single})")
         paired = batched and text_pair is not None or not batched and bool(text_pair)
-        if max_length < _n_special(wp, paired, add_special_tokens):
+        if max_length < _n_special(st, paired, add_special_tokens):
             # HF tokenizers subtracts the special tokens from max_length in
             # unsigned arithmetic: a max_length below their number wraps
             # around and nothing is truncated.
@@ -287,14 +297,14 @@ def call(
     if not batched and not is_split_into_words and not (return_overflowing_tokens and trunc):
         # One text or pair: encode() (its single-text path is one compiled call).
         del options["is_pretokenized"]
-        enc = wp.encode(text, text_pair if text_pair else None, **options)
+        enc = wp._encode(st, text, text_pair if text_pair else None, **options)
         data = enc._data
         splits = np.array([0, data.shape[1]], dtype=np.int64)
         batch = _One(enc)
         if return_overflowing_tokens:
             sample = np.zeros(1, dtype=np.int64)
     else:
-        batch = wp.encode_batch(items, **options)
+        batch = wp._encode_batch(st, items, **options)
         data = batch._data
         splits = batch.row_splits
         if return_overflowing_tokens:
@@ -339,17 +349,17 @@ def call(
             out["length"] = _vector(lengths, torch)
         if sample is not None:
             out["overflow_to_sample_mapping"] = _vector(sample, torch)
-    encodings = _Encodings(data, splits, wp._names, batch, sample)
+    encodings = _Encodings(data, splits, st.names, batch, sample)
     if not batched and return_tensors is None and not return_overflowing_tokens:
         out = {k: (v[0] if v and isinstance(v[0], list) else v) for k, v in out.items()}
     return ModelInputs(out, encodings)
 
 
-def _n_special(wp, paired: bool, add_special_tokens: bool) -> int:
+def _n_special(st, paired: bool, add_special_tokens: bool) -> int:
     """Special tokens the template adds to a text or a pair."""
     from .postprocess import K_SPECIAL
 
-    return sum(1 for slot in wp._post.slots[(bool(paired), bool(add_special_tokens))] if slot[0] == K_SPECIAL)
+    return sum(1 for slot in st.post.slots[(bool(paired), bool(add_special_tokens))] if slot[0] == K_SPECIAL)
 
 
 def _overflow_rows(batch, data, splits):

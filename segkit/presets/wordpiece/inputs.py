@@ -112,13 +112,14 @@ def split_batch(texts: list, is_pretokenized: bool):
     return [x[0] if p else x for x, p in zip(items, pair)], [x[1] for x, p in zip(items, pair) if p], pair
 
 
-def segment_words(wp, seqs: list, num_threads: int | None = None):
-    """:meth:`WordPiece._segment` of pre-tokenized texts (lists of words):
-    ``(tokens, row splits)`` per text, each word segmented as a text of
-    its own (offsets relative to the word), word index = index of the word."""
+def segment_words(st, seqs: list, num_threads: int | None = None):
+    """The matching stage of the state ``st`` (a WordPiece's ``_stages``) on
+    pre-tokenized texts (lists of words): ``(tokens, row splits)`` per
+    text, each word segmented as a text of its own (offsets relative to the
+    word), word index = index of the word."""
     counts = np.fromiter((len(s) for s in seqs), dtype=np.int64, count=len(seqs))
     words = list(chain.from_iterable(seqs))
-    tok, wrows = wp._segment(words, num_threads)
+    tok, wrows = st.matcher.segment(words, num_threads)
     first_word = np.zeros(len(seqs) + 1, dtype=np.int64)
     np.cumsum(counts, out=first_word[1:])
     local = np.arange(len(words), dtype=np.int64) - np.repeat(first_word[:-1], counts)
@@ -174,21 +175,21 @@ def pad_rows(data: np.ndarray, splits: np.ndarray, target: int, pad_id: int, lef
     return out, out_splits
 
 
-def encode_mixed(wp, items: list, is_pair: np.ndarray, is_pretokenized: bool, options: dict[str, Any]):
+def encode_mixed(wp, st, items: list, is_pair: np.ndarray, is_pretokenized: bool, options: dict[str, Any]):
     """A batch mixing texts and pairs: each kind encoded as a batch of its
     own (unpadded), rows put back in order (overflowing encodings too),
-    then padded together as one batch would be."""
+    then padded together as one batch would be (all with the state ``st``)."""
     from ...results.encoding import BatchEncoding
     from .postprocess import O_MULT, O_PAD_LEFT, O_PAD_TO, O_PAD_TYPE
 
     padding = options.pop("padding", None)
     # The padding the options resolve to (as for a batch of single texts).
-    opts = wp._post.options(False, options["add_special_tokens"], options["max_length"], False, padding,
+    opts = st.post.options(False, options["add_special_tokens"], options["max_length"], False, padding,
                             options["pad_to_multiple_of"], None, None, options["padding_side"])
     singles = np.flatnonzero(~is_pair)
     pairs = np.flatnonzero(is_pair)
-    groups = [wp.encode_batch([items[i] for i in sel.tolist()], padding=False, is_pretokenized=is_pretokenized,
-                              **options) for sel in (singles, pairs)]
+    groups = [wp._encode_batch(st, [items[i] for i in sel.tolist()], padding=False, is_pretokenized=is_pretokenized,
+                               **options) for sel in (singles, pairs)]
     order = np.empty(len(items), dtype=np.int64)
     order[singles] = np.arange(singles.size)
     order[pairs] = singles.size + np.arange(pairs.size)
@@ -224,9 +225,9 @@ def encode_mixed(wp, items: list, is_pair: np.ndarray, is_pretokenized: bool, op
         if mult > 1 and target % mult:
             target += mult - target % mult
         left = bool(opts[O_PAD_LEFT])
-        data, splits = pad_rows(data, splits, target, wp.pad_id, left, int(opts[O_PAD_TYPE]))
+        data, splits = pad_rows(data, splits, target, st.pad_id, left, int(opts[O_PAD_TYPE]))
         if overflow is not None:
-            overflow[:2] = pad_rows(overflow[0], overflow[1], target, wp.pad_id, left, int(opts[O_PAD_TYPE]))
-    return BatchEncoding(data, splits, wp._names, wp.pad_id, np.where(is_pair, 2, 1),
+            overflow[:2] = pad_rows(overflow[0], overflow[1], target, st.pad_id, left, int(opts[O_PAD_TYPE]))
+    return BatchEncoding(data, splits, st.names, st.pad_id, np.where(is_pair, 2, 1),
                          overflow=None if overflow is None else tuple(overflow),
                          pad_type_id=int(opts[O_PAD_TYPE]), padding_side="left" if opts[O_PAD_LEFT] else "right")

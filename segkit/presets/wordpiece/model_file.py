@@ -22,12 +22,13 @@ def model_state(wp) -> tuple[dict, dict, dict]:
     aconf, arrays = automaton_arrays(wp.automaton, "automaton")
     varrays, blobs = vocabulary_state(wp.vocab)
     arrays.update(varrays)
-    arrays["rewrite.packed"] = wp._rewrite
-    config = {k: getattr(wp, k) for k in SETTINGS}
+    st = wp._stages  # one state: settings and added tokens together
+    arrays["rewrite.packed"] = st.matcher.rewrite
+    config = {k: st.settings[k] for k in SETTINGS}
     config["automaton"] = aconf
     config["has_rewrite"] = True
-    if wp._added is not None:
-        config["added_tokens"] = _added.added_state(wp)
+    if st.added is not None:
+        config["added_tokens"] = _added.added_state(st)
     return config, arrays, blobs
 
 
@@ -55,6 +56,10 @@ def from_model(cls, config: dict, arrays: dict, blobs: dict, source: str):
     obj = cls.__new__(cls)
     obj._assemble(vocab, automaton, settings, None)
     _added.restore_added(obj, config.get("added_tokens"), source)
+    try:
+        obj._check_pad_id(obj.pad_id, settings)
+    except ValueError as e:
+        raise ValueError(f"{source}: {e}") from None
     stored = arrays.get("rewrite.packed")
     if stored is not None and not np.array_equal(stored, obj._rewrite):
         raise ValueError(f"{source}: invalid normalization tables: they are not the ones the settings give")

@@ -12,6 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from .postprocess import (
+    MAX_PAD_LENGTH,
     E_STRIDE,
     O_MODE,
     O_NSLOTS,
@@ -141,6 +142,8 @@ class PostProcessor:
         if pad_to_multiple_of is None:
             pad_to_multiple_of = pdef.get("pad_to_multiple_of") or 0
         mult = _length("pad_to_multiple_of", pad_to_multiple_of)
+        if mult > MAX_PAD_LENGTH:
+            raise ValueError(f"pad_to_multiple_of must be at most {MAX_PAD_LENGTH} (a padded length), found {mult}")
         if stride is None:
             stride = tdef.get("stride", 0)
         stride = _length("stride", stride)
@@ -182,8 +185,16 @@ class PostProcessor:
             if not pad_length:
                 raise ValueError("padding='max_length' needs max_length")
             pad_to = _length("max_length", pad_length)
+            if pad_to > MAX_PAD_LENGTH:
+                raise ValueError(f"padding='max_length' pads to at most {MAX_PAD_LENGTH} tokens, found "
+                                 f"max_length={pad_to}")
         else:
             raise ValueError(f"padding must be True, False, 'longest' or 'max_length', found {padding!r}")
+        if not pair and not any(slot[0] == K_A for slot in slots):
+            # A single template without $A (HF allows it): the encoding is its
+            # special tokens, the text's tokens left out (and so never
+            # overflowing), as truncating the text to nothing gives.
+            mode, budget, stride, overflow = TRUNCATION["longest_first"], 0, 0, False
         return options_vector(
             slots, budget=budget, mode=mode, stride=stride, trunc_left=truncation_side == "left", pad_to=pad_to,
             mult=mult, pad_id=self.pad_id, pad_type_id=int(pdef.get("pad_type_id") or 0),

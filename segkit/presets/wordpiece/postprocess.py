@@ -32,6 +32,12 @@ HuggingFace's rules, reproduced here (``tokenizers`` 0.23,
   retypes the kept part), the slot's otherwise (:data:`O_OVF_SEQ_TYPES`).
 * Padding: to a fixed length or to the longest kept encoding of the batch,
   rounded up to a multiple; overflow pieces are padded to the same length.
+
+Numba's on-disk cache keys a compiled function by its own file only, yet the
+functions here compile the engine's matching loop into themselves
+(:func:`segkit.engine.kernels._segment_range`, its pops layout included):
+a change to that loop must change this file too, or a stale cache keeps the
+old loop (the last such change: failure pops read through list headers).
 """
 
 from __future__ import annotations
@@ -45,6 +51,12 @@ FIELDS = ("ids", "type_ids", "attention_mask", "special_tokens_mask", "starts", 
 N_ROWS = len(FIELDS)
 
 TRUNCATION = {"longest_first": 1, "only_first": 2, "only_second": 3}
+
+#: The longest length anything is padded to (tokens): every padded encoding
+#: takes 32 bytes a position, so a larger target would ask for gigabytes per
+#: text.  ``padding.length``, ``pad_to_multiple_of`` and the ``max_length``
+#: of ``padding="max_length"`` above it are refused.
+MAX_PAD_LENGTH = 1 << 24
 
 # The option vector.
 (
@@ -403,12 +415,18 @@ def encode_single(cps, auto, rw, opts, scratch):
     if la < k and (opts[O_OVERFLOW] or opts[O_STRIDE]):
         return SINGLE_CUT - k
     n = la + opts[O_NSPEC]
+    # As assemble (HF's pad_encodings): the padded length is the fixed
+    # length, or this encoding's for "longest", rounded up to the multiple;
+    # an encoding already longer keeps its length (it is not rounded).
     target = n
-    if opts[O_PAD_TO] > n:
-        target = opts[O_PAD_TO]
-    mult = opts[O_MULT]
-    if opts[O_PAD_TO] >= 0 and mult > 1 and target % mult:
-        target += mult - target % mult
+    if opts[O_PAD_TO] >= 0:
+        if opts[O_PAD_TO] > 0:
+            target = opts[O_PAD_TO]
+        mult = opts[O_MULT]
+        if mult > 1 and target % mult:
+            target += mult - target % mult
+        if target < n:
+            target = n
     if target > res.shape[1]:
         return -target
     a0 = k - la if opts[O_TRUNC_LEFT] else np.int64(0)

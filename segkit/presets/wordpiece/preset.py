@@ -19,6 +19,7 @@ through them, in one direction:
 from __future__ import annotations
 
 import os
+import threading
 from collections.abc import Sequence
 from typing import Any, Union
 
@@ -38,9 +39,11 @@ from .matching import Matcher
 from . import model_file
 from .state import TokenizerState
 from .options import PostProcessor
+from .stages import Stages
 from .postprocess import K_A, K_SPECIAL, O_MODE, O_NSLOTS, O_PAD_TO, O_PAD_TYPE, O_SLOTS
-from .template import normalize_template
+from .template import check_template_tokens, normalize_template
 from .settings import (
+    CHANGEABLE,
     SETTINGS,
     boundary_classes,
     check_settings,
@@ -175,6 +178,7 @@ class WordPiece(TokenizerState, Preset):
             "padding": padding,
             "flavour": flavour,
         }
+        declared = template  # (HF's form may list token strings: checked against the vocabulary below)
         source = cacheable_file(vocab)
         if source is not None:
             # A large vocabulary file: the built model is kept in segkit's
@@ -182,13 +186,16 @@ class WordPiece(TokenizerState, Preset):
             built = self._cached("wordpiece-file", {**settings, "duplicates": duplicates}, source,
                                  lambda: WordPiece(Vocabulary.load(vocab, duplicates=duplicates), **settings))
             if built._settings == settings:
+                check_template_tokens(declared, built.vocab)
                 self._assemble(built.vocab, built.automaton, settings, built._rewrite, built._derived)
                 return
         vocab = Vocabulary.load(vocab, duplicates=duplicates)
         check_settings(settings, vocab)
+        check_template_tokens(declared, vocab)
         config = engine_config(settings, vocab)
         automaton = Automaton.build(vocab.tokens, vocab.ids, config, boundary_classes(settings))
         self._assemble(vocab, automaton, settings, None)
+        self._check_pad_id(self.pad_id, settings)
 
 
     # ------------------------------------------------------------ assembly
@@ -198,23 +205,77 @@ class WordPiece(TokenizerState, Preset):
         when already known, else None)."""
         self.vocab = vocab
         self.automaton = automaton
-        self._settings = dict(settings)
         for k in SETTINGS:
-            setattr(self, k, settings[k])
+            if k not in CHANGEABLE:  # (those are read from the stages, below)
+                setattr(self, k, settings[k])
         self.unk_id = automaton.config.unk_id
         if derived is None:
             derived = derived_ids(settings, vocab)
-        specials, special_ids, self.pad_id, self.cls_id, self.sep_id = derived
-        self._derived = derived
+        specials, special_ids, _, self.cls_id, self.sep_id = derived
         self.special_token_list = list(specials)
         self.special_ids = frozenset(special_ids)
         if rewrite is None:
             rewrite = packed_rewrite(settings, specials, special_ids)
-        # The stages a call goes through, in order.
-        self._matcher = Matcher(automaton.packed, rewrite, byte_offsets=self.flavour == "tf_text")
-        self._post = PostProcessor.from_settings(settings, vocab, derived)
-        self._decoder = Decoder(vocab, self.suffix_indicator, self.special_ids)
-        _added.install(self, None)  # no added tokens (see add_tokens)
+        # The stages a call goes through, in order, published as one state
+        # (see segkit.presets.wordpiece.stages); changes hold the lock.
+        self._lock = threading.Lock()
+        matcher = Matcher(automaton.packed, rewrite, byte_offsets=self.flavour == "tf_text")
+        self._stages = Stages(dict(settings), derived, matcher, matcher, PostProcessor.from_settings(settings, vocab, derived),
+                              None, vocab, Decoder(vocab, self.suffix_indicator, self.special_ids))
+
+    # The current state's parts (each read on its own: a method reads
+    # self._stages once and uses that state's parts together).
+    @property
+    def _settings(self) -> dict:
+        return self._stages.settings
+
+    @property
+    def _derived(self) -> tuple:
+        return self._stages.derived
+
+    @property
+    def _matcher(self):
+        return self._stages.matcher
+
+    @property
+    def _plain_matcher(self):
+        return self._stages.plain_matcher
+
+    @property
+    def _post(self) -> PostProcessor:
+        return self._stages.post
+
+    @property
+    def _added(self):
+        return self._stages.added
+
+    @property
+    def _names(self):
+        return self._stages.names
+
+    @property
+    def _decoder(self) -> Decoder:
+        return self._stages.decoder
+
+    @property
+    def pad_id(self) -> int:
+        """Id of the padding token (see :meth:`enable_padding`)."""
+        return self._stages.derived[2]
+
+    @property
+    def truncation(self) -> dict | None:
+        """The default truncation (see :meth:`enable_truncation`), or None."""
+        return self._stages.settings["truncation"]
+
+    @property
+    def padding(self) -> dict | None:
+        """The default padding (see :meth:`enable_padding`), or None."""
+        return self._stages.settings["padding"]
+
+    @property
+    def pad_token(self) -> str:
+        """The padding token."""
+        return self._stages.settings["pad_token"]
 
     @property
     def _rewrite(self) -> np.ndarray:
@@ -291,13 +352,22 @@ class WordPiece(TokenizerState, Preset):
         from .tokenizer_json import read_tokenizer_json
 
         vocab, kwargs = read_tokenizer_json(path)
-        added = kwargs.pop("added_tokens", None)
+        rows, plain = kwargs.pop("added_tokens")
+        # The padding id may be an added token's: set once they are there.
+        pad_id = (kwargs.get("padding") or {}).pop("pad_id", None)
         try:
             wp = cls(vocab, **kwargs)
         except ValueError as e:  # a setting or the vocabulary: name the file
             raise type(e)(f"{path}: {e}") from None
-        if added is not None:  # added tokens with flags, or not in the vocabulary
-            _added.restore_added(wp, added, str(path))
+        # Added tokens with flags, or not in the vocabulary, are added one by
+        # one as HF adds them; either way the file's ids are compared with
+        # the ids the tokens get (a warning names those that differ).
+        _added.replay_added(wp, rows, plain, str(path))
+        if pad_id is not None:
+            try:
+                wp._set_post(padding=dict(wp.padding, pad_id=pad_id))
+            except ValueError as e:
+                raise ValueError(f"{path}: {e}") from None
         return wp
 
     def save_tokenizer_json(self, path: str | os.PathLike) -> None:
@@ -335,7 +405,8 @@ class WordPiece(TokenizerState, Preset):
 
     def _parts(self) -> tuple:
         # Pickles as arrays (automaton, tables) and a packed vocabulary: no rebuild.
-        return (self.vocab, self.automaton, self._settings, self._rewrite, self._derived, _added.added_state(self))
+        st = self._stages
+        return (self.vocab, self.automaton, st.settings, st.matcher.rewrite, st.derived, _added.added_state(st))
 
     @classmethod
     def _from_parts(cls, vocab, automaton, settings, rewrite, derived=None, added=None) -> "WordPiece":
@@ -350,7 +421,7 @@ class WordPiece(TokenizerState, Preset):
     def _segment(self, texts: Sequence[str], num_threads: int | None = None):
         """(4, n) tokens (ids, starts, ends, words; offsets in the original
         texts) and row splits, after normalization and special tokens."""
-        return self._matcher.segment(texts, num_threads)
+        return self._stages.matcher.segment(texts, num_threads)
 
     def tokenize(self, text: str) -> list[str]:
         """Normalize (as configured), pre-tokenize and WordPiece ``text``.
@@ -358,8 +429,9 @@ class WordPiece(TokenizerState, Preset):
         >>> WordPiece(["[UNK]", "a", "##b", ","]).tokenize("ab, c")
         ['a', '##b', ',', '[UNK]']
         """
-        itos = _itos(self._names)
-        return [itos[i] for i in self._matcher.segment_one(_check_text(text))[0].tolist()]
+        st = self._stages
+        itos = _itos(st.names)
+        return [itos[i] for i in st.matcher.segment_one(_check_text(text))[0].tolist()]
 
     def tokenize_word(self, word: str) -> list[str]:
         """WordPiece one word as it is (no normalization, no pre-tokenization).
@@ -377,7 +449,7 @@ class WordPiece(TokenizerState, Preset):
 
     def encode_ids(self, text: str) -> list[int]:
         """Just the token ids of ``text``, no template (the fastest path)."""
-        return self._matcher.segment_one(_check_text(text))[0].tolist()
+        return self._stages.matcher.segment_one(_check_text(text))[0].tolist()
 
     # --------------------------------------------------------------- encode
     def encode(
@@ -437,18 +509,25 @@ class WordPiece(TokenizerState, Preset):
         >>> e.ids, e.type_ids, e.attention_mask
         ([2, 4, 5, 3, 5, 3, 0, 0], [0, 0, 0, 0, 1, 1, 0, 0], [1, 1, 1, 1, 1, 1, 0, 0])
         """
+        return self._encode(self._stages, text, pair, add_special_tokens, max_length, truncation, padding,
+                            pad_to_multiple_of, stride, truncation_side, padding_side, is_pretokenized)
+
+    def _encode(self, st: Stages, text, pair, add_special_tokens=True, max_length=None, truncation=None, padding=None,
+                pad_to_multiple_of=None, stride=None, truncation_side=None, padding_side=None,
+                is_pretokenized=False) -> Encoding:
+        """:meth:`encode` with the state ``st`` (the one a call has read)."""
         if type(text) is not str or is_pretokenized:
             if is_pretokenized:
                 for seq in (text, pair):
                     if seq is not None and as_words(seq) is None:
                         raise TypeError(f"is_pretokenized=True expects a list of words (a list, tuple or 1-D numpy "
                                         f"array of str), found {type(seq).__name__} {seq!r:.60}")
-                return self.encode_batch([text if pair is None else (text, pair)], is_pretokenized=True,
+                return self._encode_batch(st, [text if pair is None else (text, pair)], is_pretokenized=True,
                                          add_special_tokens=add_special_tokens, max_length=max_length,
                                          truncation=truncation, padding=padding, pad_to_multiple_of=pad_to_multiple_of,
                                          stride=stride, truncation_side=truncation_side, padding_side=padding_side)[0]
             _check_text(text)
-        post = self._post
+        post = st.post
         key = (pair is not None, add_special_tokens, max_length, truncation, padding, pad_to_multiple_of, stride,
                truncation_side, padding_side, True)
         try:
@@ -459,19 +538,19 @@ class WordPiece(TokenizerState, Preset):
             opts = post.options(*key)
         if pair is None and self.flavour == "hf":
             # The latency path: a cached option vector, one compiled call.
-            data, ovf = self._matcher.encode_one(text, opts, post)
-            return Encoding(data, self._names, 1, ovf)
+            data, ovf = st.matcher.encode_one(text, opts, post)
+            return Encoding(data, st.names, 1, ovf)
         if pair is not None:
             _check_text(pair)
         if pair is None:
             if post.is_plain(opts):
-                return Encoding(self._matcher.segment_one(text), self._names)
-            tok = self._matcher.segment_one(text)
+                return Encoding(st.matcher.segment_one(text), st.names)
+            tok = st.matcher.segment_one(text)
             rows = np.array([0, tok.shape[1]], dtype=np.int64)
         else:
-            tok, rows = self._matcher.segment([text, pair])
+            tok, rows = st.matcher.segment([text, pair])
         out, _, ovf = post.apply(tok, rows, 1, pair is not None, opts)
-        return Encoding(out, self._names, 1 if pair is None else 2, post.first_overflow(ovf))
+        return Encoding(out, st.names, 1 if pair is None else 2, post.first_overflow(ovf))
 
     def encode_batch(
         self,
@@ -504,6 +583,15 @@ class WordPiece(TokenizerState, Preset):
         ``is_pretokenized=True`` an item is a list of words (or a pair of
         them), each word encoded on its own, offsets relative to the word.
         """
+        return self._encode_batch(self._stages, texts, add_special_tokens=add_special_tokens, max_length=max_length,
+                                  truncation=truncation, padding=padding, pad_to_multiple_of=pad_to_multiple_of,
+                                  stride=stride, truncation_side=truncation_side, padding_side=padding_side,
+                                  num_threads=num_threads, is_pretokenized=is_pretokenized)
+
+    def _encode_batch(self, st: Stages, texts, *, add_special_tokens=True, max_length=None, truncation=None,
+                      padding=None, pad_to_multiple_of=None, stride=None, truncation_side=None, padding_side=None,
+                      num_threads=None, is_pretokenized=False) -> BatchEncoding:
+        """:meth:`encode_batch` with the state ``st`` (the one a call has read)."""
         if isinstance(texts, str):
             raise TypeError("encode_batch expects a sequence of texts, found a single str; use encode()")
         texts = list(texts)
@@ -513,7 +601,7 @@ class WordPiece(TokenizerState, Preset):
         if is_pretokenized or (texts and type(texts[0]) is not str):  # HF's input forms (segkit/wordpiece/inputs.py)
             joined, seconds, mixed = split_batch(texts, is_pretokenized)
             if mixed is not None:
-                return encode_mixed(self, texts, mixed, is_pretokenized, mixed_options)
+                return encode_mixed(self, st, texts, mixed, is_pretokenized, mixed_options)
             paired = seconds is not None
             if paired:
                 joined = joined + seconds
@@ -521,19 +609,19 @@ class WordPiece(TokenizerState, Preset):
             paired = False
             joined = texts  # each item is checked by the join (str.join raises TypeError)
         n = len(texts)
-        post = self._post
+        post = st.post
         opts = post.options(paired, add_special_tokens, max_length, truncation, padding, pad_to_multiple_of, stride,
                             truncation_side, padding_side)
         # Single texts with BERT's template and nothing else to do: the
         # matching pass puts [CLS] and [SEP] around each text (no second pass).
-        fused = None if paired or is_pretokenized else self._fused_template(opts)
+        fused = None if paired or is_pretokenized else self._fused_template(st, opts)
         try:
             if is_pretokenized:
-                parts, used = [segment_words(self, joined, num_threads)], 1
+                parts, used = [segment_words(st, joined, num_threads)], 1
             elif fused is not None:
-                parts, used = self._matcher.segment_parts(joined, num_threads, fused)
+                parts, used = st.matcher.segment_parts(joined, num_threads, fused)
             else:
-                parts, used = self._matcher.segment_parts(joined, num_threads)
+                parts, used = st.matcher.segment_parts(joined, num_threads)
         except TypeError:
             if paired or is_pretokenized:
                 raise
@@ -541,33 +629,34 @@ class WordPiece(TokenizerState, Preset):
             mixed = split_batch(texts, False)[2]
             if mixed is None:
                 raise
-            return encode_mixed(self, texts, mixed, False, mixed_options)
-        return self._batch_result(parts, used, n, paired, opts, fused is not None)
+            return encode_mixed(self, st, texts, mixed, False, mixed_options)
+        return self._batch_result(st, parts, used, n, paired, opts, fused is not None)
 
-    def _fused_template(self, opts: np.ndarray):
+    def _fused_template(self, st: Stages, opts: np.ndarray):
         """``(first id, last id)`` when the matching pass itself can put the
         template around each single text (a template of two special tokens
         around ``$A``, type ids 0, no truncation or padding, the HF flavour,
         no added tokens), else None."""
         if (opts[O_NSLOTS] != 3 or opts[O_MODE] != 0 or opts[O_PAD_TO] >= 0 or self.flavour != "hf"
-                or self._added is not None):
+                or st.added is not None):
             return None
         s = opts[O_SLOTS:O_SLOTS + 9]
         if (s[0], s[3], s[6]) != (K_SPECIAL, K_A, K_SPECIAL) or s[2] or s[5] or s[8]:
             return None
         return int(s[1]), int(s[7])
 
-    def _batch_result(self, parts, used: int, n: int, paired: bool, opts: np.ndarray, fused: bool = False) -> BatchEncoding:
+    def _batch_result(self, st: Stages, parts, used: int, n: int, paired: bool, opts: np.ndarray,
+                      fused: bool = False) -> BatchEncoding:
         """The post-processing stage of a batch the matching stage gave as
         per-thread ``parts`` (``n`` texts or pairs; see :meth:`encode_batch`);
         ``fused``: the matching stage already put the template around each
         text (:meth:`_fused_template`), nothing is left to do."""
-        post = self._post
+        post = st.post
         if fused or (not paired and post.is_plain(opts)):  # per-thread parts are not copied into one array unless asked for
-            return BatchEncoding._from_parts(parts, self._names, self.pad_id)
+            return BatchEncoding._from_parts(parts, st.names, st.pad_id)
         tok, rows = concat_segments(parts, used)
         out, out_rows, ovf = post.apply(tok, rows, n, paired, opts)
-        return BatchEncoding(out, out_rows, self._names, self.pad_id, 2 if paired else 1, overflow=ovf,
+        return BatchEncoding(out, out_rows, st.names, st.pad_id, 2 if paired else 1, overflow=ovf,
                              pad_type_id=int(opts[O_PAD_TYPE]), padding_side=post.padding_side(opts))
 
     #: transformers' settings that :meth:`__call__` reads: the length of
@@ -612,9 +701,10 @@ class WordPiece(TokenizerState, Preset):
         array([[2, 4, 3, 0],
                [2, 5, 4, 3]])
         """
+        st = self._stages  # the whole call uses this state
         if not options and text_pair is None and type(text) is str:
-            return call_single(self, text)
-        return call(self, text, text_pair, **options)
+            return call_single(self, st, text)
+        return call(self, st, text, text_pair, **options)
 
     def encode_arrow(self, texts: Any, pairs: Any = None, *, null: str = "error", offsets: bool = True, **options: Any):
         """:meth:`encode_batch` of an Arrow string column, as a ``pyarrow.Table``
@@ -679,7 +769,7 @@ class WordPiece(TokenizerState, Preset):
         >>> wp.decode(wp.encode("unaffable !").ids)
         'unaffable!'
         """
-        return self._decoder.decode(ids, skip_special_tokens, cleanup)
+        return self._stages.decoder.decode(ids, skip_special_tokens, cleanup)
 
     def decode_batch(
         self, sequences: Sequence[Sequence[int]], skip_special_tokens: bool = True, cleanup: bool = True
@@ -691,7 +781,7 @@ class WordPiece(TokenizerState, Preset):
         >>> wp.decode_batch([[1, 2, 3], [4, 1]])
         ['unaffable', '! un']
         """
-        return self._decoder.decode_batch(sequences, skip_special_tokens, cleanup)
+        return self._stages.decoder.decode_batch(sequences, skip_special_tokens, cleanup)
 
     def __repr__(self) -> str:
         return (

@@ -16,7 +16,7 @@ from ...engine import EngineConfig
 from ...engine.rewrite import build_rewrite_table, pack_rewrite
 from ...models.vocabulary import Vocabulary
 from .normalization import bert_rewrite_table
-from .postprocess import TRUNCATION
+from .postprocess import MAX_PAD_LENGTH, TRUNCATION
 from .template import normalize_template, template_slots
 
 _SIDES = ("right", "left")
@@ -44,6 +44,11 @@ SETTINGS = (
     "padding",
     "flavour",
 )
+
+#: The settings a WordPiece's methods change (``enable_truncation``,
+#: ``enable_padding``, ...): part of its published state
+#: (:mod:`~segkit.presets.wordpiece.stages`), not attributes of their own.
+CHANGEABLE = ("truncation", "padding", "pad_token")
 
 
 # ------------------------------------------------------------------ checks
@@ -87,17 +92,19 @@ def check_post_settings(s: dict) -> None:
                 raise ValueError(f"truncation {key} must be a non-negative int or None, found {m!r:.80}")
     p = s["padding"]
     if p is not None:
-        if not isinstance(p, dict) or not set(p) <= {"length", "pad_to_multiple_of", "direction", "pad_type_id"}:
+        if not isinstance(p, dict) or not set(p) <= {"length", "pad_to_multiple_of", "direction", "pad_type_id", "pad_id"}:
             raise ValueError(
-                "padding must be None or a dict with keys length, pad_to_multiple_of, direction, pad_type_id; "
-                f"found {p!r:.80}"
+                "padding must be None or a dict with keys length, pad_to_multiple_of, direction, pad_type_id, "
+                f"pad_id; found {p!r:.80}"
             )
         if p.get("direction", "right") not in _SIDES:
             raise ValueError(f"padding direction must be 'right' or 'left', found {p.get('direction')!r:.80}")
-        for key in ("length", "pad_to_multiple_of", "pad_type_id"):
+        for key in ("length", "pad_to_multiple_of", "pad_type_id", "pad_id"):
             m = p.get(key)
             if m is not None and (isinstance(m, bool) or not isinstance(m, int) or not 0 <= m < 1 << 31):
                 raise ValueError(f"padding {key} must be a non-negative int or None, found {m!r:.80}")
+            if key in ("length", "pad_to_multiple_of") and m is not None and m > MAX_PAD_LENGTH:
+                raise ValueError(f"padding {key} must be at most {MAX_PAD_LENGTH} (a padded length), found {m}")
 
 
 def check_settings(s: dict, vocab: Vocabulary) -> None:
@@ -156,9 +163,19 @@ def derived_ids(s: dict, vocab: Vocabulary) -> tuple:
         specials = [t for t in BERT_SPECIAL_TOKENS if t in vocab]
     else:
         specials = list(s["special_tokens"])
-    pad = vocab.id(s["pad_token"])
-    return (specials, [vocab.id(t) for t in specials], 0 if pad is None else pad,
+    return (specials, [vocab.id(t) for t in specials], pad_id_of(s, vocab),
             vocab.id(s["cls_token"]), vocab.id(s["sep_token"]))
+
+
+def pad_id_of(s: dict, vocab: Vocabulary) -> int:
+    """The id padding uses: ``padding["pad_id"]`` when set (HF pads with
+    its ``pad_id`` whatever ``pad_token`` says), else the id of ``pad_token``
+    (0 when it is not in the vocabulary, as HF's default pad_id)."""
+    explicit = (s["padding"] or {}).get("pad_id")
+    if explicit is not None:
+        return explicit
+    pad = vocab.id(s["pad_token"])
+    return 0 if pad is None else pad
 
 
 _IDENTITY = None

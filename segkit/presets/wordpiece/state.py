@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from . import added_tokens as _added
+from ...results.encoding import _itos
 from .options import PostProcessor
 from .settings import check_post_settings, derived_ids
 
@@ -50,8 +51,10 @@ class TokenizerState:
     ) -> None:
         """Set the default padding (HF ``Tokenizer.enable_padding``):
         ``length`` None pads a batch to its longest encoding.  ``pad_token``
-        must be in the vocabulary (default: the tokenizer's); ``pad_id``, if
-        given, must be its id.
+        must be in the vocabulary or an added token (default: the
+        tokenizer's); padding uses its id, or ``pad_id`` when given (the id of
+        any token, added ones included: HF pads with ``pad_id`` whatever
+        ``pad_token`` is; the tokens of padding are then those of ``pad_id``).
 
         >>> import segkit
         >>> wp = segkit.WordPiece.bert(["[PAD]", "[UNK]", "[CLS]", "[SEP]", "a", "b"])
@@ -61,13 +64,15 @@ class TokenizerState:
         ([0, 0, 2, 4, 5, 3], [1, 1, 0, 0, 0, 0], 1)
         """
         token = self.pad_token if pad_token is None else pad_token
-        found = self.vocab.id(token) if isinstance(token, str) else None
+        found = self.token_to_id(token) if isinstance(token, str) else None
         if found is None:
-            raise ValueError(f"pad_token {token!r:.60} is not in the vocabulary")
-        if pad_id is not None and pad_id != found:
-            raise ValueError(f"pad_id {pad_id!r:.40} is not the id of pad_token {token!r:.60} ({found})")
-        self._set_post(pad_token=token, padding={"length": length, "pad_to_multiple_of": pad_to_multiple_of,
-                                                 "direction": direction, "pad_type_id": pad_type_id})
+            raise ValueError(f"pad_token {token!r:.60} is not in the vocabulary or the added tokens")
+        padding = {"length": length, "pad_to_multiple_of": pad_to_multiple_of, "direction": direction,
+                   "pad_type_id": pad_type_id}
+        pad_id = found if pad_id is None else pad_id
+        if pad_id != self.vocab.id(token):  # (the settings name the id only when the token's is not it)
+            padding["pad_id"] = pad_id
+        self._set_post(pad_token=token, padding=padding)
 
     def no_padding(self) -> None:
         """No default padding (HF ``Tokenizer.no_padding``)."""
@@ -79,19 +84,31 @@ class TokenizerState:
         return int((self.padding or {}).get("pad_type_id") or 0)
 
     def _set_post(self, **changes) -> None:
-        """New post-processing defaults: checked, then the stage rebuilt."""
-        settings = dict(self._settings, **changes)
-        check_post_settings(settings)
-        derived = self._derived
-        if settings["pad_token"] != self._settings["pad_token"]:
-            derived = derived_ids(settings, self.vocab)
-        post = PostProcessor.from_settings(settings, self.vocab, derived)
-        post.options(False)  # the defaults resolve (ValueError otherwise)
-        post.options(True)
-        self._settings, self._derived, self._post = settings, derived, post
-        for k in changes:
-            setattr(self, k, settings[k])
-        self.pad_id = derived[2]
+        """New post-processing defaults: checked, then the stage rebuilt and
+        published with the rest of the state (one new state, under the lock)."""
+        with self._lock:
+            st = self._stages
+            settings = dict(st.settings, **changes)
+            check_post_settings(settings)
+            derived = st.derived
+            if settings["pad_token"] != st.settings["pad_token"] or settings["padding"] != st.settings["padding"]:
+                derived = derived_ids(settings, self.vocab)
+            self._check_pad_id(derived[2], settings, st.names)
+            post = PostProcessor.from_settings(settings, self.vocab, derived)
+            post.options(False)  # the defaults resolve (ValueError otherwise)
+            post.options(True)
+            self._stages = st.but(settings=settings, derived=derived, post=post)
+
+    def _check_pad_id(self, pad_id: int, settings: dict, names=None) -> None:
+        """ValueError unless ``padding["pad_id"]`` (when set) is the id of a
+        token, of the vocabulary or an added one (``names``: id -> token,
+        default the current state's)."""
+        if (settings["padding"] or {}).get("pad_id") is None:
+            return
+        itos = _itos(self._stages.names if names is None else names)
+        if not 0 <= pad_id < len(itos) or itos[pad_id] is None:
+            raise ValueError(f"padding pad_id {pad_id} is not the id of a token (the vocabulary and the added "
+                             f"tokens have {len(itos)} ids)")
 
     # ------------------------------------------------------------ vocabulary
     def add_tokens(self, tokens: Sequence) -> int:
@@ -146,8 +163,9 @@ class TokenizerState:
         >>> segkit.WordPiece(["[UNK]", "un", "##able"]).get_vocab_size()
         3
         """
-        if with_added_tokens and self._added is not None:
-            return len(_added.get_vocab(self, True))
+        st = self._stages
+        if with_added_tokens and st.added is not None:
+            return len(_added.get_vocab(self, True, st))
         return len(self.vocab)
 
     def token_to_id(self, token: str) -> int | None:

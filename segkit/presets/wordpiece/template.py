@@ -76,8 +76,10 @@ def _pieces(value: Any, which: str) -> list:
             raise ValueError(f"template {which}: special token id must be a non-empty string, found {ident!r:.60}")
         out.append({kind: {"id": ident, "type_id": t}})
     seqs = [p["Sequence"]["id"] for p in out if "Sequence" in p]
-    if which == "single" and seqs != ["A"]:
-        raise ValueError(f"the single template must hold $A once (and no $B), found {seqs}")
+    if which == "single" and seqs not in (["A"], []):
+        # (Without $A, as HF allows: the encoding is the template's special
+        # tokens, the text's tokens are left out.)
+        raise ValueError(f"the single template must hold $A at most once (and no $B), found {seqs}")
     if which == "pair" and sorted(seqs) != ["A", "B"]:
         raise ValueError(f"the pair template must hold $A and $B once each, found {seqs}")
     return out
@@ -106,7 +108,14 @@ def normalize_template(value: Any) -> Any:
     canon: dict = {}
     for name, ids in specials.items():
         if isinstance(ids, dict):  # HF's {"id": name, "ids": [...], "tokens": [...]}
+            tokens = ids.get("tokens")
             ids = ids.get("ids")
+            # As HF (and tokenizer.json): one token per id.  The tokens must
+            # also be the vocabulary's (checked with it: template_tokens).
+            if tokens is not None and (not isinstance(tokens, (list, tuple)) or not isinstance(ids, (list, tuple))
+                                       or len(tokens) != len(ids) or not all(isinstance(t, str) for t in tokens)):
+                raise ValueError(f"template special token {name!r:.60}: ids {ids!r:.60} and tokens {tokens!r:.60} "
+                                 "do not match (one token string per id)")
         if isinstance(ids, int) and not isinstance(ids, bool):
             ids = [ids]
         if (
@@ -118,6 +127,24 @@ def normalize_template(value: Any) -> Any:
             raise ValueError(f"template special token {name!r:.60}: expected an id or a list of ids, found {ids!r:.60}")
         canon[name] = list(ids)
     return {"single": single, "pair": pair, "special_tokens": canon}
+
+
+def check_template_tokens(value: Any, vocab) -> None:
+    """ValueError unless the ``"tokens"`` a template given in HF's form
+    lists for its special tokens (``{"ids": [...], "tokens": [...]}``) are
+    the vocabulary's tokens of those ids: segkit names every id by its
+    vocabulary token (as ``from_tokenizer_json`` checks a file's)."""
+    if not isinstance(value, dict) or not isinstance(value.get("special_tokens"), dict):
+        return
+    itos = vocab.id_to_token
+    for name, spec in value["special_tokens"].items():
+        if not isinstance(spec, dict) or spec.get("tokens") is None:
+            continue
+        for i, t in zip(spec["ids"], spec["tokens"]):
+            own = itos[i] if 0 <= i < len(itos) else None
+            if own != t:
+                raise ValueError(f"template special token {name!r:.40}: id {i} is {own!r:.40} in the vocabulary, "
+                                 f"not {t!r:.40}")
 
 
 def bert_template(cls_token: str, sep_token: str) -> dict:

@@ -95,14 +95,18 @@ def _read(path: Path, data: dict) -> tuple[dict[str, int], dict[str, Any]]:
         flags = [_get(path, tok, key, (bool,), default, where) for key, default in
                  (("single_word", False), ("lstrip", False), ("rstrip", False), ("normalized", True), ("special", False))]
         i = _get(path, tok, "id", (int,), vocab.get(content), where)
+        if i is None or not 0 <= i < 1 << 32:
+            raise _fail(path, f"field {where}'id' of added token {content!r:.40} must be an id (0 <= id < 2**32), "
+                              f"found {i!r:.40}")
         rows.append([i, content, *flags])
-        if content in vocab and vocab[content] == i and flags == [False, False, False, False, True]:
+        if content in vocab and flags == [False, False, False, False, True]:
             specials.append(content)
         else:
             plain = False
     kwargs["special_tokens"] = specials
-    if not plain:
-        kwargs["added_tokens"] = [rows, [r[1] for r in rows if r[6]]]
+    # The ids are HF's to assign (they are only compared with the file's):
+    # see segkit.presets.wordpiece.added_tokens.replay_added.
+    kwargs["added_tokens"] = (rows, plain)
     kwargs.update(_post_processor(path, _get(path, data, "post_processor", (dict, type(None)), None, ""), vocab))
     trunc = _get(path, data, "truncation", (dict, type(None)), None, "")
     if trunc:
@@ -131,6 +135,13 @@ def _read(path: Path, data: dict) -> tuple[dict[str, int], dict[str, Any]]:
             "direction": direction,
             "pad_type_id": _get(path, pad, "pad_type_id", (int,), 0, "padding."),
         }
+        # HF pads with pad_id whatever pad_token is (enable_padding() sets
+        # 0 and "[PAD]" by default): kept when it is not the token's id.
+        pad_id = _get(path, pad, "pad_id", (int,), vocab.get(kwargs["pad_token"], 0), "padding.")
+        if not 0 <= pad_id < 1 << 31:
+            raise _fail(path, f"field padding.pad_id must be an id (0 <= id < 2**31), found {pad_id}")
+        if pad_id != vocab.get(kwargs["pad_token"], 0):
+            kwargs["padding"]["pad_id"] = pad_id
     return dict(vocab), kwargs
 
 
@@ -142,6 +153,17 @@ def _post_processor(path: Path, post: dict | None, vocab: dict) -> dict[str, Any
         return {"template": None}
     kind = post.get("type")
     if kind == "BertProcessing":
+        for key in ("cls", "sep"):
+            pair = post.get(key)
+            if not (isinstance(pair, list) and len(pair) == 2 and isinstance(pair[0], str)):
+                raise _fail(path, f"post_processor.{key} must be [token, id], found {pair!r:.60}")
+            name, i = pair
+            # HF emits the file's id; segkit names every id by its vocabulary
+            # token, so an id that is not the token's cannot be reproduced.
+            if isinstance(i, bool) or not isinstance(i, int) or vocab.get(name) != i:
+                found = "is not in the vocabulary" if name not in vocab else f"has id {vocab[name]} in the vocabulary"
+                raise _fail(path, f"post_processor.{key} gives token {name!r:.40} id {i!r:.40}, but {name!r:.40} "
+                                  f"{found}; segkit gives a token its vocabulary id (write that id in the file)")
         cls_tok, sep_tok = post["cls"][0], post["sep"][0]
     elif kind == "TemplateProcessing":
         def shape(items):
@@ -236,12 +258,16 @@ def tokenizer_json_of(wp) -> dict[str, Any]:
     """The HuggingFace ``tokenizer.json`` structure of a WordPiece preset
     (see :meth:`segkit.WordPiece.save_tokenizer_json`); ValueError for
     settings HF cannot reproduce."""
-    s = wp._settings
+    st = wp._stages  # one state: settings, padding id and added tokens together
+    s = st.settings
     if s["flavour"] != "hf":
         raise ValueError(f"flavour {s['flavour']!r} has no HuggingFace equivalent; only flavour 'hf' can be saved as tokenizer.json")
     if s["cjk"] != "hf" and s["handle_chinese_chars"]:
         raise ValueError(f"cjk={s['cjk']!r}: HuggingFace's BertNormalizer uses its own CJK ranges ('hf')")
-    vocab = wp.get_vocab()
+    # The model's vocabulary holds no added token (HF's own save keeps them
+    # apart: put in model.vocab, a token the WordPiece model can match
+    # inside words, where an added token is matched only on its own).
+    vocab = wp.get_vocab(with_added_tokens=False)
     normalizing = s["lowercase"] or s["clean_text"] or s["handle_chinese_chars"] or bool(s["strip_accents"])
     normalizer = None
     if normalizing:
@@ -286,11 +312,11 @@ def tokenizer_json_of(wp) -> dict[str, Any]:
             "strategy": {"Fixed": length} if length is not None else "BatchLongest",
             "direction": s["padding"].get("direction", "right").capitalize(),
             "pad_to_multiple_of": s["padding"].get("pad_to_multiple_of"),
-            "pad_id": wp.pad_id,
+            "pad_id": st.pad_id,
             "pad_type_id": s["padding"].get("pad_type_id") or 0,
             "pad_token": s["pad_token"],
         }
-    if wp._added is None:
+    if st.added is None:
         added = [
             {"id": vocab[t], "content": t, "single_word": False, "lstrip": False, "rstrip": False,
              "normalized": False, "special": True}
@@ -300,7 +326,7 @@ def tokenizer_json_of(wp) -> dict[str, Any]:
         added = [
             {"id": i, "content": t.content, "single_word": t.single_word, "lstrip": t.lstrip, "rstrip": t.rstrip,
              "normalized": t.normalized, "special": t.special}
-            for i, t in sorted(wp._added.tokens.items())
+            for i, t in sorted(st.added.tokens.items())
         ]
     return {
         "version": "1.0",
