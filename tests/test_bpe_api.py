@@ -149,3 +149,11 @@ def test_constructor_errors():
         segkit.BPE(vocab, [("a", "b")])
     with pytest.raises(ValueError, match="regular expression"):
         segkit.BPE(vocab, [], pattern="(")
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_disallowed_special_late_in_a_large_batch(enc, threads):
+    # the pre-tokenizer used to read piece ends it had not returned (a crash)
+    texts = ["hello"] * 100_000 + ["a<|endoftext|>"]
+    with pytest.raises(ValueError, match="text 100000 contains the special token"):
+        enc.encode_batch(texts, num_threads=threads)

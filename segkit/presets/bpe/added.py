@@ -64,6 +64,13 @@ class AddedTokens:
     def __bool__(self) -> bool:
         return bool(self.raw or self.norm)
 
+    def may_occur(self, text: str, normalized: str) -> bool:
+        """Whether some added token occurs in ``text`` (raw tokens) or in its
+        normalized form (normalized tokens): when not, :meth:`split` gives
+        the normalized text as one stretch (one C-speed search each)."""
+        return bool((self._raw_re is not None and self._raw_re.search(text))
+                    or (self._norm_re is not None and self._norm_re.search(normalized)))
+
     def _find(self, text: str, pattern, ids: dict, out: list, plain) -> None:
         n = len(text)
         start_offset = 0

@@ -98,6 +98,58 @@ def _check_specials(special_tokens: Any, n_tokens: int, taken: Iterable[int] = (
     return out
 
 
+def _heap_kernel():
+    from .heap import encode_pieces_heap
+
+    return encode_pieces_heap
+
+
+def _renumbered(e: ValueError, first: int) -> ValueError:
+    """The pre-tokenizer's error about "text N" of a part of a batch, about
+    text ``N + first`` of the whole."""
+    msg = str(e)
+    if first and msg.startswith("text "):
+        row, _, rest = msg[5:].partition(" ")
+        if row.isdigit():
+            return ValueError(f"text {int(row) + first} {rest}")
+    return e
+
+
+def _interleave(n, a_rows, a_ids, a_splits, b_rows, b_ids, b_splits) -> tuple[np.ndarray, np.ndarray]:
+    """The ids of ``n`` texts as one flat array and row splits, from two
+    disjoint subsets of them (``a_rows`` / ``b_rows``: the texts' indices,
+    each with its own flat ids and row splits)."""
+    counts = np.zeros(n, dtype=np.int64)
+    counts[a_rows] = np.diff(a_splits)
+    counts[b_rows] = np.diff(b_splits)
+    rows = np.zeros(n + 1, dtype=np.int64)
+    np.cumsum(counts, out=rows[1:])
+    ids = np.empty(int(rows[-1]), dtype=np.int32)
+    for idx, part, splits in ((a_rows, a_ids, a_splits), (b_rows, b_ids, b_splits)):
+        if part.size:
+            # destination of every id: its text's start plus its place in the text
+            within = np.arange(part.size, dtype=np.int64) - np.repeat(splits[:-1], np.diff(splits))
+            ids[np.repeat(rows[idx], np.diff(splits)) + within] = part
+    return ids, rows
+
+
+def _utf8_rows(texts: list, first: int) -> tuple[np.ndarray, np.ndarray]:
+    """The UTF-8 of ``texts`` as one buffer and row splits; a text that is
+    not a str, or has a lone surrogate, is an error naming its index in the
+    whole batch (``first`` + its index here)."""
+    try:
+        parts = [t.encode("utf-8") for t in texts]
+    except (UnicodeEncodeError, AttributeError):
+        for i, t in enumerate(texts):
+            if not isinstance(t, str):
+                raise TypeError(f"texts[{first + i}] must be a str, found {type(t).__name__}") from None
+            utf8(t, first + i)
+        raise
+    splits = np.zeros(len(parts) + 1, dtype=np.int64)
+    np.cumsum(np.fromiter(map(len, parts), np.int64, len(parts)), out=splits[1:])
+    return np.frombuffer(b"".join(parts), dtype=np.uint8), splits
+
+
 class BPE(Preset):
     """Byte-level BPE over a vocabulary and its merges (see the module doc).
 
@@ -181,6 +233,7 @@ class BPE(Preset):
         self._tables = tables
         self._model = tables.model
         self._kernel = kernel_for(tables.model)
+        self._setup_fast(pattern, specials, mode)
         self._merges = merges
         self._pattern = pattern
         self._gaps = bool(gaps)
@@ -222,6 +275,65 @@ class BPE(Preset):
         self._dec_end = self._dec_start + lens
         self._n_ids = n_ids
         self._tok_len = lengths.astype(np.int64)
+
+    def _setup_fast(self, pattern, specials, mode) -> None:
+        """The compiled paths: the pre-tokenizer of a compiled pattern, the
+        special tokens' plans, per-thread scratch for single texts."""
+        from .char_classes import class_table
+        from .pretokenize import Pretokenizer, pattern_kind
+        from .pretokenize_kernels import KIND_REGEX
+        from .special_tokens import NO_SPECIALS, SpecialTokens
+
+        kind = pattern_kind(pattern) if pattern is not None else KIND_REGEX
+        self._pre = Pretokenizer(pattern) if kind != KIND_REGEX else None
+        self._table = class_table() if self._pre is not None else None
+        self._special = SpecialTokens(dict(specials)) if mode != "tokenizer.json" else None
+        self._scratches: dict = {}
+        # single texts: only the backtracking encoder has a fused path
+        self._fast = self._pre is not None and self._kernel is not _heap_kernel()
+        self._no_specials = NO_SPECIALS
+        self._entry = None  # the fused kernel's compiled entry point, once resolved
+        self._sc_ordinary = self._scratch_for(NO_SPECIALS) if self._fast else None
+        self._sc_default = self._scratch_for(self._special.plan()) if self._fast and self._special else None
+
+    def _scratch_for(self, plan: np.ndarray):
+        from .text import Scratch
+
+        sc = self._scratches.get(id(plan))
+        if sc is None or sc.plan is not plan:
+            if len(self._scratches) > 8:
+                self._scratches.clear()
+            sc = self._scratches[id(plan)] = Scratch(self._pre.kind, plan)
+        return sc
+
+    def _fast_ids(self, text: str, plan: np.ndarray):
+        """``(scratch array, offset, k)`` of one text through the fused
+        kernel (a compiled pattern, the backtracking encoder)."""
+        try:
+            data = text.encode("utf-8")
+        except UnicodeEncodeError:
+            utf8(text)  # raises, naming the position
+            raise
+        except AttributeError:
+            raise TypeError(f"text must be a str, found {type(text).__name__}") from None
+        arr, off, _ = self._scratch_for(plan).get(len(data))
+        entry = self._entry
+        if entry is None:
+            from ...engine.dispatch import resolve_entry
+            from .text import encode_text
+
+            k, entry = resolve_entry(encode_text, data, self._model, arr, self._table)
+            self._entry = entry
+        else:
+            k = entry(data, self._model, arr, self._table)
+        if k < 0:
+            if k == -1:  # pragma: no cover - only a model not built by build_tables
+                raise RuntimeError("segkit.BPE: inconsistent tables")
+            from .special_tokens import disallowed_error, token_string
+
+            p = -2 - k
+            raise disallowed_error(token_string(plan, int(arr[3])), len(data[:p].decode("utf-8")))
+        return arr, off, k
 
     @classmethod
     def from_tiktoken(
@@ -308,6 +420,13 @@ class BPE(Preset):
         return f"BPE({self.name or self._mode!r}, n_vocab={self._n_ids})"
 
     # ------------------------------------------------------------ encoding
+    def _cplan(self, allowed_special, disallowed_special):
+        """The compiled plan of a call (tiktoken's rules), for tiktoken and
+        merges models."""
+        if self._mode == "tokenizer.json":
+            self._plan(allowed_special, disallowed_special)  # the error
+        return self._special.plan(allowed_special, disallowed_special)
+
     def _plan(self, allowed_special, disallowed_special):
         if self._mode == "tokenizer.json":
             if not (allowed_special == () and disallowed_special == "all"):
@@ -348,6 +467,36 @@ class BPE(Preset):
         rows = [self._segments(t, plan, ordinary, first + i if len(texts) > 1 else None) for i, t in enumerate(texts)]
         return self._splitter.pieces(rows, first)
 
+    def _ordinary_rows(self, texts: list, first: int) -> tuple[np.ndarray, np.ndarray]:
+        """``(ids, row_splits)`` of already normalized texts with no added
+        token (tokenizer.json models), compiled."""
+        buf, rs = _utf8_rows(texts, first)
+        pieces = self._pre._split(buf, rs, self._no_specials)
+        ids, piece_ends = self._run(pieces)
+        return ids, self._row_splits(piece_ends, pieces.row_splits)
+
+    def _compiled_pieces(self, texts: list, plan, ordinary: bool, first: int):
+        """Pieces of texts by the compiled pre-tokenizer (None: this model's
+        pattern is not compiled, or HF added tokens occur in a text)."""
+        if self._pre is None:
+            return None
+        if self._mode == "tokenizer.json":
+            if not ordinary and self._added:
+                return None
+            if self._normalizer is not None:
+                for i, t in enumerate(texts):
+                    if not isinstance(t, str):
+                        raise TypeError(f"texts[{first + i}] must be a str, found {type(t).__name__}")
+                texts = [normalize(self._normalizer, t) for t in texts]
+            cplan = self._no_specials
+        else:
+            cplan = self._no_specials if ordinary else self._special.plan(*plan)
+        buf, rs = _utf8_rows(texts, first)
+        try:
+            return self._pre._split(buf, rs, cplan)
+        except ValueError as e:  # a disallowed special token: name the text in the whole batch
+            raise _renumbered(e, first) from None
+
     def _run(self, pieces: Pieces) -> tuple[np.ndarray, np.ndarray]:
         """``(ids, piece_ends)`` of pieces."""
         out = np.empty(max(pieces.data.size, 1), dtype=np.int32)
@@ -383,17 +532,63 @@ class BPE(Preset):
         >>> enc.encode("hi<|endoftext|>", allowed_special="all")
         [6151, 100257]
         """
+        if self._fast:
+            if self._mode != "tokenizer.json":
+                if allowed_special == () and disallowed_special == "all":  # the default: its scratch kept
+                    return self._fast_list(text, self._sc_default)
+                plan = self._special.plan(allowed_special, disallowed_special)
+                return self._fast_list(text, self._scratch_for(plan))
+            self._plan(allowed_special, disallowed_special)  # (refuses tiktoken's arguments)
+            if not isinstance(text, str):
+                raise TypeError(f"text must be a str, found {type(text).__name__}")
+            utf8(text)
+            normed = normalize(self._normalizer, text)
+            if not self._added.may_occur(text, normed):
+                return self._fast_list(normed, self._sc_ordinary)
         ids, _ = self._run(self._pieces([text], self._plan(allowed_special, disallowed_special), False))
         return ids.tolist()
 
+    def _fast_list(self, text: str, sc) -> list[int]:
+        """The ids of one text through the fused kernel, as a list (the hot
+        path of :meth:`encode` and :meth:`encode_ordinary`: each line here
+        costs a visible share of a short text's time)."""
+        try:
+            data = text.encode("utf-8")
+            arr, off, cap = sc.local.got
+        except AttributeError:
+            if not isinstance(text, str):
+                raise TypeError(f"text must be a str, found {type(text).__name__}") from None
+            arr, off, k = self._fast_ids(text, sc.plan)
+            return arr[off : off + k].tolist()
+        except UnicodeEncodeError:
+            utf8(text)  # raises, naming the position
+            raise
+        entry = self._entry
+        if cap < len(data) or entry is None:
+            arr, off, k = self._fast_ids(text, sc.plan)
+            return arr[off : off + k].tolist()
+        k = entry(data, self._model, arr, self._table)
+        if k < 0:
+            arr, off, k = self._fast_ids(text, sc.plan)  # the error, raised
+        return arr[off : off + k].tolist()
+
     def encode_ordinary(self, text: str) -> list[int]:
         """Token ids of ``text`` with no special or added token matched."""
+        if self._fast:
+            if self._mode == "tokenizer.json" and self._normalizer is not None:
+                if not isinstance(text, str):
+                    raise TypeError(f"text must be a str, found {type(text).__name__}")
+                utf8(text)
+                text = normalize(self._normalizer, text)
+            return self._fast_list(text, self._sc_ordinary)
         ids, _ = self._run(self._pieces([text], None, True))
         return ids.tolist()
 
     def count(self, text: str, *, allowed_special: str | Iterable[str] = (),
               disallowed_special: str | Iterable[str] = "all") -> int:
         """``len(self.encode(text, ...))`` without building the list."""
+        if self._fast and self._mode != "tokenizer.json":
+            return self._fast_ids(text, self._special.plan(allowed_special, disallowed_special))[2]
         ids, _ = self._run(self._pieces([text], self._plan(allowed_special, disallowed_special), False))
         return int(ids.size)
 
@@ -402,7 +597,8 @@ class BPE(Preset):
         """Token ids of many texts: a list of id lists, or with ``flat=True``
         ``(ids, row_splits)`` NumPy arrays (the ids of text ``i`` are
         ``ids[row_splits[i]:row_splits[i + 1]]``)."""
-        return self._batch(texts, self._plan(allowed_special, disallowed_special), False, num_threads, flat)
+        self._plan(allowed_special, disallowed_special)  # argument errors first
+        return self._batch(texts, (allowed_special, disallowed_special), False, num_threads, flat)
 
     def encode_ordinary_batch(self, texts: Sequence[str], *, num_threads: int | None = None, flat: bool = False):
         """:meth:`encode_batch` with no special or added token matched."""
@@ -416,10 +612,33 @@ class BPE(Preset):
 
         n = min(resolve_threads(num_threads), max(1, len(texts)))
 
-        def run(a: int, b: int):
-            pieces = self._pieces(texts[a:b], plan, ordinary, a)
+        def encode_rows(rows: list, first: int):
+            pieces = self._compiled_pieces(rows, plan, ordinary, first)
+            if pieces is None:
+                pieces = self._pieces(rows, None if ordinary else self._plan(*plan), ordinary, first)
             ids, piece_ends = self._run(pieces)
             return ids, self._row_splits(piece_ends, pieces.row_splits)
+
+        def run(a: int, b: int):
+            if self._mode != "tokenizer.json" or ordinary or not self._added or self._pre is None:
+                return encode_rows(texts[a:b], a)
+            # HF added tokens: the texts where one may occur go through the
+            # Python splitter, the others (normalized) through the compiled path.
+            chunk = texts[a:b]
+            for i, t in enumerate(chunk):
+                if not isinstance(t, str):
+                    raise TypeError(f"texts[{a + i}] must be a str, found {type(t).__name__}")
+            normed = [normalize(self._normalizer, t) for t in chunk]
+            hit = np.fromiter((self._added.may_occur(t, s) for t, s in zip(chunk, normed)), bool, len(chunk))
+            if not hit.any():
+                return self._ordinary_rows(normed, a)
+            plain = np.flatnonzero(~hit)
+            special = np.flatnonzero(hit)
+            ids_p, rows_p = self._ordinary_rows([normed[i] for i in plain.tolist()], a)
+            pieces = self._pieces([chunk[i] for i in special.tolist()], self._plan(*plan), False, a)
+            ids_s, piece_ends = self._run(pieces)
+            rows_s = self._row_splits(piece_ends, pieces.row_splits)
+            return _interleave(len(chunk), plain, ids_p, rows_p, special, ids_s, rows_s)
 
         if n <= 1:
             ids, rows = run(0, len(texts))
@@ -435,9 +654,38 @@ class BPE(Preset):
             rows = np.concatenate(rows)
         if flat:
             return ids, rows
-        flat_list = ids.tolist()
-        bounds = rows.tolist()
-        return [flat_list[bounds[i] : bounds[i + 1]] for i in range(len(texts))]
+        from ..base import int_lists_of
+
+        return int_lists_of(ids, rows)
+
+    def _buffer_batch(self, buf: np.ndarray, rs: np.ndarray, plan: tuple, num_threads) -> tuple[np.ndarray, np.ndarray]:
+        """``(ids, row_splits)`` of the rows of a UTF-8 buffer (an Arrow
+        column's), compiled, on up to ``num_threads`` threads."""
+        from ...runtime.threads import _pool, resolve_threads
+
+        cplan = self._special.plan(*plan)
+        nrows = rs.size - 1
+        n = min(resolve_threads(num_threads), max(1, nrows))
+
+        def run(a: int, b: int):
+            try:
+                pieces = self._pre.split_buffer(buf[rs[a] : rs[b]], rs[a : b + 1] - rs[a], cplan)
+            except ValueError as e:
+                raise _renumbered(e, a) from None
+            ids, piece_ends = self._run(pieces)
+            return ids, self._row_splits(piece_ends, pieces.row_splits)
+
+        if n <= 1:
+            return run(0, nrows)
+        cuts = np.searchsorted(rs, np.arange(1, n) * rs[-1] // n).tolist()
+        cuts = sorted(set([0, *[min(max(c, 0), nrows) for c in cuts], nrows]))
+        parts = list(_pool(n).map(lambda i: run(cuts[i], cuts[i + 1]), range(len(cuts) - 1)))
+        rows = [np.zeros(1, dtype=np.int64)]
+        shift = 0
+        for _, r in parts:
+            rows.append(r[1:] + shift)
+            shift += int(r[-1])
+        return np.concatenate([p[0] for p in parts]), np.concatenate(rows)
 
     def encode_with_offsets(self, text: str, *, allowed_special: str | Iterable[str] = (),
                             disallowed_special: str | Iterable[str] = "all") -> tuple[list[int], list[tuple[int, int]]]:
@@ -476,19 +724,25 @@ class BPE(Preset):
 
         pa = arrow_module()
         rows = Utf8Rows.of(texts, null=null)
-        plan = self._plan(allowed_special, disallowed_special)
+        self._plan(allowed_special, disallowed_special)  # argument errors first
         id_parts, split_parts, shift = [], [np.zeros(1, dtype=np.int64)], 0
         for data, offs, valid in rows._chunks:
             lo, hi = int(offs[0]), int(offs[-1])
-            raw = data[lo:hi].tobytes()
-            bounds = (offs.astype(np.int64) - lo).tolist()
-            try:
-                chunk = [raw[bounds[i] : bounds[i + 1]].decode("utf-8") for i in range(len(bounds) - 1)]
-            except UnicodeDecodeError as e:
-                raise ValueError(f"texts: a row is not valid UTF-8 ({e.reason})") from None
-            if valid.size:
-                chunk = [t if v else "" for t, v in zip(chunk, valid.tolist())]
-            ids, splits = self._batch(chunk, plan, False, num_threads, True)
+            rs = offs.astype(np.int64) - lo
+            nulls_empty = not valid.size or not np.any(np.diff(rs)[valid == 0])
+            if self._pre is not None and self._mode != "tokenizer.json" and nulls_empty:
+                # The column's UTF-8 buffer as it is (checked, not copied).
+                ids, splits = self._buffer_batch(data[lo:hi], rs, (allowed_special, disallowed_special), num_threads)
+            else:
+                raw = data[lo:hi].tobytes()
+                bounds = rs.tolist()
+                try:
+                    chunk = [raw[bounds[i] : bounds[i + 1]].decode("utf-8") for i in range(len(bounds) - 1)]
+                except UnicodeDecodeError as e:
+                    raise ValueError(f"texts: a row is not valid UTF-8 ({e.reason})") from None
+                if valid.size:
+                    chunk = [t if v else "" for t, v in zip(chunk, valid.tolist())]
+                ids, splits = self._batch(chunk, (allowed_special, disallowed_special), False, num_threads, True)
             id_parts.append(ids)
             split_parts.append(splits[1:] + shift)
             shift += int(splits[-1])
