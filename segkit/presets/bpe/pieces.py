@@ -1,10 +1,15 @@
-"""Cutting texts into the pieces BPE runs on (interim, with :mod:`regex`).
+"""Cutting texts into the pieces BPE runs on, in Python with :mod:`regex`.
 
-Texts become one UTF-8 buffer and pieces given by byte offsets (``starts``,
+The compiled pre-tokenizers (:mod:`.pretokenize`) cut text for tiktoken's
+three patterns.  This module is the path for everything else: any other
+pattern (with HuggingFace's ``Split`` behaviour of keeping the text between
+matches as pieces, where the model says so), and the texts of a
+tokenizer.json model in which an added token occurs (HF's splitting is
+Python, :mod:`.added`).  Its output has the compiled path's layout: texts
+become one UTF-8 buffer and pieces given by byte offsets (``starts``,
 ``ends``), each with an id (-1: text to encode; else a special or added
-token found in the text) and row splits over pieces per text: the layout
-the compiled pre-tokenizers of ``segkit.presets.bpe.pretokenize`` produce,
-which replace this module's :mod:`regex` loop.
+token found in the text) and row splits over pieces per text.  Cost: a
+Python loop over the pattern's matches, several times the compiled path.
 
 Special tokens, tiktoken's way (:func:`tiktoken_segments`): any disallowed
 string anywhere in the text is a ValueError naming it and its position;
