@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import json
 
-import pytest
-
 import segkit
 from segkit.cli.command import main
 

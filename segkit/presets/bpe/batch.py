@@ -19,6 +19,9 @@ def kernel_for(model: np.ndarray):
     return _backtrack if model[model[L.PARAMS] + L.P_MONOTONE] else _heap
 
 
+kernel_for.backtrack = _backtrack  # (the kernel with a fused single-text path)
+
+
 def encode_pieces(buf, starts, ends, piece_ids, model, out):
     """Encode pieces with the kernel the model needs (see the kernels)."""
     return kernel_for(model)(buf, starts, ends, piece_ids, model, out)

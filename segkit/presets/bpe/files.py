@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import base64
 import binascii
-import gzip
 import json
 import os
 import unicodedata

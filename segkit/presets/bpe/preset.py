@@ -24,130 +24,34 @@ from typing import Any, Iterable
 
 import numpy as np
 
-from ..base import ModelFileError, Preset
-from . import layout as L
+from ..base import Preset
 from .added import AddedTokens
 from .batch import kernel_for
 from .codec import char_offsets, gather_bytes, token_spans
-from .files import HFAdded, normalize, read_tiktoken, read_tokenizer_json
+from .files import normalize, read_tiktoken, read_tokenizer_json
+from .inputs import check_specials, interleave, renumbered, tokens_from_vocab, utf8_rows
+from .model_file import MODES as _MODES, from_state
 from .pieces import Pieces, RegexSplitter, make_plan, utf8
-from .tables import VocabularyError, build_tables, token_arrays
+from .tables import build_tables
+
+#: Single texts up to this many UTF-8 bytes go through the fused kernel on
+#: per-thread scratch; longer ones through the batch kernels.
+SCRATCH_BYTES = 1 << 16
 
 #: GPT-2's pattern (segkit's trainer default).
 GPT2_PATTERN = r"""'(?:[sdmt]|ll|ve|re)| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+"""
 
-_MODES = ("tiktoken", "merges", "tokenizer.json")
 
 
-def _check_id(x: Any, what: str) -> int:
-    if isinstance(x, bool) or not isinstance(x, (int, np.integer)) or not 0 <= int(x) < (1 << 31) - 1:
-        raise ValueError(f"{what} must be an int id (0 <= id < 2**31 - 1), found {x!r}")
-    return int(x)
+def _id_list(arr: np.ndarray, off: int, k: int) -> list[int]:
+    """``arr[off:off + k]`` as a list; many ids as shared int objects (made
+    once, :func:`segkit.presets.base.int_lists_of`) rather than a new int
+    each (half the time of ``tolist`` for a long text)."""
+    if k > 4096:
+        from ..base import int_lists_of
 
-
-def _tokens_from_vocab(vocab: Any) -> list:
-    """``vocab`` as a list of bytes by id: a mapping bytes -> id, id -> bytes,
-    or a sequence of bytes (id = position)."""
-    if isinstance(vocab, Mapping):
-        items = list(vocab.items())
-        if items and isinstance(items[0][0], (bytes, bytearray)):
-            pairs = [(_check_id(i, f"the id of {t!r}"), t) for t, i in items]
-        else:
-            pairs = [(_check_id(i, "a vocabulary id"), t) for i, t in items]
-    elif isinstance(vocab, Sequence) and not isinstance(vocab, (str, bytes)):
-        pairs = list(enumerate(vocab))
-    else:
-        raise TypeError(f"vocab must be a mapping (bytes -> id or id -> bytes) or a list of bytes, found "
-                        f"{type(vocab).__name__}")
-    top = max((i for i, _ in pairs), default=-1)
-    if top > 16 * len(pairs) + 1024:
-        raise ValueError(f"vocabulary ids go up to {top} for {len(pairs)} tokens: too sparse")
-    tokens: list = [None] * (top + 1)
-    seen: dict[bytes, int] = {}
-    for i, t in pairs:
-        if not isinstance(t, (bytes, bytearray)):
-            raise TypeError(f"token {i} must be bytes, found {type(t).__name__} {t!r:.60}")
-        t = bytes(t)
-        if not t:
-            raise ValueError(f"token {i} is empty")
-        if tokens[i] is not None:
-            raise ValueError(f"id {i} is given twice")
-        if t in seen:
-            raise ValueError(f"token {t!r} has two ids ({seen[t]} and {i}); segkit.BPE needs one id per byte string")
-        seen[t] = i
-        tokens[i] = t
-    return tokens
-
-
-def _check_specials(special_tokens: Any, n_tokens: int, taken: Iterable[int] = ()) -> dict[str, int]:
-    if special_tokens is None:
-        return {}
-    if not isinstance(special_tokens, Mapping):
-        raise TypeError(f"special_tokens must be a mapping of str to id, found {type(special_tokens).__name__}")
-    out: dict[str, int] = {}
-    used = set(taken)
-    for s, i in special_tokens.items():
-        if not isinstance(s, str) or not s:
-            raise ValueError(f"a special token must be a non-empty str, found {s!r}")
-        utf8(s)
-        i = _check_id(i, f"the id of special token {s!r}")
-        if i in used:
-            raise ValueError(f"special token {s!r} has id {i}, which is already taken")
-        used.add(i)
-        out[s] = i
-    return out
-
-
-def _heap_kernel():
-    from .heap import encode_pieces_heap
-
-    return encode_pieces_heap
-
-
-def _renumbered(e: ValueError, first: int) -> ValueError:
-    """The pre-tokenizer's error about "text N" of a part of a batch, about
-    text ``N + first`` of the whole."""
-    msg = str(e)
-    if first and msg.startswith("text "):
-        row, _, rest = msg[5:].partition(" ")
-        if row.isdigit():
-            return ValueError(f"text {int(row) + first} {rest}")
-    return e
-
-
-def _interleave(n, a_rows, a_ids, a_splits, b_rows, b_ids, b_splits) -> tuple[np.ndarray, np.ndarray]:
-    """The ids of ``n`` texts as one flat array and row splits, from two
-    disjoint subsets of them (``a_rows`` / ``b_rows``: the texts' indices,
-    each with its own flat ids and row splits)."""
-    counts = np.zeros(n, dtype=np.int64)
-    counts[a_rows] = np.diff(a_splits)
-    counts[b_rows] = np.diff(b_splits)
-    rows = np.zeros(n + 1, dtype=np.int64)
-    np.cumsum(counts, out=rows[1:])
-    ids = np.empty(int(rows[-1]), dtype=np.int32)
-    for idx, part, splits in ((a_rows, a_ids, a_splits), (b_rows, b_ids, b_splits)):
-        if part.size:
-            # destination of every id: its text's start plus its place in the text
-            within = np.arange(part.size, dtype=np.int64) - np.repeat(splits[:-1], np.diff(splits))
-            ids[np.repeat(rows[idx], np.diff(splits)) + within] = part
-    return ids, rows
-
-
-def _utf8_rows(texts: list, first: int) -> tuple[np.ndarray, np.ndarray]:
-    """The UTF-8 of ``texts`` as one buffer and row splits; a text that is
-    not a str, or has a lone surrogate, is an error naming its index in the
-    whole batch (``first`` + its index here)."""
-    try:
-        parts = [t.encode("utf-8") for t in texts]
-    except (UnicodeEncodeError, AttributeError):
-        for i, t in enumerate(texts):
-            if not isinstance(t, str):
-                raise TypeError(f"texts[{first + i}] must be a str, found {type(t).__name__}") from None
-            utf8(t, first + i)
-        raise
-    splits = np.zeros(len(parts) + 1, dtype=np.int64)
-    np.cumsum(np.fromiter(map(len, parts), np.int64, len(parts)), out=splits[1:])
-    return np.frombuffer(b"".join(parts), dtype=np.uint8), splits
+        return int_lists_of(arr[off : off + k], np.array([0, k], dtype=np.int64))[0]
+    return arr[off : off + k].tolist()
 
 
 class BPE(Preset):
@@ -194,7 +98,7 @@ class BPE(Preset):
         special_tokens: Mapping[str, int] | None = None,
         ignore_merges: bool = False,
     ) -> None:
-        tokens = _tokens_from_vocab(vocab)
+        tokens = tokens_from_vocab(vocab)
         ids = {t: i for i, t in enumerate(tokens) if t is not None}
         pairs = []
         for k, m in enumerate(merges):
@@ -207,7 +111,7 @@ class BPE(Preset):
             pairs.append((ids[a], ids[b]))
         if not isinstance(ignore_merges, bool):
             raise TypeError(f"ignore_merges must be True or False, found {ignore_merges!r}")
-        specials = _check_specials(special_tokens, len(tokens), ids.values())
+        specials = check_specials(special_tokens, len(tokens), ids.values())
         self._setup("merges", tokens, None, pairs, pattern, specials, whole_any=ignore_merges, gaps=True)
 
     # ------------------------------------------------------------ building
@@ -290,7 +194,7 @@ class BPE(Preset):
         self._special = SpecialTokens(dict(specials)) if mode != "tokenizer.json" else None
         self._scratches: dict = {}
         # single texts: only the backtracking encoder has a fused path
-        self._fast = self._pre is not None and self._kernel is not _heap_kernel()
+        self._fast = self._pre is not None and self._kernel is kernel_for.backtrack
         self._no_specials = NO_SPECIALS
         self._entry = None  # the fused kernel's compiled entry point, once resolved
         self._sc_ordinary = self._scratch_for(NO_SPECIALS) if self._fast else None
@@ -307,8 +211,11 @@ class BPE(Preset):
         return sc
 
     def _fast_ids(self, text: str, plan: np.ndarray):
-        """``(scratch array, offset, k)`` of one text through the fused
-        kernel (a compiled pattern, the backtracking encoder)."""
+        """``(array, offset, k)``: the ids of one text are ``array[offset :
+        offset + k]``, through the fused kernel (a compiled pattern, the
+        backtracking encoder), or for a text longer than
+        :data:`SCRATCH_BYTES` through the batch kernels (the scratch, 40
+        bytes per byte of text, is kept per thread: it stays small)."""
         try:
             data = text.encode("utf-8")
         except UnicodeEncodeError:
@@ -316,6 +223,11 @@ class BPE(Preset):
             raise
         except AttributeError:
             raise TypeError(f"text must be a str, found {type(text).__name__}") from None
+        if len(data) > SCRATCH_BYTES:
+            buf = np.frombuffer(data, dtype=np.uint8)
+            pieces = self._pre._split(buf, np.array([0, buf.size], dtype=np.int64), plan, single=True)
+            ids, _ = self._run(pieces)
+            return ids, 0, ids.size
         arr, off, _ = self._scratch_for(plan).get(len(data))
         entry = self._entry
         if entry is None:
@@ -358,7 +270,7 @@ class BPE(Preset):
             The file is unreadable: the message names the line.
         """
         tokens = read_tiktoken(path)
-        specials = _check_specials(special_tokens, len(tokens), range(len(tokens)))
+        specials = check_specials(special_tokens, len(tokens), range(len(tokens)))
         obj = cls.__new__(cls)
         obj._setup("tiktoken", tokens, np.arange(len(tokens), dtype=np.int32), None, pattern, specials,
                    whole_any=True, name=name or Path(path).name.split(".")[0])
@@ -470,7 +382,7 @@ class BPE(Preset):
     def _ordinary_rows(self, texts: list, first: int) -> tuple[np.ndarray, np.ndarray]:
         """``(ids, row_splits)`` of already normalized texts with no added
         token (tokenizer.json models), compiled."""
-        buf, rs = _utf8_rows(texts, first)
+        buf, rs = utf8_rows(texts, first)
         pieces = self._pre._split(buf, rs, self._no_specials)
         ids, piece_ends = self._run(pieces)
         return ids, self._row_splits(piece_ends, pieces.row_splits)
@@ -491,11 +403,11 @@ class BPE(Preset):
             cplan = self._no_specials
         else:
             cplan = self._no_specials if ordinary else self._special.plan(*plan)
-        buf, rs = _utf8_rows(texts, first)
+        buf, rs = utf8_rows(texts, first)
         try:
             return self._pre._split(buf, rs, cplan)
         except ValueError as e:  # a disallowed special token: name the text in the whole batch
-            raise _renumbered(e, first) from None
+            raise renumbered(e, first) from None
 
     def _run(self, pieces: Pieces) -> tuple[np.ndarray, np.ndarray]:
         """``(ids, piece_ends)`` of pieces."""
@@ -555,18 +467,16 @@ class BPE(Preset):
         try:
             data = text.encode("utf-8")
             arr, off, cap = sc.local.got
-        except AttributeError:
+        except AttributeError:  # not a str, or this thread's first short text
             if not isinstance(text, str):
                 raise TypeError(f"text must be a str, found {type(text).__name__}") from None
-            arr, off, k = self._fast_ids(text, sc.plan)
-            return arr[off : off + k].tolist()
+            return _id_list(*self._fast_ids(text, sc.plan))
         except UnicodeEncodeError:
             utf8(text)  # raises, naming the position
             raise
         entry = self._entry
-        if cap < len(data) or entry is None:
-            arr, off, k = self._fast_ids(text, sc.plan)
-            return arr[off : off + k].tolist()
+        if cap < len(data) or entry is None:  # first call, or a long text
+            return _id_list(*self._fast_ids(text, sc.plan))
         k = entry(data, self._model, arr, self._table)
         if k < 0:
             arr, off, k = self._fast_ids(text, sc.plan)  # the error, raised
@@ -638,7 +548,7 @@ class BPE(Preset):
             pieces = self._pieces([chunk[i] for i in special.tolist()], self._plan(*plan), False, a)
             ids_s, piece_ends = self._run(pieces)
             rows_s = self._row_splits(piece_ends, pieces.row_splits)
-            return _interleave(len(chunk), plain, ids_p, rows_p, special, ids_s, rows_s)
+            return interleave(len(chunk), plain, ids_p, rows_p, special, ids_s, rows_s)
 
         if n <= 1:
             ids, rows = run(0, len(texts))
@@ -671,7 +581,7 @@ class BPE(Preset):
             try:
                 pieces = self._pre.split_buffer(buf[rs[a] : rs[b]], rs[a : b + 1] - rs[a], cplan)
             except ValueError as e:
-                raise _renumbered(e, a) from None
+                raise renumbered(e, a) from None
             ids, piece_ends = self._run(pieces)
             return ids, self._row_splits(piece_ends, pieces.row_splits)
 
@@ -809,7 +719,7 @@ class BPE(Preset):
     def _from_model(cls, config, arrays, blobs, source):
         """A BPE from a model file's parts, certified (see
         :mod:`~segkit.presets.bpe.verify`)."""
-        return _from_state(cls, config, arrays, source, certify=True)
+        return from_state(cls, config, arrays, source, certify=True)
 
     def save(self, path: str | os.PathLike) -> None:
         """Write the model to one file; :func:`segkit.load` reads it back
@@ -832,133 +742,4 @@ class BPE(Preset):
     def _from_parts(cls, config, arrays) -> "BPE":
         # A pickle runs whatever code it names, so it is trusted as code is:
         # the structural checks, not the certification of the splits.
-        return _from_state(cls, config, arrays, "pickled BPE", certify=False)
-
-
-def _from_state(cls, config: dict, arrays: dict, source: str, certify: bool) -> BPE:
-    from .files import HFAdded
-    from .tables import finish_tables, merge_table
-    from . import verify
-
-    def bad(what: str) -> ValueError:
-        if certify:  # a file: the error segkit.load raises
-            return ModelFileError(f"{source}: invalid BPE model: {what}")
-        return ValueError(f"{source}: invalid BPE model: {what}")
-
-    if not isinstance(config, dict) or config.get("format") != 1:
-        raise bad(f"unknown format {config.get('format') if isinstance(config, dict) else config!r}")
-    mode = config.get("mode")
-    if mode not in _MODES:
-        raise bad(f"unknown mode {mode!r}")
-    pattern = config.get("pattern")
-    if pattern is not None and not isinstance(pattern, str):
-        raise bad("pattern is not a string")
-    for key in ("gaps", "whole_any"):
-        if not isinstance(config.get(key), bool):
-            raise bad(f"{key} is not true or false")
-    normalizer = config.get("normalizer")
-    if normalizer not in (None, "NFC", "NFD", "NFKC", "NFKD"):
-        raise bad(f"unknown normalizer {normalizer!r}")
-    name = config.get("name")
-    if name is not None and not isinstance(name, str):
-        raise bad("name is not a string")
-
-    def arr(key, dtype, ndim):
-        a = arrays.get(key)
-        if not isinstance(a, np.ndarray) or a.dtype != dtype or a.ndim != ndim:
-            raise bad(f"array {key!r} must be {ndim}-d {np.dtype(dtype)}")
-        return np.ascontiguousarray(a)
-
-    tok_bytes = arr("tok_bytes", np.uint8, 1)
-    tok_start = arr("tok_start", np.int64, 1)
-    trans = arr("trans", np.int32, 2)
-    bsym = arr("bsym", np.int32, 1)
-    info = arr("info", np.int32, 2)
-    lex = arr("lex", np.int32, 1)
-    merges = arr("merges", np.int32, 2)
-    n = tok_start.size - 1
-    if n < 1 or tok_start[0] != 0 or tok_start[-1] != tok_bytes.size or np.any(np.diff(tok_start) < 0):
-        raise bad("token offsets do not split the token bytes")
-    if info.shape != (n, 4):
-        raise bad(f"split table of shape {info.shape}, expected ({n}, 4)")
-    if merges.shape[1:] != (2,) or (merges.size and (merges.min() < 0 or merges.max() >= n)):
-        raise bad("merges must be pairs of token ids")
-    if mode == "tiktoken" and merges.size:
-        raise bad("a tiktoken model has no merge list")
-    problem = verify.check_trie(trans, bsym)
-    if problem:
-        raise bad(problem)
-    lengths = np.diff(tok_start)
-    singles = np.flatnonzero(lengths == 1)
-    present = np.zeros(256, dtype=bool)
-    present[tok_bytes[tok_start[singles]]] = True
-    needed = np.flatnonzero(~present)
-    needed = needed[(needed < 0xC0) | ((needed > 0xC1) & (needed < 0xF5))]
-    if needed.size:
-        raise bad(f"byte {int(needed[0]):#04x} is not a token")
-
-    specials = config.get("special_tokens")
-    strings = config.get("strings")
-    added_raw = config.get("added_tokens")
-    if not isinstance(specials, dict) or not isinstance(strings, dict) or not isinstance(added_raw, list):
-        raise bad("special_tokens, strings or added_tokens has the wrong type")
-    try:
-        specials = _check_specials(specials, n)
-        if any(i < n and lengths[i] for i in specials.values()):
-            raise ValueError("a special token has the id of a token")
-        str_ids = {}
-        for k, s in strings.items():
-            i = _check_id(int(k) if isinstance(k, str) and k.isdigit() else k, "a string's id")
-            if not isinstance(s, str) or (i < n and lengths[i]):
-                raise ValueError(f"string {s!r:.40} at id {i}")
-            utf8(s)
-            str_ids[i] = s
-        added = []
-        for a in added_raw:
-            if not isinstance(a, dict) or set(a) != {"id", "content", "single_word", "lstrip", "rstrip", "normalized",
-                                                     "special"}:
-                raise ValueError(f"added token {a!r:.80}")
-            if not isinstance(a["content"], str) or not a["content"] or not all(
-                    isinstance(a[k], bool) for k in ("single_word", "lstrip", "rstrip", "normalized", "special")):
-                raise ValueError(f"added token {a!r:.80}")
-            utf8(a["content"])
-            added.append(HFAdded(_check_id(a["id"], "an added token's id"), a["content"], a["single_word"],
-                                 a["lstrip"], a["rstrip"], a["normalized"], a["special"]))
-    except (TypeError, ValueError) as e:
-        raise bad(str(e)) from None
-    if (added or str_ids) and mode != "tokenizer.json":
-        raise bad("added tokens or strings in a model that is not from a tokenizer.json")
-    if specials and mode == "tokenizer.json":
-        raise bad("special tokens in a model from a tokenizer.json")
-
-    use_merges = mode != "tiktoken"
-    mtab = merge_table(merges if use_merges else np.zeros((0, 2), np.int32))
-    # Structure first (ids in range, parts shorter): finish_tables trusts it.
-    status, tok = verify.check_structure(tok_bytes, tok_start, info, mtab, use_merges, 0, n)
-    if status != verify.OK:
-        raise bad(f"token {tok}: {verify.MESSAGES[status]}")
-    try:
-        tables = finish_tables(tok_bytes, tok_start, trans, bsym, info, lex, config["whole_any"])
-    except (ValueError, IndexError) as e:
-        raise bad(str(e)) from None
-    if certify:
-        if tables.non_monotone >= 0:
-            # Splits that the pair test cannot certify: recompute them.
-            tokens = [tok_bytes[tok_start[i] : tok_start[i + 1]].tobytes() if lengths[i] else None for i in range(n)]
-            fresh = build_tables(tokens, ranks=None if use_merges else np.arange(n, dtype=np.int32),
-                                 merges=[tuple(m) for m in merges.tolist()] if use_merges else None,
-                                 whole_any=config["whole_any"])
-            if not np.array_equal(fresh.info, info):
-                raise bad("the stored splits are not the ones BPE gives")
-        else:
-            model = tables.model
-            status, tok = verify.certify_splits(
-                tok_bytes, tok_start, info, L.section(model, L.TRANS), bsym, L.section(model, L.SLOT),
-                L.section(model, L.PAIRS), L.section(model, L.FILTER), int(L.section(model, L.PARAMS)[L.P_FILTER_BITS]),
-                mtab, use_merges, 0, n)
-            if status != verify.OK:
-                raise bad(f"token {tok}: {verify.MESSAGES[status]}")
-    obj = cls.__new__(cls)
-    obj._assemble(mode, tables, merges, pattern, specials, whole_any=config["whole_any"], added=added,
-                  normalizer=normalizer, strings=str_ids, name=name, gaps=config["gaps"])
-    return obj
+        return from_state(cls, config, arrays, "pickled BPE", certify=False)
