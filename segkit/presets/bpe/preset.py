@@ -198,6 +198,8 @@ class BPE(Preset):
         self._no_specials = NO_SPECIALS
         self._entry = None  # the fused kernel's compiled entry point, once resolved
         self._sc_ordinary = self._scratch_for(NO_SPECIALS) if self._fast else None
+        # encode_ordinary straight to the kernel (no normalizer to apply first)
+        self._sc_direct = self._sc_ordinary if mode != "tokenizer.json" else None
         self._sc_default = self._scratch_for(self._special.plan()) if self._fast and self._special else None
 
     def _scratch_for(self, plan: np.ndarray):
@@ -444,6 +446,20 @@ class BPE(Preset):
         >>> enc.encode("hi<|endoftext|>", allowed_special="all")
         [6151, 100257]
         """
+        sc = self._sc_default
+        if sc is not None and allowed_special == () and disallowed_special == "all":
+            # the default arguments: the path of encode_ordinary, with their plan
+            try:
+                data = text.encode()
+                arr, off, cap = sc.local.got
+            except (AttributeError, UnicodeEncodeError):
+                return self._fast_list(text, sc)
+            entry = self._entry
+            if cap >= len(data) and entry is not None:
+                k = entry(data, self._model, arr, self._table)
+                if k >= 0:
+                    return arr[off : off + k].tolist()
+            return self._fast_list(text, sc)
         if self._fast:
             if self._mode != "tokenizer.json":
                 if allowed_special == () and disallowed_special == "all":  # the default: its scratch kept
@@ -465,7 +481,7 @@ class BPE(Preset):
         path of :meth:`encode` and :meth:`encode_ordinary`: each line here
         costs a visible share of a short text's time)."""
         try:
-            data = text.encode("utf-8")
+            data = text.encode()
             arr, off, cap = sc.local.got
         except AttributeError:  # not a str, or this thread's first short text
             if not isinstance(text, str):
@@ -484,6 +500,21 @@ class BPE(Preset):
 
     def encode_ordinary(self, text: str) -> list[int]:
         """Token ids of ``text`` with no special or added token matched."""
+        sc = self._sc_direct
+        if sc is not None:
+            # _fast_list written out (a Python call is a visible share of a
+            # short text's time): bytes in, one compiled call, a slice out.
+            try:
+                data = text.encode()
+                arr, off, cap = sc.local.got
+            except (AttributeError, UnicodeEncodeError):
+                return self._fast_list(text, sc)
+            entry = self._entry
+            if cap >= len(data) and entry is not None:
+                k = entry(data, self._model, arr, self._table)
+                if k >= 0:
+                    return arr[off : off + k].tolist()
+            return self._fast_list(text, sc)
         if self._fast:
             if self._mode == "tokenizer.json" and self._normalizer is not None:
                 if not isinstance(text, str):
