@@ -36,7 +36,15 @@ Why the pieces fit:
   boundary pair straddles the same two bytes of the text (those either
   side of the position), so where no split in the vocabulary has those two
   bytes at its seam (``BIGRAM``), no pair there merges: the test passes
-  without looking at the tokens.
+  without looking at the tokens.  And the walk ends at the two bytes either
+  side of the boundary, checked against the first merge on each edge:
+  with ``q`` the priority of merging those two bytes, ``x1`` and ``y1``
+  those of the first merges on ``x``'s right and ``y``'s left edge
+  (``EDGE``), the last undo is of the earlier of the two (``x``'s on a
+  tie), and that check fails when ``q < x1 <= y1`` or ``q <= y1 < x1``:
+  so where ``q < x1``, every candidate with ``y1 >= q`` fails, which is
+  decided before any walk (the candidates a run like ``abab...`` tries
+  and rejects at every position).
 * *Memo.* The valid encoding of a prefix is unique, so a position from
   which the search once failed fails again: it is marked dead and never
   entered twice.
@@ -64,6 +72,8 @@ from .pairs import FILTER_MUL
 
 _ix = np.uint64
 _GOLDEN = np.uint64(0x9E3779B97F4A7C15)
+#: above every priority (none of the boundary's candidates is known to fail)
+_NEVER = np.int64(1) << 40
 
 
 @njit(cache=True, nogil=True)
@@ -105,6 +115,8 @@ def encode_range(buf, starts, ends, piece_ids, p0, p1, model, out, k, dead, piec
     bsym = model[model[L.BYTESYM] : model[L.BYTESYM + 1]]
     filt = model[model[L.FILTER] : model[L.FILTER + 1]]
     bigram = model[model[L.BIGRAM] : model[L.BIGRAM + 1]]
+    edge = model[model[L.EDGE] : model[L.EDGE + 1]]
+    byteprio = model[model[L.BYTEPRIO] : model[L.BYTEPRIO + 1]]
     whole_any = model[model[L.PARAMS] + L.P_WHOLE_ANY] != 0
     fshift = np.uint64(64 - model[model[L.PARAMS] + L.P_FILTER_BITS])
     mask = pairs.size // 4 - 1
@@ -144,11 +156,14 @@ def encode_range(buf, starts, ends, piece_ids, p0, p1, model, out, k, dead, piec
         pos = 0  # bytes of the piece covered by out[k:top]
         top = k
         check_here = True  # whether a pair at pos can be a split at all (BIGRAM)
+        fail_from = _NEVER  # candidates whose first left merge is at least this fail (EDGE)
         while True:
             if tok < 0:
                 return -1
             end = pos + info[_ix(4 * tok)]
             ok = dead[_ix(end)] == 0
+            if ok and top > k and check_here and edge[_ix(2 * tok)] >= fail_from:
+                ok = False  # fails at the two bytes of the boundary (module doc)
             if ok and top > k and check_here:
                 # The pair test (module doc): is (x, y) valid?
                 x = out[_ix(top - 1)]
@@ -207,6 +222,8 @@ def encode_range(buf, starts, ends, piece_ids, p0, p1, model, out, k, dead, piec
                     break
                 bg = (np.int64(buf[_ix(a + pos - 1)]) << 8) | np.int64(buf[_ix(a + pos)])
                 check_here = ((bigram[_ix(bg >> 5)] >> (bg & 31)) & 1) != 0
+                q = byteprio[_ix(bg)]
+                fail_from = np.int64(q) if q < edge[_ix(2 * tok + 1)] else _NEVER
                 # The longest token at the new position.
                 node = 0
                 tok = -1
@@ -233,6 +250,8 @@ def encode_range(buf, starts, ends, piece_ids, p0, p1, model, out, k, dead, piec
                     if pos > 0:
                         bg = (np.int64(buf[_ix(a + pos - 1)]) << 8) | np.int64(buf[_ix(a + pos)])
                         check_here = ((bigram[_ix(bg >> 5)] >> (bg & 31)) & 1) != 0
+                        q = byteprio[_ix(bg)]
+                        fail_from = np.int64(q) if q < edge[_ix(2 * out[_ix(top - 1)] + 1)] else _NEVER
         k = top
         piece_ends[p] = k
     return k

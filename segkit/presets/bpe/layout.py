@@ -29,6 +29,12 @@ section offsets; sections:
           (the bytes either side of the boundary in the text), so where
           the bit is clear no pair there can be a split and the test passes
           at once (a third of the tests on the multilingual corpus);
+``EDGE``  (tokens, 2): the priority of the first merge on the token's left
+          edge (the merge that gave its first byte a right neighbour;
+          ``2**31 - 1`` for a single byte) and on its right edge (-1 for a
+          single byte);
+``BYTEPRIO`` 256 x 256 values: the priority of the merge of byte ``u`` and
+          byte ``v`` (the two-byte token ``uv``), ``2**31 - 1`` for none;
 ``PARAMS`` scalars, see ``P_*``.
 """
 
@@ -36,8 +42,8 @@ from __future__ import annotations
 
 import numpy as np
 
-TRANS, INFO, NEXT, SLOT, PAIRS, BYTESYM, FILTER, BIGRAM, PARAMS, END = range(10)
-HEADER = 12
+TRANS, INFO, NEXT, SLOT, PAIRS, BYTESYM, FILTER, BIGRAM, EDGE, BYTEPRIO, PARAMS, END = range(12)
+HEADER = 16
 
 #: parameters: number of token ids; 1 when priorities grow along every BPE
 #: run (the backtracking encoder is exact), else 0 (the heap encoder runs);

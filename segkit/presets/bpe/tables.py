@@ -133,7 +133,8 @@ def finish_tables(tok_bytes, tok_start, trans, bsym, info, lex, whole_any: bool)
     n_slots = trans.shape[0]
     n_splits = int(np.count_nonzero(info[:, 2] >= 0))
     fbits = P.filter_bits(n_splits)
-    sizes = [2 * n_slots, 4 * n, n, n_slots, 4 * P.table_size(n_splits), 256, (1 << fbits) >> 5, 2048, L.N_PARAMS]
+    sizes = [2 * n_slots, 4 * n, n, n_slots, 4 * P.table_size(n_splits), 256, (1 << fbits) >> 5, 2048, 2 * n, 65536,
+             L.N_PARAMS]
     model = L.allocate(sizes)
     flat = L.section(model, L.TRANS)
     flat[:] = trans.ravel()
@@ -151,6 +152,7 @@ def finish_tables(tok_bytes, tok_start, trans, bsym, info, lex, whole_any: bool)
     _put_splits(pairs, info)
     P.fill_filter(pairs, fbits, L.section(model, L.FILTER))
     _fill_bigrams(info, tok_bytes, tok_start, L.section(model, L.BIGRAM))
+    _fill_edges(info, tok_bytes, tok_start, L.section(model, L.EDGE), L.section(model, L.BYTEPRIO))
     bad = int(first_non_monotone(info, reach))
     params = L.section(model, L.PARAMS)
     params[:] = 0
@@ -180,6 +182,45 @@ def _fill_bigrams(info, tok_bytes, tok_start, bits):
             v = np.int64(tok_bytes[tok_start[info[t, 3]]])
             b = 256 * u + v
             bits[b >> 5] |= np.int32(1) << np.int32(b & 31)
+
+
+@njit(cache=True, nogil=True)
+def _fill_edges(info, tok_bytes, tok_start, edge, byteprio):
+    """``edge[2t]``: the priority of the first merge on token ``t``'s left
+    edge (``2**31 - 1`` for a single byte), ``edge[2t + 1]`` on its right
+    edge (-1 for a single byte); ``byteprio[256u + v]``: the priority of
+    the merge of bytes ``u`` and ``v`` (``2**31 - 1``: none).  Tokens in
+    order of length (a counting sort), so a part is done before its token."""
+    n = info.shape[0]
+    none = np.int32(2147483647)
+    for i in range(byteprio.size):
+        byteprio[i] = none
+    maxlen = 0
+    for t in range(n):
+        if info[t, 0] > maxlen:
+            maxlen = info[t, 0]
+    count = np.zeros(maxlen + 2, np.int64)
+    for t in range(n):
+        count[info[t, 0] + 1] += 1
+    for d in range(maxlen + 1):
+        count[d + 1] += count[d]
+    order = np.empty(n, np.int64)
+    for t in range(n):
+        order[count[info[t, 0]]] = t
+        count[info[t, 0]] += 1
+    for i in range(n):
+        t = order[i]
+        l = info[t, 2]
+        if l < 0:
+            edge[2 * t] = none
+            edge[2 * t + 1] = -1
+            continue
+        r = info[t, 3]
+        edge[2 * t] = info[t, 1] if info[l, 0] == 1 else edge[2 * l]
+        edge[2 * t + 1] = info[t, 1] if info[r, 0] == 1 else edge[2 * r + 1]
+        if info[t, 0] == 2:
+            a = tok_start[t]
+            byteprio[256 * np.int64(tok_bytes[a]) + np.int64(tok_bytes[a + 1])] = info[t, 1]
 
 
 @njit(cache=True, nogil=True)
