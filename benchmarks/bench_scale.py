@@ -266,7 +266,7 @@ def section_dask(args, results: dict) -> None:
             common.print_table(["system", "best s", "MB/s"], [[k, v, mb / v] for k, v in best.items()])
             rows = pq.ParquetDataset(str(tmp / "out2")).read(columns=["input_ids"]).num_rows
             loads = {w: [round(t * 1000, 1) for _, t in ts] for n in clusters
-                     for w, ts in clusters[n][1].run(lambda: __import__("segkit.scale.shipping").shipping._LOADS).items()}
+                     for w, ts in clusters[n][1].run(lambda: __import__("importlib").import_module("segkit.scale.shipping")._LOADS).items()}
             print(f"model loads per worker (ms, measured in the worker): {loads}")
             print(f"rows written: {rows} of {len(texts)}")
             print(f"dask encode+to_parquet: 2 workers {r:.2f}x faster than 1 (target >= 1.7x on 2 cores; "

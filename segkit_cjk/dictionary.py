@@ -8,7 +8,7 @@ from collections.abc import Iterable
 from functools import lru_cache
 from pathlib import Path
 
-from segkit.presets.base import VocabularyError, read_utf8_file
+from segkit.presets.base import VocabularyError, check_text, read_utf8_file
 
 
 
@@ -116,11 +116,14 @@ def clean_words(words: Iterable[str], where: str = "dictionary", *, skip_whitesp
         raise TypeError(f"{where}: expected an iterable of words, found a single str {words!r:.40}; wrap it in a list")
     out: dict[str, None] = {}
     skipped: list[str] = []
+    if not isinstance(words, Iterable):
+        raise TypeError(f"{where}: expected an iterable of words, found {type(words).__name__}")
     for i, w in enumerate(words):
         if not isinstance(w, str):
             raise TypeError(f"{where}: expected words as str, found {type(w).__name__} {w!r:.60} at index {i}")
         if not w:
             continue
+        check_text(w, f"{where}: word {i}")  # (a lone surrogate: UTF-8 cannot hold it)
         if _has_white_space(w):
             if not skip_whitespace:
                 raise ValueError(

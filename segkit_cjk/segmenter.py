@@ -18,6 +18,7 @@ from segkit.presets.base import (
     automaton_arrays,
     automaton_from_arrays,
     cacheable_file,
+    interruptible,
     list_of,
     lists_of,
     map_code_point_chunks,
@@ -101,6 +102,7 @@ class ChineseMaxMatch(Preset):
     ['研究', '生命', '起源']
     """
 
+    @interruptible(source="dictionary")
     def __init__(
         self,
         dictionary: str | os.PathLike | Iterable[str] | None = None,
@@ -174,6 +176,7 @@ class ChineseMaxMatch(Preset):
         """
         self.add_words([word])
 
+    @interruptible("words")
     def add_words(self, words: Iterable[str]) -> None:
         """Add several words (see :meth:`add_word`)."""
         self._add_clean(clean_words(words, "add_word"))
@@ -206,6 +209,7 @@ class ChineseMaxMatch(Preset):
             if word in vocab:
                 self._dict = _Dictionary(Vocabulary([w for w in vocab.tokens if w != word]))  # published whole
 
+    @interruptible(source="path")
     def load_userdict(self, path: str | os.PathLike) -> None:
         """Add the words of a user dictionary file (word list or jieba format).
 
@@ -393,11 +397,13 @@ class ChineseMaxMatch(Preset):
                     cache.vocab_size, self.keep_whitespace)
         return settings, cache, {}
 
+    @interruptible("texts")
     def tokenize_batch(self, texts: Sequence[str], *, num_threads: int | None = None) -> list[list[tuple[str, int, int]]]:
         """:meth:`tokenize` for many texts, in one compiled call per direction
         (``num_threads``: see :meth:`cut_batch`)."""
         return self._by_runs(True, texts, num_threads)
 
+    @interruptible("texts")
     def cut_batch(self, texts: Sequence[str], *, num_threads: int | None = None) -> list[list[str]]:
         """:meth:`cut` for many texts, in one compiled call per direction.
 
@@ -406,6 +412,7 @@ class ChineseMaxMatch(Preset):
         """
         return self._by_runs(False, texts, num_threads)
 
+    @interruptible("texts")
     def cut_arrow(self, texts: Any, *, null: str = "error", num_threads: int | None = None):
         """:meth:`cut_batch` of an Arrow string column, as a pyarrow
         ``list<string>`` array (needs pyarrow: ``segkit[arrow]``).
@@ -425,6 +432,7 @@ class ChineseMaxMatch(Preset):
 
         return cut_arrow(self, texts, null=null, num_threads=num_threads)
 
+    @interruptible("texts")
     def tokenize_arrow(self, texts: Any, *, null: str = "error", num_threads: int | None = None):
         """:meth:`tokenize_batch` of an Arrow string column, as a
         ``pyarrow.Table`` with columns ``tokens`` (``list<string>``, as
@@ -645,8 +653,8 @@ def _check_text(text: object) -> str:
 
 
 def _check_batch(texts: object) -> Sequence[str]:
-    if isinstance(texts, str):
-        raise TypeError("expected a sequence of texts, found a single str; use cut()/tokenize()")
+    if isinstance(texts, (str, bytes, bytearray)):
+        raise TypeError(f"expected a sequence of texts, found a single {type(texts).__name__}; use cut()/tokenize()")
     if not isinstance(texts, Sequence):
         try:
             texts = list(texts)  # type: ignore[arg-type]

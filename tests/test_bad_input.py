@@ -193,16 +193,29 @@ def test_bad_vocabulary_sources():
 
 
 # ------------------------------------------------------------------- text
-def test_lone_surrogates_make_the_word_unk(mbert):
+def test_lone_surrogates_are_refused_where_they_come_in(mbert):
+    """One rule (docs/bad_input.rst, segkit/runtime/surrogates.py): UTF-8
+    cannot encode a lone surrogate, so no text, pair, batch item or token
+    may hold one; the error names the argument and the character."""
     text = "ab\ud800cd ok \udfff"
-    enc = mbert.encode(text)
-    assert enc.tokens == [UNK, "ok", UNK]
-    assert enc.offsets == [(0, 5), (6, 8), (9, 10)]
-    assert mbert.encode_batch([text, "\ud83d"]).ids == [enc.ids, [mbert.unk_id]]
-    assert mbert.tokenize_word("\ud800") == [UNK]
-    # A surrogate in a vocabulary token matches like any other character.
-    wp = segkit.WordPiece([UNK, "a", "##\ud800"])
-    assert wp.tokenize("a\ud800") == ["a", "##\ud800"]
+    where = r"lone surrogate U\+D800 at character 2"
+    for call in (mbert.encode, mbert.tokenize, mbert.encode_ids, mbert):
+        with pytest.raises(ValueError, match="^text: " + where):
+            call(text)
+    with pytest.raises(ValueError, match="^pair: " + where):
+        mbert.encode("ok", text)
+    with pytest.raises(ValueError, match=r"^texts\[1\]: " + where):
+        mbert.encode_batch(["fine", text])
+    with pytest.raises(ValueError, match=r"^texts\[1\]: lone surrogate U\+D83D at character 0"):
+        mbert(["fine", "\ud83d"], padding=True)  # half of an emoji is no emoji
+    with pytest.raises(segkit.VocabularyError, match=r"vocabulary token 2 .*lone surrogate U\+D800 at character 2"):
+        segkit.WordPiece([UNK, "a", "##\ud800"])
+    with pytest.raises(ValueError, match=r"^suffix_indicator: lone surrogate"):
+        segkit.WordPiece([UNK, "a"], suffix_indicator="\udc80")
+    with pytest.raises(ValueError, match=r"^added token 0 .*lone surrogate"):
+        mbert.add_tokens(["x\udfff"])
+    # paired surrogates written as one character are fine
+    assert mbert.encode("ok \U0001F600").tokens == ["ok", UNK]
 
 
 def test_nul_and_control_characters():
@@ -321,17 +334,24 @@ def test_join_code_points_rejects_lengths_that_do_not_fit() -> None:
 
 def test_large_texts_convert_to_the_same_code_points() -> None:
     """Large texts are converted by NumPy, small ones by the UTF-32 codec:
-    same code points (lone surrogates, astral characters, trailing NULs) and
-    the same array type."""
+    same code points (astral characters, trailing NULs), the same array type,
+    and the same error for a lone surrogate, at the same position."""
     import numpy as np
 
     from segkit.engine import automaton
 
     n = automaton._NUMPY_CONVERSION
-    for tail in ("", "\0\0", "\ud83d", "\U0001F600\0", "\udfff x"):
+    for tail in ("", "\0\0", "\U0001F600\0", "\ud83d", "\udfff x"):
         text = ("ab\u00e9\u4e2d " * n)[: n + 3] + tail
+        if "\ud83d" in tail or "\udfff" in tail:
+            for t in (text, "x" * (n + 3) + tail):  # non-ASCII and ASCII-only heads
+                with pytest.raises(ValueError, match=f"lone surrogate U\\+{ord(tail[0]):04X} at character {n + 3}"):
+                    automaton.to_code_points(t)
+            with pytest.raises(ValueError, match="at character 1"):
+                automaton.to_code_points("a" + tail)
+            continue
         got = automaton.to_code_points(text)
-        expected = np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
+        expected = np.frombuffer(text.encode("utf-32-le"), dtype=np.uint32)
         assert got.dtype == np.uint32 and got.flags.c_contiguous and not got.flags.writeable
         assert np.array_equal(got, expected)
         small = automaton.to_code_points(text[:100])
@@ -406,6 +426,55 @@ def test_non_int_lengths_are_type_errors_naming_the_argument(name):
                  lambda: wp.encode_batch(["a", "a a"], **{name: [3]})):
         with pytest.raises(TypeError, match=name):
             call()
+
+
+# ------------------------------------------- exceptions that were not ours
+def test_huge_lengths_are_the_librarys_errors_or_nothing_to_truncate():
+    # max_length=2**70 was "OverflowError: Python int too large to convert
+    # to C long"; a truncation length past any text's truncates nothing, and
+    # a length to pad to must fit int32 (a ValueError naming it).
+    wp = segkit.WordPiece.bert(["[PAD]", UNK, "[CLS]", "[SEP]", "a", "b"])
+    expected = wp.encode("a b").ids
+    for big in (2**31, 2**63, 2**70):
+        assert wp.encode("a b", max_length=big, truncation=True).ids == expected
+        assert wp.encode_batch(["a b"], max_length=big, truncation=True).ids == [expected]
+        assert wp("a b", max_length=big, truncation=True)["input_ids"] == expected
+        for call in (lambda: wp.encode("a b", padding="max_length", max_length=big),
+                     lambda: wp(["a b"], padding="max_length", max_length=big)):
+            with pytest.raises(ValueError, match="max_length must be an int from 0 to 2\\*\\*31 - 1"):
+                call()
+        with pytest.raises(ValueError, match="stride"):
+            wp.encode("a b", max_length=3, truncation=True, stride=big)
+        with pytest.raises(ValueError, match="pad_to_multiple_of"):
+            wp.encode("a b", padding="max_length", max_length=4, pad_to_multiple_of=big)
+
+
+@pytest.mark.parametrize("value", [[True], {"only_first": 1}, ["longest_first"], set()])
+def test_truncation_of_the_wrong_type_is_a_value_error_naming_it(value):
+    # [True] was "TypeError: unhashable type: 'list'"
+    wp = segkit.WordPiece.bert(["[PAD]", UNK, "[CLS]", "[SEP]", "a"])
+    for call in (lambda: wp.encode("a", truncation=value, max_length=3),
+                 lambda: wp.encode_batch(["a"], truncation=value, max_length=3),
+                 lambda: wp("a", truncation=value, max_length=3)):
+        with pytest.raises(ValueError, match="truncation must be"):
+            call()
+
+
+@pytest.mark.parametrize("depth", [990, 5_000, 100_000])
+@pytest.mark.parametrize("where", ["root", "model", "normalizer"])
+def test_a_tokenizer_json_nested_too_deeply(tmp_path, depth, where):
+    # 10**5 levels of [ were a RecursionError from the json parser; a value
+    # just shallow enough to parse must not be one while it is described.
+    nested = "[" * depth + "]" * depth
+    body = {"root": nested,
+            "model": '{"model": {"type": "WordPiece", "vocab": ' + nested + "}}",
+            "normalizer": '{"model": {"type": "WordPiece", "vocab": {"[UNK]": 0}, "unk_token": "[UNK]"}, '
+                          '"normalizer": ' + nested + "}"}[where]
+    path = tmp_path / "tokenizer.json"
+    path.write_text(body, encoding="utf-8")
+    with pytest.raises(ValueError, match=str(path.name)) as e:
+        segkit.WordPiece.from_tokenizer_json(path)
+    assert not isinstance(e.value, RecursionError)
 
 
 def test_padding_targets_that_would_take_gigabytes_are_refused(tmp_path):

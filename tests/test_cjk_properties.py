@@ -29,8 +29,9 @@ WORD_ALPHABET = "中文研究生命起源𠀀𝔘abZ19.%ａＡ１９．％，"
 #: White_Space although some libraries treat them as spaces (U+001C, which
 #: str.isspace() accepts; zero-width space U+200B; U+180E), a Cyrillic
 #: letter, a Latin letter with diacritic, a combining mark, a CJK ideograph,
-#: an emoji, NUL and a lone surrogate, none of which any dictionary contains.
-TEXT_EXTRA = " \t\n\u00a0\u3000\u2028\u2009\u001c\u200b\u180eжé\u0301龍😀zx0\x00\ud800"
+#: an emoji and NUL, none of which any dictionary contains.  (No lone
+#: surrogate: every entry point refuses them, see tests/test_bad_input.py.)
+TEXT_EXTRA = " \t\n\u00a0\u3000\u2028\u2009\u001c\u200b\u180eжé\u0301龍😀zx0\x00"
 
 SETTINGS = settings(
     max_examples=120,

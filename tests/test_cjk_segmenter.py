@@ -24,6 +24,19 @@ def cut(words, text, mode="forward", **kw):
 
 
 # ------------------------------------------------------------ known examples
+
+def _distinct_chars(n: int) -> str:
+    """``n`` distinct characters from U+4E00 on, none of them whitespace or a
+    lone surrogate (which every entry point refuses)."""
+    out = []
+    cp = 0x4E00
+    while len(out) < n:
+        c = chr(cp)
+        if not (0xD800 <= cp <= 0xDFFF or c.isspace()):
+            out.append(c)
+        cp += 1
+    return "".join(out)
+
 class TestKnownExamples:
     WORDS = ["研究", "研究生", "生命", "命", "起源"]
 
@@ -125,7 +138,7 @@ class TestKnownExamples:
         # distinct unseen characters, not cached yet, make it grow; calls
         # before and after, with other dictionaries and smaller batches,
         # must not see each other's words.
-        many = "".join(chr(0x4E00 + i) for i in range(50_000) if not chr(0x4E00 + i).isspace())
+        many = _distinct_chars(50_000)
         small = ChineseMaxMatch(self.WORDS, mode="forward")
         empty = ChineseMaxMatch([], alnum_runs=False)
         before = small.cut_batch(["研究生命起源", "起源"])
@@ -148,7 +161,7 @@ class TestKnownExamples:
         monkeypatch.setattr(scratch, "MAX_KEPT_SLOTS", 1 << 16)
         seg = ChineseMaxMatch(self.WORDS, alnum_runs=False, mode="forward")
         bi = ChineseMaxMatch(self.WORDS, alnum_runs=False, mode="bidirectional")
-        many = "".join(chr(0x4E00 + i) for i in range(40_000))
+        many = _distinct_chars(40_000)
         seen = {}
 
         def work():

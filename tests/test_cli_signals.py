@@ -157,3 +157,26 @@ def test_full_disk_is_one_error_line(tmp_path, warm_model, lines):
     assert proc.returncode == 2, err
     (message,) = messages(err)
     assert message == "segkit: error: cannot write the output: No space left on device"
+
+
+@pytest.mark.parametrize("trainer", ["bpe", "wordpiece"])
+def test_ctrl_c_during_training_is_exit_130_and_writes_nothing(tmp_path, trainer):
+    # One long pre-token: Ctrl-C during training used to kill the command
+    # with SIGSEGV (issue 27).  Training runs off the main thread now; the
+    # command stops within the grace the work gets (0.5 s), with status 130.
+    corpus = tmp_path / "long.txt"
+    corpus.write_text("ab" * 2_000_000 + "c" * 2_000_000 if trainer == "bpe" else "a" * 1_000_000, encoding="utf-8")
+    out_dir = tmp_path / "out"
+    size = "5000" if trainer == "bpe" else "200"
+    proc = subprocess.Popen([sys.executable, "-m", "segkit", "train", trainer, str(corpus), "-o", str(out_dir),
+                             "--vocab-size", size, "--no-progress"], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    time.sleep(3.0)  # started (imports take about a second) and training
+    if proc.poll() is not None:
+        pytest.fail(f"training ended before the signal: {proc.returncode} {proc.stderr.read()!r}")
+    sent = time.monotonic()
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130, err
+    assert err.decode("utf-8").splitlines() == ["segkit: interrupted; nothing was written"]
+    assert time.monotonic() - sent < 15  # the process, interpreter shutdown included
+    assert not out_dir.exists() or not any(out_dir.iterdir())

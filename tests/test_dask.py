@@ -87,7 +87,9 @@ def test_encode_on_the_cluster_equals_one_process(client, parquet, wordpiece, te
     _check_rows(out, wordpiece, texts, max_length=12, truncation=True, padding="max_length")
 
 
-def test_model_travels_once_per_worker_and_loads_fast(client, parquet, wordpiece):
+def test_model_travels_once_per_worker(client, parquet, wordpiece):
+    # (How fast a worker loads it is a benchmark figure, not a test:
+    # benchmarks/bench_scale.py --only dask prints the workers' load times.)
     frame = dd.read_parquet(parquet).repartition(npartitions=12)
     sd.encode(frame, wordpiece).compute()
     key = sd._Shipped(wordpiece).key
@@ -97,7 +99,6 @@ def test_model_travels_once_per_worker_and_loads_fast(client, parquet, wordpiece
         assert len(times) <= 1, f"{worker} unpickled the model {len(times)} times for 12 partitions"
     times = [t for ts in loads.values() for t in ts]
     assert times, "no worker received the model"
-    assert max(times) <= 0.050, f"a worker needed {max(times) * 1000:.1f} ms to load the model"
 
 
 def test_cut_on_the_cluster_equals_one_process(client, texts):

@@ -139,7 +139,6 @@ def test_template_batch_on_threads_equals_one_thread():
 def test_single_kernel_reads_str_as_code_points(text):
     """encode_single given the str itself (READS_STR: Numba reads its 1-, 2-
     or 4-byte characters) equals it given the code point array."""
-    from segkit.engine.automaton import to_code_points
     from segkit.engine.rewrite import READS_STR, SCRATCH_ROWS
     from segkit.presets.wordpiece.postprocess import N_ROWS, encode_single
 
@@ -148,7 +147,10 @@ def test_single_kernel_reads_str_as_code_points(text):
     wp = segkit.WordPiece.bert(VOCAB, lowercase=True)
     opts = wp._post.options(False)
     results = []
-    for arg in (text, to_code_points(text)):
+    # (the kernel reads any str; lone surrogates, which the public calls
+    # refuse, are kept here to cover Numba's 2-byte strings that hold them)
+    cps = np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
+    for arg in (text, cps):
         scratch = np.zeros((SCRATCH_ROWS + N_ROWS, 2), np.int32)
         while True:
             n = encode_single(arg, wp._matcher.packed, wp._matcher.rewrite, opts, scratch)
@@ -157,4 +159,5 @@ def test_single_kernel_reads_str_as_code_points(text):
             scratch = np.zeros((SCRATCH_ROWS + N_ROWS, -n + 2), np.int32)
         results.append(scratch[SCRATCH_ROWS:, :n].tolist())
     assert results[0] == results[1]
-    assert wp.encode(type("S", (str,), {})(text)).ids == wp.encode(text).ids  # a str subclass too
+    if not any(0xD800 <= ord(c) <= 0xDFFF for c in text):
+        assert wp.encode(type("S", (str,), {})(text)).ids == wp.encode(text).ids  # a str subclass too

@@ -150,7 +150,7 @@ def test_documents_on_threads_count_as_the_reference(docs, specials, threads, ba
 def test_threads_report_the_first_bad_document(monkeypatch, threads):
     monkeypatch.setattr(corpus_mod, "BATCH_BYTES", 4)
     docs = ["fine text"] * 20 + ["bad \ud800 one"] + ["more"] * 20 + [b"bytes"] + ["x \udc00"] * 5
-    with pytest.raises(CorpusError, match=r"document 20: not encodable as UTF-8 at character 4"):
+    with pytest.raises(CorpusError, match=r"document 20: lone surrogate U\+D800 at character 4"):
         train_bpe(docs, 300, num_threads=threads, show_progress=False)
     with pytest.raises(CorpusError, match=r"document 41 must be a str, found bytes"):
         train_bpe(docs, 300, num_threads=threads, show_progress=False, errors="replace")

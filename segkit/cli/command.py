@@ -81,7 +81,10 @@ def main(argv: Sequence[str] | None = None) -> int:
                 raise KeyboardInterrupt from None
             raise
     except KeyboardInterrupt:
-        print(f"segkit: interrupted after {out.texts} text{'' if out.texts == 1 else 's'}", file=sys.stderr)
+        if args.command == "train":  # (training writes its files only at the end)
+            print("segkit: interrupted; nothing was written", file=sys.stderr)
+        else:
+            print(f"segkit: interrupted after {out.texts} text{'' if out.texts == 1 else 's'}", file=sys.stderr)
         return 130
     except CliError as e:
         print(f"segkit: error: {e}", file=sys.stderr)

@@ -48,6 +48,10 @@ def run(args, out: Output) -> int:
     """Run ``segkit cut`` with parsed ``args``, writing to ``out``."""
     from ..models.vocabulary import VocabularyError
 
+    try:
+        args.delimiter.encode("utf-8")
+    except UnicodeEncodeError:  # bytes of the command line that are not UTF-8 (kept as surrogates)
+        raise CliError(f"--delimiter must be UTF-8 text, found the bytes {os.fsencode(args.delimiter)!r}") from None
     paths = args.files or ["-"]
     if not args.files:
         reading_stdin_note()
@@ -82,9 +86,8 @@ def _segmenter(args, VocabularyError):
 
     seg = segkit.ChineseMaxMatch(mode=args.mode, keep_whitespace=args.keep_whitespace)
     for path in args.userdict:
-        if not os.path.isfile(path):
-            what = "a directory, not a file" if os.path.isdir(path) else "not found"
-            raise CliError(f"--userdict {path}: {what}")
+        if not os.path.exists(path):
+            raise CliError(f"--userdict {path}: not found")
         try:
             with warnings.catch_warnings(record=True) as caught:
                 warnings.simplefilter("always")

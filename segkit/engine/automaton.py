@@ -30,6 +30,8 @@ import threading
 
 import numpy as np
 
+from ..runtime import interrupts
+from ..runtime.surrogates import check_texts, surrogate_message
 from . import build, kernels
 from .dispatch import resolve_entry
 from .charmap import MAX_CODE_POINT, build_charmap, lookup
@@ -56,23 +58,30 @@ _U32 = np.dtype(np.uint32)
 _UTF32_NATIVE = "utf-32-le" if sys.byteorder == "little" else "utf-32-be"
 
 
-def to_code_points(text: str) -> np.ndarray:
-    """Code points of ``text`` as a uint32 array (lone surrogates kept)."""
+def to_code_points(text: str, what: str = "text") -> np.ndarray:
+    """Code points of ``text`` as a uint32 array.  A lone surrogate is a
+    ValueError naming ``what`` and its position (segkit takes only text
+    that UTF-8 can encode: see :mod:`segkit.runtime.surrogates`)."""
     if not isinstance(text, str):
         raise TypeError(f"expected text as str, found {type(text).__name__}: {text!r:.80}")
     if len(text) < _NUMPY_CONVERSION:
         try:
             # "utf-32" (native byte order, after a 4-byte BOM) is a codec name
             # CPython encodes without looking the codec up: 0.09 us for a
-            # word, where "utf-32-le" takes 0.34 us.
+            # word, where "utf-32-le" takes 0.34 us.  It refuses lone
+            # surrogates, which is the check.
             return np.frombuffer(text.encode("utf-32"), _U32, offset=4)
-        except UnicodeEncodeError:  # lone surrogates (only "surrogatepass" keeps them)
-            return np.frombuffer(text.encode(_UTF32_NATIVE, "surrogatepass"), _U32)
+        except UnicodeEncodeError as e:
+            raise ValueError(surrogate_message(what, text, e.start)) from None
     # Large texts: NumPy converts into memory it allocates itself, with huge
     # pages, where a bytes object of that size costs a page fault per 4 KiB
     # (whole corpus: 8,000 fewer faults, 30% less time).  Same result type:
     # a read-only, aligned, contiguous uint32 array.
     cps = np.array(text).reshape(1).view(np.uint32)
+    if not text.isascii():
+        bad = np.flatnonzero((cps >= 0xD800) & (cps <= 0xDFFF))
+        if bad.size:
+            raise ValueError(surrogate_message(what, text, int(bad[0])))
     cps.flags.writeable = False
     return cps
 
@@ -101,7 +110,7 @@ def key_bytes(keys: Sequence[bytes | str]) -> list[bytes]:
 def _raise_not_str(texts: Sequence[object]) -> None:
     for i, t in enumerate(texts):
         if not isinstance(t, str):
-            raise TypeError(f"expected a sequence of str, found {type(t).__name__} at index {i}: {t!r:.80}") from None
+            raise TypeError(f"expected texts as a sequence of str, found {type(t).__name__} at index {i}: {t!r:.80}") from None
 
 
 def text_lengths(texts: Sequence[str]) -> np.ndarray:
@@ -129,7 +138,11 @@ def join_code_points(texts: Sequence[str], lengths: np.ndarray | None = None) ->
     if bounds[-1] != len(joined) or (len(lengths) and lengths.min() < 0):
         raise ValueError(f"lengths do not fit the texts: they sum to {int(bounds[-1])}, the texts hold {len(joined)} "
                          "characters (or a length is negative)")
-    return to_code_points(joined), bounds
+    try:
+        return to_code_points(joined), bounds
+    except ValueError:  # a lone surrogate: name the text it is in
+        check_texts(texts, "texts")
+        raise
 
 
 #: Symbols of the byte alphabet: byte ``c`` is symbol ``c + 1``.
@@ -256,6 +269,7 @@ class Automaton:
 
     # ------------------------------------------------------------------ build
     @classmethod
+    @interrupts.interruptible(source="keys")
     def build(
         cls,
         keys: Sequence[str],
@@ -556,6 +570,7 @@ class Automaton:
             if isinstance(t, str):
                 utf8.to_char_offsets(data, bounds[i : i + 2], out[1], out[2], rows[i : i + 2])
 
+    @interrupts.interruptible("cps")
     def segment_code_points(
         self, cps: np.ndarray, bounds: np.ndarray, *, offsets: bool = True, pretokenize: bool = True, out: np.ndarray | None = None
     ):
@@ -950,12 +965,20 @@ def _automaton_unpickle(config: dict, arrays: dict[str, np.ndarray]) -> Automato
     # Unpickling runs whatever code the pickle names, so a pickle is trusted
     # as code is: only the cheap layout check, not the full validation that
     # files get (which costs 10x an unpickle for the Chinese dictionary).
+    return trusted_automaton(config, arrays["packed"], source="pickled automaton")
+
+
+def trusted_automaton(config: dict, packed: np.ndarray, *, source: str = "automaton") -> Automaton:
+    """The automaton :func:`automaton_state` described, checked only for
+    its layout (:func:`validate_layout`), not against its keys: for
+    automata known to be good, such as a pickle (trusted as code is) or
+    arrays whose digest is that of a verified build."""
     cfg = EngineConfig(**{k: config[k] for k in ("suffix_indicator", "unknown", "direction", "unk_id", "char_id",
                                                  "max_word_chars", "max_word_bytes")},
                        alphabet=config.get("alphabet", "char"))
     nsym = int(config["num_symbols"])
-    validate_layout(arrays["packed"], cfg, nsym, source="pickled automaton")
-    return Automaton(arrays["packed"], cfg, nsym)
+    validate_layout(packed, cfg, nsym, source=source)
+    return Automaton(packed, cfg, nsym)
 
 
 

@@ -309,7 +309,7 @@ def raise_surrogate(text: str, position: int, index: int | None = None) -> None:
     """Raise the ``UnicodeEncodeError`` ``str.encode`` raises for the lone
     surrogate at ``position`` of ``text`` (``index``: of the text in its
     batch, named in the message)."""
-    where = "" if index is None else f" (text {index} of the batch)"
+    where = " in the text" if index is None else f" (text {index} of the batch)"
     raise UnicodeEncodeError("utf-8", text, position, position + 1, "surrogates not allowed" + where)
 
 
@@ -340,7 +340,7 @@ def join_texts_bytes(texts: Sequence[object]) -> tuple[np.ndarray, np.ndarray]:
         elif isinstance(t, (bytes, bytearray, memoryview)):
             parts.append(t)
         else:
-            raise TypeError(f"expected a sequence of str or bytes, found {type(t).__name__} at index {i}: {t!r:.80}")
+            raise TypeError(f"expected texts as a sequence of str or bytes, found {type(t).__name__} at index {i}: {t!r:.80}")
     lengths = np.fromiter((len(memoryview(p).cast("B")) if isinstance(p, memoryview) else len(p) for p in parts),
                           dtype=np.int64, count=n)
     bounds = np.zeros(n + 1, dtype=np.int64)

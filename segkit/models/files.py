@@ -26,13 +26,14 @@ import json
 import math
 import os
 import secrets
-import stat
 import struct
 import zlib
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+
+from ..runtime.regular_files import open_regular
 
 MAGIC = b"SEGKIT\n\x00"
 FORMAT_VERSION = 1
@@ -127,25 +128,8 @@ def _read_all(path: Path) -> np.ndarray:
     validated, and truncating or rewriting the file under a running process
     cannot crash it (a mapping would give SIGBUS past a truncated end).
     """
-    try:
-        st = os.stat(path)
-    except FileNotFoundError:
-        raise FileNotFoundError(f"model file not found: {path}") from None
-    except OSError as e:
-        raise ModelFileError(f"{path}: cannot be read ({e.strerror or e})") from None
-    if not stat.S_ISREG(st.st_mode):
-        kind = "a directory" if stat.S_ISDIR(st.st_mode) else "not a regular file"
-        raise ModelFileError(f"{path}: {kind}, expected a segkit model file")
-    try:
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0))
-    except FileNotFoundError:
-        raise FileNotFoundError(f"model file not found: {path}") from None
-    except OSError as e:
-        raise ModelFileError(f"{path}: cannot be read ({e.strerror or e})") from None
-    with os.fdopen(fd, "rb", buffering=0) as fh:
+    with open_regular(path, "segkit model", ModelFileError) as fh:
         st = os.fstat(fh.fileno())
-        if not stat.S_ISREG(st.st_mode):  # replaced between stat and open
-            raise ModelFileError(f"{path}: not a regular file, expected a segkit model file")
         size = st.st_size
         buf = np.empty(size, dtype=np.uint8)
         view = memoryview(buf)

@@ -13,6 +13,7 @@ import os
 from typing import Any
 
 
+from ..runtime import interrupts
 from .files import ModelFileError, read_model, write_model
 
 
@@ -28,6 +29,7 @@ def _preset_class(name: str):
     return preset_class(name)
 
 
+@interrupts.interruptible()
 def load(path: str | os.PathLike, *, verify: bool = True) -> Any:
     """Load a preset saved with ``.save(path)``.
 

@@ -9,6 +9,9 @@ from typing import Union
 
 import numpy as np
 
+from ..runtime.regular_files import read_regular
+from ..runtime.surrogates import check_text, first_surrogate
+
 VocabSource = Union[str, "os.PathLike[str]", Iterable[str], Mapping[str, int]]
 
 
@@ -18,6 +21,20 @@ class VocabularyError(ValueError):
 
 #: Ids are stored as int32.
 MAX_ID = 2**31 - 1
+
+
+def _check_tokens(tokens: list) -> None:
+    """VocabularyError naming the first token that holds a lone surrogate
+    (see :mod:`segkit.runtime.surrogates`); one encoding of all tokens."""
+    try:
+        joined = "".join(tokens)
+    except TypeError:  # not all str: reported by the caller
+        return
+    if first_surrogate(joined) < 0:
+        return
+    for i, t in enumerate(tokens):
+        if isinstance(t, str):
+            check_text(t, f"vocabulary token {i} ({t!r:.40})", VocabularyError)
 
 #: Ids may leave gaps, but a vocabulary of n tokens may not use ids beyond
 #: ``SPARSE_FACTOR * n + SPARSE_SLACK``: tables indexed by id are allocated
@@ -74,6 +91,7 @@ class Vocabulary:
         self._packed = None
         self._lookups = 0
         self._tokens: list[str] | None = list(tokens)
+        _check_tokens(self._tokens)
         self._ids: list[int] | None = list(range(len(self._tokens))) if ids is None else list(ids)
         self._index: dict[str, int] | None = dict(zip(self._tokens, self._ids))
         if ids is None:
@@ -401,15 +419,13 @@ def read_utf8_file(path: Path, what: str) -> str:
     """The text of a UTF-8 file, a leading byte order mark dropped.
 
     Errors name the file (and, for bad UTF-8, the line): FileNotFoundError,
-    or :class:`VocabularyError` for a directory or undecodable bytes.
+    or :class:`VocabularyError` for a directory, a FIFO, a device or
+    undecodable bytes.
     ``what`` names the kind of file in messages (``"vocabulary"``, ...).
     """
-    try:
-        data = path.read_bytes()
-    except FileNotFoundError:
-        raise FileNotFoundError(f"{what} file not found: {path}") from None
-    except IsADirectoryError:
-        raise VocabularyError(f"{path}: is a directory, expected a {what} file") from None
+    # a regular file only: a FIFO would block, a device would be read until
+    # memory runs out (see segkit.runtime.regular_files)
+    data = read_regular(path, what, VocabularyError)
     if data.startswith(b"\xef\xbb\xbf"):
         data = data[3:]
     try:

@@ -35,10 +35,15 @@ plugin.
   :func:`read_utf8_file`, :func:`cacheable_file`, :func:`vocabularies_dir`;
 * threads: :func:`resolve_threads`, :func:`map_code_point_chunks`,
   :func:`map_text_runs`, :func:`concat_segments`;
+* Ctrl-C (see :mod:`segkit.runtime.interrupts`): :func:`interruptible` for
+  entry points that may run long, :func:`checkpoint` between chunks,
+  :func:`stop_flag` / :func:`stop_requested` for a long kernel's loop;
 * results: :func:`lists_of`, :func:`list_of`, :func:`triples_of`,
   :func:`triple_list_of`, :func:`int_lists_of` (Python lists made in
   compiled code), :data:`NO_OBJECTS`, :func:`paused_gc`;
-* Unicode: :func:`white_space`, :func:`punctuation`, :func:`property_mask`;
+* Unicode: :func:`white_space`, :func:`punctuation`, :func:`property_mask`,
+  :func:`check_text` (the one rule for lone surrogates: refused where they
+  come in, see :mod:`segkit.runtime.surrogates`);
 * Arrow (pyarrow is imported when these are first used):
   :func:`arrow_module`, :class:`Utf8Rows`, :func:`string_chunks`,
   :func:`string_lists`, :func:`offset_lists`, :func:`spans_to_utf8`.
@@ -102,6 +107,8 @@ from ..models.parts import (
 from ..models.vocabulary import Vocabulary, VocabularyError, read_utf8_file
 from ..runtime.boxing import NO_OBJECTS, int_lists_of, list_of, lists_of, triple_list_of, triples_of
 from ..runtime.gcpause import paused_gc
+from ..runtime.interrupts import checkpoint, interruptible, stop_flag, stop_requested
+from ..runtime.surrogates import check_text
 from ..runtime.threads import concat_segments, map_code_point_chunks, map_text_runs, resolve_threads
 from ..runtime.unicode import property_mask, punctuation, white_space
 from .registry import register
@@ -236,6 +243,10 @@ __all__ = [
     "map_code_point_chunks",
     "map_text_runs",
     "concat_segments",
+    "interruptible",
+    "checkpoint",
+    "stop_flag",
+    "stop_requested",
     "lists_of",
     "list_of",
     "triples_of",
@@ -246,5 +257,6 @@ __all__ = [
     "white_space",
     "punctuation",
     "property_mask",
+    "check_text",
     *_ARROW,
 ]

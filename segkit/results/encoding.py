@@ -20,6 +20,7 @@ from numba import njit
 
 from ..runtime.boxing import int_lists_of
 from ..runtime.gcpause import paused_gc
+from ..runtime import interrupts
 
 _FULL = 8
 
@@ -457,7 +458,11 @@ class BatchEncoding(Sequence):
         if include_overflowing:
             owner = np.arange(len(self), dtype=np.int64)
             if self._ovf is not None:
-                data, rows, owner = _with_overflow(self._data, self.row_splits, *self._ovf)
+                try:
+                    data, rows, owner = _with_overflow(self._data, self.row_splits, *self._ovf)
+                except SystemError as e:  # Ctrl-C while Numba boxed the result (segkit.interrupts)
+                    interrupts.reraise_signal(e)
+                    raise
                 pieces = [(0, _rows(data), rows)]
         if owner is None or self._ovf is None:
             pieces = [(t0, _rows(data), rows) for t0, data, rows in self._pieces()]

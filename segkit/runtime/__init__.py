@@ -1,7 +1,11 @@
 """Runtime helpers shared by every preset.
 
 ``threads``
-    Thread pools and the splitting of batches across threads.
+    Thread pools and the splitting of batches across threads; the one check
+    of ``num_threads``.
+``interrupts``
+    Ctrl-C during compiled work: long work leaves the main thread, so a
+    signal ends it as a clean ``KeyboardInterrupt``.
 ``boxing``
     Compiled construction of Python lists and strings from token rows.
 ``gcpause``

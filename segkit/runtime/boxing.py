@@ -23,7 +23,7 @@ import numpy as np
 from llvmlite import ir
 from numba import njit, types
 from numba.core import cgutils
-from numba.extending import intrinsic
+from numba.extending import box, intrinsic, models, register_model
 
 _OBJ = ir.IntType(8).as_pointer()
 
@@ -113,6 +113,42 @@ def _clear_error(typingctx):
         return context.get_dummy_value()
 
     return types.void(), codegen
+
+
+class NewRefType(types.Opaque):
+    """A new reference to a Python object, made by compiled code with the C
+    API and returned to its Python caller as that object (see
+    :func:`as_new_ref`)."""
+
+    def __init__(self) -> None:
+        super().__init__(name="NewRef")
+
+
+new_ref = NewRefType()
+register_model(NewRefType)(models.OpaqueModel)
+
+
+@box(NewRefType)
+def _box_new_ref(typ, val, c):
+    # The compiled function owns a reference to the object: handed over as
+    # the call's result (NULL, with an exception set, raises it).
+    return val
+
+
+@intrinsic
+def as_new_ref(typingctx, address):
+    """``address`` (an owned reference from ``PyList_New`` and the like, or
+    0 with a Python exception set) as the compiled function's result: its
+    caller receives the object itself (or the exception), with no holder
+    list to fill and read back."""
+    if not isinstance(address, types.Integer):
+        return None
+
+    def codegen(context, builder, signature, args):
+        value = context.cast(builder, args[0], signature.args[0], types.intp)
+        return builder.inttoptr(value, _OBJ)
+
+    return new_ref(address), codegen
 
 
 #: What :func:`_fill` puts in the lists: objects, ``(object, start, end)``

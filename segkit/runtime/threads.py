@@ -18,12 +18,15 @@ from concurrent.futures import ThreadPoolExecutor
 import numpy as np
 
 from ..engine.automaton import text_lengths
+from .interrupts import bind, block_signals, cancellable, checkpoint
 
 #: Below this many characters per thread a batch is not split.  Measured on
 #: the shuffled multilingual corpus (2 cores, WordPiece, median of 25
 #: rounds), two threads against one: 0.94x at 99,000 characters, 1.46x at
 #: 199,000; a hand-off to the pool costs a few hundred microseconds.
 MIN_CHARS_PER_THREAD = 65_536
+#: Cancellable work is cut into runs of at most this many characters.
+CANCEL_RUN_CHARS = 1 << 21
 
 _POOLS: dict[int, ThreadPoolExecutor] = {}
 if hasattr(os, "register_at_fork"):
@@ -33,21 +36,52 @@ if hasattr(os, "register_at_fork"):
     os.register_at_fork(after_in_child=_POOLS.clear)
 
 
-def resolve_threads(num_threads: int | None) -> int:
-    """``None``/1: one thread; 0 or negative: all cores; else that many."""
+#: The most threads any ``num_threads`` may ask for.  More threads than
+#: cores gain nothing, and each thread of a trainer holds tables of a few
+#: megabytes: ten thousand of them would exhaust memory before starting.
+MAX_THREADS = 256
+
+
+def check_threads(num_threads: object, *, all_cores: bool = True, name: str = "num_threads") -> int | None:
+    """``num_threads`` checked (the one check of every API that takes it).
+
+    An int from 1 to :data:`MAX_THREADS`, or None; with ``all_cores``, 0
+    and negative values too (they mean all cores).
+
+    >>> check_threads(10_000)
+    Traceback (most recent call last):
+    ...
+    ValueError: num_threads must be at most 256, found 10000
+    """
     if num_threads is None:
+        return None
+    if isinstance(num_threads, bool) or not isinstance(num_threads, (int, np.integer)):
+        raise TypeError(f"{name} must be an int, found {type(num_threads).__name__}")
+    n = int(num_threads)
+    if n > MAX_THREADS:
+        raise ValueError(f"{name} must be at most {MAX_THREADS}, found {n}")
+    if n < 1 and not all_cores:
+        raise ValueError(f"{name} must be a positive int, found {n}")
+    return n
+
+
+def resolve_threads(num_threads: int | None) -> int:
+    """``None``/1: one thread; 0 or negative: all cores; else that many
+    (checked by :func:`check_threads`)."""
+    n = check_threads(num_threads)
+    if n is None:
         return 1
-    if isinstance(num_threads, bool) or not isinstance(num_threads, int):
-        raise TypeError(f"num_threads must be an int, found {type(num_threads).__name__}")
-    if num_threads <= 0:
-        return os.cpu_count() or 1
-    return num_threads
+    if n <= 0:
+        return min(os.cpu_count() or 1, MAX_THREADS)
+    return n
 
 
 def _pool(n: int) -> ThreadPoolExecutor:
     pool = _POOLS.get(n)
     if pool is None:
-        pool = _POOLS[n] = ThreadPoolExecutor(max_workers=n, thread_name_prefix="segkit")
+        # Signals go to the main thread, which waits interruptibly (see
+        # segkit.interrupts), never to a pool thread running a kernel.
+        pool = _POOLS[n] = ThreadPoolExecutor(max_workers=n, thread_name_prefix="segkit", initializer=block_signals)
     return pool
 
 
@@ -64,7 +98,7 @@ def concat_segments(results: list[tuple[np.ndarray, np.ndarray]], num_threads: i
         out[:, starts[i] : starts[i + 1]] = results[i][0]
 
     if num_threads > 1:
-        list(_pool(num_threads).map(put, range(len(results))))
+        list(_pool(num_threads).map(bind(put), range(len(results))))
     else:
         for i in range(len(results)):
             put(i)
@@ -84,16 +118,29 @@ def map_code_point_chunks(func, cps: np.ndarray, bounds: np.ndarray, num_threads
     texts = bounds.size - 1
     if n > 1:
         n = min(n, max(1, int(cps.size) // MIN_CHARS_PER_THREAD), texts)
-    if n <= 1:
+    # Work that can be cancelled (see segkit.interrupts) goes in runs of at
+    # most CANCEL_RUN_CHARS, so that it stops soon after it is asked to.
+    runs = n
+    if cancellable() and texts > 1:
+        runs = min(max(n, -(-int(cps.size) // CANCEL_RUN_CHARS)), texts)
+    if runs <= 1:
         return [func(cps, bounds)]
-    targets = (np.arange(1, n) * cps.size) // n
+    targets = (np.arange(1, runs) * cps.size) // runs
     cuts = [0, *np.searchsorted(bounds, targets).tolist(), texts]
     cuts = sorted(set(min(max(c, 0), texts) for c in cuts))
     jobs = []
     for a, b in zip(cuts[:-1], cuts[1:]):
         base = int(bounds[a])
         jobs.append((cps[base : int(bounds[b])], bounds[a : b + 1] - base))
-    return list(_pool(n).map(lambda job: func(*job), jobs))
+    if n <= 1:
+        return [_checked(func, *job) for job in jobs]
+    return list(_pool(n).map(bind(lambda job: _checked(func, *job)), jobs))
+
+
+def _checked(func, *args):
+    """``func(*args)`` unless the work was cancelled (see :mod:`segkit.interrupts`)."""
+    checkpoint()
+    return func(*args)
 
 
 #: Texts measured to plan the split of a large batch.
@@ -136,4 +183,4 @@ def map_text_runs(func, texts, num_threads: int | None, per_thread: int = 4) -> 
     at = np.searchsorted(cum, (np.arange(1, k) * total) // k, side="right")
     cuts = sorted(set([0, *positions[at].tolist(), count]))
     jobs = list(zip(cuts[:-1], cuts[1:]))
-    return list(_pool(n).map(lambda ab: func(texts[ab[0] : ab[1]]), jobs)), n
+    return list(_pool(n).map(bind(lambda ab: _checked(func, texts[ab[0] : ab[1]])), jobs)), n

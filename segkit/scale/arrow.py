@@ -37,6 +37,8 @@ import numpy as np
 from numba import njit
 
 from ..engine.kernels import token_rows
+from ..runtime.interrupts import bind, checkpoint
+from ..runtime.surrogates import check_texts
 
 #: Rows decoded and matched at a time: a block's code points stay in cache
 #: for the matching (512 measured at least as fast as 256..4096 on the corpus).
@@ -260,6 +262,9 @@ def string_chunks(texts: Any, what: str = "texts") -> list:
                 texts = pa.array(list(texts) if not isinstance(texts, (list, np.ndarray)) else texts, type=pa.string())
             except (pa.ArrowInvalid, pa.ArrowTypeError) as e:
                 raise TypeError(f"{what}: expected texts as str ({e})") from None
+            except UnicodeEncodeError:  # a lone surrogate: Arrow strings are UTF-8 (segkit.runtime.surrogates)
+                check_texts(texts, what)
+                raise
     chunks = texts.chunks if isinstance(texts, pa.ChunkedArray) else [texts]
     out = []
     for arr in chunks:
@@ -289,6 +294,7 @@ def _segment_run(wp, src: Utf8Rows, a: int, b: int, ends=None, matcher=None):
     k = 0
     buf = np.empty(0, np.uint32)  # one code point buffer for all blocks (grown when a block needs more)
     for s in range(a, b, BLOCK_ROWS):
+        checkpoint()  # a cancelled call stops between blocks (segkit.interrupts)
         e = min(s + BLOCK_ROWS, b)
         need = src.nbytes(s, e)
         if buf.size < need:
@@ -320,7 +326,7 @@ def _segment_parts(wp, src: Utf8Rows, num_threads, template=None, matcher=None):
     cuts = np.searchsorted(cum, (np.arange(1, k) * total) // k, side="right")
     cuts = sorted(set([0, *np.minimum(cuts, count).tolist(), count]))
     jobs = list(zip(cuts[:-1], cuts[1:]))
-    return list(_pool(n).map(lambda ab: _segment_run(wp, src, ab[0], ab[1], ends, matcher), jobs)), n
+    return list(_pool(n).map(bind(lambda ab: _segment_run(wp, src, ab[0], ab[1], ends, matcher)), jobs)), n
 
 
 def encode_arrow_batch(

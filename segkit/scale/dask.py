@@ -39,6 +39,7 @@ import pandas as pd
 import pyarrow as pa
 
 from .shipping import _LOADS, Shipped as _Shipped  # noqa: F401  (_LOADS: for tests)
+from ..runtime import interrupts
 from ..training import ranges as _ranges
 
 __all__ = ["encode", "cut", "train_bpe", "train_wordpiece"]
@@ -185,6 +186,7 @@ def _tree(parts: list, combine, fan_in: int = 8):
     return parts[0]
 
 
+@interrupts.interruptible()
 def train_bpe(paths, vocab_size: int, special_tokens: Sequence[str] = (), *, pattern: str | None = None,
               errors: str = "strict", split_bytes: int | None = _ranges.SPLIT_BYTES,
               show_progress: bool | None = None):
@@ -207,6 +209,7 @@ def train_bpe(paths, vocab_size: int, special_tokens: Sequence[str] = (), *, pat
     return _ranges.train_bpe_from_pieces(pieces, vocab_size, specials, pattern, _show_progress(show_progress))
 
 
+@interrupts.interruptible()
 def train_wordpiece(paths, vocab_size: int = 30522, *, lowercase: bool = True,
                     special_tokens: Sequence[str] = ("[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"),
                     min_frequency: int = 0, limit_alphabet: int | None = None, suffix_indicator: str = "##",

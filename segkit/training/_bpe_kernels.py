@@ -54,6 +54,7 @@ from numba import njit
 
 from ..engine.intrinsics import prefetch as _prefetch
 from ..presets.bpe.pretokenize_kernels import gpt2_match_end as match_end
+from ..runtime.interrupts import stop_requested
 
 _AHEAD = 8  # list entries read ahead of the one being merged
 # FNV-1a in int64 arithmetic (the same bits as the unsigned version)
@@ -509,13 +510,15 @@ def _count_pairs(ws, wo, w_cnt, w, long_from, ph_key, ph_val, p_a, p_b, p_cnt, p
 
 
 @njit(cache=True, nogil=True)
-def bpe_merge(arena, w_off, w_len, w_cnt, n_base, n_merges, progress, long_from=256):
+def bpe_merge(arena, w_off, w_len, w_cnt, n_base, n_merges, progress, long_from, stop):
     """Run up to ``n_merges`` merges over the words ``arena[w_off[i]:][:w_len[i]]``
     with counts ``w_cnt``; new tokens get ids ``n_base, n_base + 1, ...``.
     Returns (first ids, second ids) of the merges done; ``progress[0]`` is
     kept at the number done so far (read by another thread); ``progress[1:7]``
     count heap pops, stale re-pushes, words visited, heap size, occurrences
-    merged and pushes (``progress`` needs 7 entries).
+    merged and pushes (``progress`` needs 7 entries).  The loop ends early,
+    before a merge, once another thread sets ``stop[0]``
+    (:func:`segkit.interrupts.stop_requested`).
 
     Layout: every word is one stretch of int32, ``[length, count low, count
     high, symbols...]``, rewritten in place when a merge shortens it (words
@@ -681,6 +684,8 @@ def bpe_merge(arena, w_off, w_len, w_cnt, n_base, n_merges, progress, long_from=
     sb_o = np.empty(max(total, 1), np.int32)
     done = 0
     while done < n_merges:
+        if stop_requested(stop):
+            break
         # the best live pair
         pid = -1
         while True:

@@ -17,6 +17,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from ..runtime.interrupts import stop_requested
+
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -502,7 +504,8 @@ def _merge_batch(wl, k0, k1, S, a, b, t, p, existed, step, pslots, P, pc, B, nb,
 
 
 @njit(cache=True, nogil=True)
-def merge_loop(ws, wstart, wlen, wcount, tslots, tstore, tstarts, ntok, prefix, vocab_size, min_frequency, progress):
+def merge_loop(ws, wstart, wlen, wcount, tslots, tstore, tstarts, ntok, prefix, vocab_size, min_frequency, progress,
+               stop):
     """Merge pairs until ``ntok`` distinct tokens or no pair is left.
 
     ``ws[wstart[w]:wstart[w] + wlen[w]]``: symbol ids of word ``w`` (merged
@@ -514,7 +517,9 @@ def merge_loop(ws, wstart, wlen, wcount, tslots, tstore, tstarts, ntok, prefix, 
     already known keeps its id.  Returns ``(tslots, tstore, tstarts, ntok,
     merges)`` with ``merges`` rows (first, second, result, count).
     ``progress[0]`` follows ``ntok`` (for a progress bar polled by another
-    thread: this kernel releases the GIL).
+    thread: this kernel releases the GIL).  The loop ends early, before a
+    merge, once another thread sets ``stop[0]``
+    (:func:`segkit.interrupts.stop_requested`).
 
     Every symbol of a word is stored with the id of the pair it starts
     (``S[2 i]`` symbol, ``S[2 i + 1]`` pair), so the pairs a merge destroys
@@ -559,9 +564,12 @@ def merge_loop(ws, wstart, wlen, wcount, tslots, tstore, tstarts, ntok, prefix, 
     rstamp = np.zeros(mcap, dtype=np.int64)
 
     # ---- initial pair counts; number of words of each pair
+    # (room is reserved for the pairs a batch can add: at most one per
+    # symbol, and at most one per pair of the ntok symbols there are, so a
+    # single word of millions of characters reserves little)
     for w0 in range(0, nwords, 4096):
         w1 = min(w0 + 4096, nwords)
-        tot = wstart[w1] - wstart[w0]  # at most one new pair per symbol
+        tot = min(wstart[w1] - wstart[w0], np.int64(ntok) * ntok)
         if npairs + tot > pc.size:
             pc = _grow1(pc, npairs + tot)
             P = _grow1(P, _PW * (npairs + tot))
@@ -609,6 +617,8 @@ def merge_loop(ws, wstart, wlen, wcount, tslots, tstore, tstarts, ntok, prefix, 
 
     # ---- merges
     while ntok < vocab_size and hn > 0:
+        if stop_requested(stop):
+            break
         c = H[0]
         p = H[3]
         hn -= 1
@@ -684,23 +694,33 @@ def merge_loop(ws, wstart, wlen, wcount, tslots, tstore, tstarts, ntok, prefix, 
             k1 = min(k0 + _AHEAD, nw)
             # the batch's words: their symbols are loaded together
             # (independent loads overlap), and room is reserved for what
-            # they can add: per symbol at most one new pair, one list entry
+            # they can add.  Every pair made or touched holds t and one of
+            # the ntok tokens, on either side: at most 2 ntok + 2 of them in
+            # a step (new pairs, touched entries), and per word at most one
+            # list entry for each (fewer than its symbols, too).  A new list
+            # block is either a pair's first in this batch or follows a full
+            # one (at least 4 entries), so entries // 4 + pairs bounds them.
+            near = 2 * np.int64(ntok) + 2
             tot = 0
+            ent = 0
             acc = np.int32(0)
             for kk in range(k0, k1):
                 w = wl[kk]
                 tot += S[w]
+                ent += min(np.int64(S[w]), near)
                 acc ^= S[w + 4]
             sink ^= acc
-            if npairs + tot > pc.size:
-                pc = _grow1(pc, npairs + tot)
-                P = _grow1(P, _PW * (npairs + tot))
-            while 4 * (npairs + tot) > pslots.size:
+            room = min(tot, near)
+            blocks = min(ent, near) + ent // 4 + 1
+            if npairs + room > pc.size:
+                pc = _grow1(pc, npairs + room)
+                P = _grow1(P, _PW * (npairs + room))
+            while 4 * (npairs + room) > pslots.size:
                 pslots = _pair_rehash(pslots, P, npairs)
-            if nt + tot > touched.size:
-                touched = _grow1(touched, nt + tot)
-            if nb + tot * (3 + _BLOCK_MAX) > B.size:
-                B = _grow1(B, nb + tot * (3 + _BLOCK_MAX))
+            if nt + room > touched.size:
+                touched = _grow1(touched, nt + room)
+            if nb + blocks * (3 + _BLOCK_MAX) > B.size:
+                B = _grow1(B, nb + blocks * (3 + _BLOCK_MAX))
             npairs, nb, nt = _merge_batch(wl, k0, k1, S, a, b, t, p, existed, step, pslots, P, pc, B, nb,
                                           npairs, touched, nt, lmap, lstamp, rmap, rstamp)
         if 4 * (hn + nt) > H.size:
@@ -785,3 +805,65 @@ def utf8_code_points(buf):
             i += 4
         n += 1
     return out[:n]
+
+
+# ------------------------------------------------------------ preparation
+@njit(cache=True, nogil=True)
+def char_stats(cps, starts, counts):
+    """``(freq, later)`` over all code points: how often each occurs in the
+    words (weighted by the words' counts), and whether it occurs after a
+    word's first character.  One pass, no array per character of the corpus
+    (a single word of ten million characters stays ten million int32)."""
+    freq = np.zeros(0x110000, dtype=np.int64)
+    later = np.zeros(0x110000, dtype=np.bool_)
+    for w in range(counts.size):
+        a = starts[w]
+        c = counts[w]
+        for i in range(a, starts[w + 1]):
+            freq[cps[i]] += c
+            if i > a:
+                later[cps[i]] = True
+    return freq, later
+
+
+@njit(cache=True, nogil=True)
+def word_symbols(cps, starts, counts, first_id, cont_id):
+    """The words as symbol ids for :func:`merge_loop`: a word's first
+    character takes ``first_id``, the others ``cont_id``; characters outside
+    the alphabet (id -1) are dropped, and words left with fewer than two
+    symbols (no pair) too.  Returns ``(ws, wstart, wlen, wcount)``."""
+    nw = counts.size
+    kept = np.zeros(nw, dtype=np.int64)
+    total = 0
+    multi = 0
+    for w in range(nw):
+        a = starts[w]
+        k = 0
+        for i in range(a, starts[w + 1]):
+            s = first_id[cps[i]] if i == a else cont_id[cps[i]]
+            if s >= 0:
+                k += 1
+        kept[w] = k
+        if k >= 2:
+            total += k
+            multi += 1
+    ws = np.empty(total, dtype=np.int32)
+    wstart = np.zeros(multi + 1, dtype=np.int64)
+    wlen = np.empty(multi, dtype=np.int64)
+    wcount = np.empty(multi, dtype=np.int64)
+    j = 0
+    m = 0
+    for w in range(nw):
+        if kept[w] < 2:
+            continue
+        a = starts[w]
+        for i in range(a, starts[w + 1]):
+            s = first_id[cps[i]] if i == a else cont_id[cps[i]]
+            if s >= 0:
+                ws[j] = s
+                j += 1
+        wlen[m] = kept[w]
+        wcount[m] = counts[w]
+        m += 1
+        wstart[m] = j
+    return ws, wstart, wlen, wcount

@@ -27,6 +27,8 @@ import numpy as np
 from ..presets.bpe.char_classes import class_table as char_classes
 from ..presets.bpe.pretokenize import GPT2_PATTERN
 from ..presets.bpe.pretokenize_kernels import gpt2_safe_cut as _safe_cut
+from ..runtime import interrupts
+from ..runtime.threads import check_threads
 from . import _bpe_kernels as K
 from .corpus import Corpus, check_special_tokens, corpus_paths, job_segments, parallel_calls, run_parallel, segment_jobs
 
@@ -270,15 +272,19 @@ def _count(corpus, special_tokens, pattern, num_threads, errors, bar):
     jobs = segment_jobs(corpus, special_tokens, cut=cut, errors=errors, on_bytes=on_bytes, raw_cut=compiled)
     if not compiled:
         num_threads = 1
-    tables = [_Table() for _ in range(num_threads)]
+    # A thread makes its table when it first gets work: memory follows the
+    # threads that counted, not num_threads.
+    tables: list = [None] * num_threads
 
     def work(t, job):
         batch = job_segments(job)
         if batch is not None:
+            if tables[t] is None:
+                tables[t] = _Table()
             count(tables[t], *batch)
 
     run_parallel(jobs, work, num_threads)
-    return _add_up(tables)
+    return _add_up([t for t in tables if t is not None] or [_Table()])
 
 
 class _Sum:
@@ -338,6 +344,7 @@ def _show_progress(show_progress):
     return bool(show_progress)
 
 
+@interrupts.interruptible()
 def train_bpe(
     corpus: Corpus,
     vocab_size: int,
@@ -407,10 +414,7 @@ def train_bpe(
             regex.compile(pattern)
         except regex.error as e:
             raise ValueError(f"pattern is not a valid regular expression: {e}") from None
-    if num_threads is None:
-        num_threads = 1
-    if isinstance(num_threads, bool) or not isinstance(num_threads, int) or num_threads < 1:
-        raise ValueError(f"num_threads must be a positive int, found {num_threads!r}")
+    num_threads = check_threads(num_threads, all_cores=False) or 1
     progress = _show_progress(show_progress)
 
     paths = corpus_paths(corpus)
@@ -431,6 +435,7 @@ def train_bpe(
     return _train_from_words(arena, w_off, w_len, w_cnt, vocab_size, specials, pattern, progress, time.perf_counter() - t0)
 
 
+@interrupts.interruptible()
 def _train_from_words(arena, w_off, w_len, w_cnt, vocab_size, specials, pattern, progress, count_seconds=0.0):
     """:func:`train_bpe` after counting: the merges from the unique
     pre-tokens ``arena[w_off[k]:w_off[k] + w_len[k]]`` seen ``w_cnt[k]``
@@ -441,14 +446,20 @@ def _train_from_words(arena, w_off, w_len, w_cnt, vocab_size, specials, pattern,
     t0 = t1 - count_seconds
     arena = arena[: int((w_off + w_len).max()) if len(w_off) else 0].copy()
 
-    n_merges = int(vocab_size) - n_base
+    # Each merge joins two adjacent symbols of at least one pre-token, so
+    # there are at most sum(length - 1) of them: the tables sized by the
+    # number of merges follow what the corpus can give, not vocab_size.
+    possible = int(np.maximum(w_len - 1, 0).sum()) if len(w_len) else 0
+    n_merges = max(0, min(int(vocab_size) - n_base, possible))
     counter = np.zeros(7, np.int64)
+    stop = interrupts.stop_flag()
     if progress and n_merges > 0:
         from tqdm import tqdm
 
         result: list = []
         thread = threading.Thread(
-            target=lambda: result.append(K.bpe_merge(arena, w_off, w_len, w_cnt, n_base, n_merges, counter, _LONG_WORD)),
+            target=lambda: result.append(
+                K.bpe_merge(arena, w_off, w_len, w_cnt, n_base, n_merges, counter, _LONG_WORD, stop)),
             daemon=True,
         )
         with tqdm(total=n_merges, unit=" merges", desc="merging", file=sys.stderr) as mbar:
@@ -461,7 +472,8 @@ def _train_from_words(arena, w_off, w_len, w_cnt, vocab_size, specials, pattern,
             raise RuntimeError("BPE merge loop failed")
         m_a, m_b = result[0]
     else:
-        m_a, m_b = K.bpe_merge(arena, w_off, w_len, w_cnt, n_base, n_merges, counter, _LONG_WORD)
+        m_a, m_b = K.bpe_merge(arena, w_off, w_len, w_cnt, n_base, n_merges, counter, _LONG_WORD, stop)
+    interrupts.checkpoint()  # the loop ended early if the call was cancelled
     t2 = time.perf_counter()
 
     vocab: dict[int, bytes] = {i: bytes([i]) for i in range(256)}

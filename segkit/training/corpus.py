@@ -29,10 +29,14 @@ import re
 import threading
 from itertools import islice
 from pathlib import Path
-from typing import Any, Callable, Iterable, Iterator, Sequence, Union
+from typing import Any, BinaryIO, Callable, Iterable, Iterator, Sequence, Union
 
 import numpy as np
 from numba import njit
+
+from ..runtime.interrupts import bind, block_signals, checkpoint
+from ..runtime.regular_files import check_regular, open_regular
+from ..runtime.surrogates import check_text, surrogate_message
 
 Corpus = Union[str, "os.PathLike[str]", Sequence["os.PathLike[str]"], Iterable[str]]
 
@@ -59,7 +63,7 @@ def check_special_tokens(special_tokens: Iterable[str]) -> list[str]:
     TypeError
         A single string instead of a list, or a token that is not a str.
     ValueError
-        An empty token, a token given twice, or one not encodable as UTF-8.
+        An empty token, a token given twice, or one holding a lone surrogate.
 
     >>> check_special_tokens(["[UNK]", ""])
     Traceback (most recent call last):
@@ -68,19 +72,20 @@ def check_special_tokens(special_tokens: Iterable[str]) -> list[str]:
     """
     if isinstance(special_tokens, (str, bytes)):
         raise TypeError(f"special_tokens must be a list of str, found the {type(special_tokens).__name__} "
-                        f"{special_tokens!r}")
+                        f"{special_tokens!r:.80}")
+    if not isinstance(special_tokens, Iterable):
+        raise TypeError(f"special_tokens must be a list of str, found {type(special_tokens).__name__}")
     out: list[str] = []
+    seen: set[str] = set()  # (a set: ten thousand special tokens are checked in milliseconds)
     for i, tok in enumerate(special_tokens):
         if not isinstance(tok, str):
-            raise TypeError(f"special token {i} must be a non-empty str, found {type(tok).__name__} {tok!r}")
+            raise TypeError(f"special token {i} must be a non-empty str, found {type(tok).__name__} {tok!r:.80}")
         if not tok:
             raise ValueError(f"special token {i} must be a non-empty str, found ''")
-        if tok in out:
-            raise ValueError(f"special token {i} ({tok!r}) is given twice")
-        try:
-            tok.encode("utf-8")
-        except UnicodeEncodeError as e:
-            raise ValueError(f"special token {i} must be encodable as UTF-8, found {tok!r} ({e.reason})") from None
+        if tok in seen:
+            raise ValueError(f"special token {i} ({tok!r:.80}) is given twice")
+        seen.add(tok)
+        check_text(tok, f"special token {i} ({tok!r:.40})")
         out.append(tok)
     return out
 
@@ -114,7 +119,7 @@ def iter_file_text(path: Path, errors: str = "strict", chunk_size: int | None = 
         chunk_size = CHUNK_BYTES
     dec = codecs.getincrementaldecoder("utf-8")(errors)
     fed = 0
-    with open(path, "rb") as f:
+    with open_corpus_file(path) as f:
         while True:
             raw = f.read(chunk_size)
             final = not raw
@@ -143,11 +148,18 @@ def utf8_error(path, base: int, e: UnicodeDecodeError) -> CorpusError:
 
 
 def check_file(path: Path) -> None:
-    """FileNotFoundError / IsADirectoryError naming ``path`` unless it is a file."""
-    if not path.exists():
-        raise FileNotFoundError(f"training file not found: {path}")
+    """FileNotFoundError / IsADirectoryError naming ``path`` unless it is a
+    regular file; a FIFO, a device (``/dev/zero``) or a socket is a
+    :class:`CorpusError`, before anything opens it."""
     if path.is_dir():
         raise IsADirectoryError(f"training corpus is a directory, not a file: {path}")
+    check_regular(path, "training", CorpusError)
+
+
+def open_corpus_file(path) -> BinaryIO:
+    """A training file opened for reading (regular files only: see
+    :mod:`segkit.runtime.regular_files`)."""
+    return open_regular(path, "training", CorpusError)
 
 
 def doc_batches(docs: Iterable[Any], target_chars: int) -> Iterator[tuple[int, list]]:
@@ -190,15 +202,18 @@ def run_parallel(items: Iterable[Any], work: Callable[[int, Any], None], num_thr
     """
     if num_threads <= 1:
         for item in items:
+            checkpoint()  # a cancelled call stops between items (segkit.interrupts)
             if on_item is not None:
                 on_item(item)
             work(0, item)
         return
+    work = bind(work)
     q: queue.Queue = queue.Queue(maxsize=2 * num_threads)
     failed: dict[int, BaseException] = {}
     lock = threading.Lock()
 
     def worker(t: int) -> None:
+        block_signals()
         while True:
             got = q.get()
             if got is None:
@@ -220,6 +235,7 @@ def run_parallel(items: Iterable[Any], work: Callable[[int, Any], None], num_thr
     main_error = None
     try:
         for j, item in enumerate(items):
+            checkpoint()
             if failed:
                 break
             if on_item is not None:
@@ -246,7 +262,10 @@ def parallel_calls(calls: Sequence[Callable[[], Any]]) -> list:
     out: list = [None] * len(calls)
     errors: list[BaseException] = []
 
+    calls = [bind(c) for c in calls]
+
     def run(i: int) -> None:
+        block_signals()
         try:
             out[i] = calls[i]()
         except BaseException as e:  # re-raised below
@@ -335,8 +354,9 @@ def segment_jobs(
             for batch in _file_batches(path, special, maxlen, cut, errors, chunk_size, on_bytes, raw):
                 yield batch if raw else ("batch", batch)
         return
-    if isinstance(corpus, (bytes, bytearray)):
-        raise TypeError("corpus must be a path, a list of paths or an iterable of str documents, found bytes")
+    if isinstance(corpus, (bytes, bytearray)) or not isinstance(corpus, Iterable):
+        raise TypeError("corpus must be a path, a list of paths or an iterable of str documents, "
+                        f"found {type(corpus).__name__}")
     for first, docs in doc_batches(corpus, BATCH_BYTES):
         yield ("docs", first, docs, special, errors, on_bytes)
 
@@ -374,8 +394,8 @@ def job_segments(job: tuple) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None
         try:
             data = doc.encode("utf-8")
         except UnicodeEncodeError as e:
-            if errors == "strict":
-                raise CorpusError(f"document {i}: not encodable as UTF-8 at character {e.start} ({e.reason})") from None
+            if errors == "strict":  # one rule for lone surrogates: segkit.runtime.surrogates
+                raise CorpusError(surrogate_message(f"document {i}", doc, e.start)) from None
             data = doc.encode("utf-8", "replace")
         if on_bytes is not None:
             on_bytes(len(data))
@@ -414,7 +434,7 @@ def _batch(parts: list[bytes], lens: list[int]):
 
 def _raw_chunks(path: Path, chunk_size: int | None, on_bytes):
     """A file's bytes as read, undecoded."""
-    with open(path, "rb") as f:
+    with open_corpus_file(path) as f:
         while True:
             raw = f.read(chunk_size or CHUNK_BYTES)
             if not raw:
@@ -539,7 +559,7 @@ def _raise_utf8_error(path: Path, base: int) -> None:
     first invalid byte and raise its error, as :func:`iter_file_text` would."""
     dec = codecs.getincrementaldecoder("utf-8")("strict")
     fed = base
-    with open(path, "rb") as f:
+    with open_corpus_file(path) as f:
         f.seek(base)
         while True:
             raw = f.read(CHUNK_BYTES)

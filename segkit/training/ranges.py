@@ -34,7 +34,7 @@ from typing import Iterator, Sequence
 
 import numpy as np
 
-from .corpus import CHUNK_BYTES, CorpusError, _file_batches, _special_regex, check_special_tokens
+from .corpus import CHUNK_BYTES, CorpusError, _file_batches, _special_regex, check_file, check_special_tokens, open_corpus_file
 
 #: default size of the byte ranges a large file is split into
 SPLIT_BYTES = 64 << 20
@@ -55,10 +55,7 @@ def corpus_files(paths) -> list[str]:
         if not isinstance(p, (str, os.PathLike)):
             raise TypeError(f"path {i} must be a str or os.PathLike, found {type(p).__name__}: {p!r:.80}")
         p = os.fspath(p)
-        if not os.path.exists(p):
-            raise FileNotFoundError(f"training file not found: {p}")
-        if os.path.isdir(p):
-            raise IsADirectoryError(f"training corpus is a directory, not a file: {p}")
+        check_file(Path(p))  # a regular file (not a FIFO or a device): see segkit.runtime.regular_files
         out.append(p)
     return out
 
@@ -84,11 +81,20 @@ def _read(f, pos: int, n: int) -> bytes:
     return f.read(n)
 
 
+#: the most bytes read at a time while looking for a boundary (the window
+#: doubles from _WINDOW while none is found)
+_MAX_WINDOW = 1 << 20
+
+
 def bpe_boundary(path: str, pos: int, special_tokens: Sequence[str] = ()) -> int:
     """The first position at or after ``pos`` where the file may be cut for
-    BPE counting (0 and the file size are boundaries)."""
+    BPE counting (0 and the file size are boundaries).
+
+    One compiled pass per window finds the next cut; windows double while
+    none is found, so text with no cut for megabytes (one long run of a
+    letter, or of CJK ideographs) costs a few reads, not a call per byte."""
     from ..presets.bpe.char_classes import class_table as char_classes
-    from ..presets.bpe.pretokenize_kernels import gpt2_safe_cut as _safe_cut
+    from ..presets.bpe.pretokenize_kernels import gpt2_first_cut as _first_cut
 
     size = os.path.getsize(path)
     if pos <= 0 or pos >= size:
@@ -96,24 +102,28 @@ def bpe_boundary(path: str, pos: int, special_tokens: Sequence[str] = ()) -> int
     cls = char_classes()
     specials = [t.encode("utf-8") for t in special_tokens]
     longest = max(map(len, specials), default=1)
-    with open(path, "rb") as f:
+    window = _WINDOW
+    with open_corpus_file(path) as f:
         base = max(0, pos - 4)  # context for the character before the cut
         while True:
-            data = _read(f, base, pos - base + _WINDOW + 4)
+            data = _read(f, base, pos - base + window + 4)
             buf = np.frombuffer(data, dtype=np.uint8)
             at_eof = base + len(data) >= size
             last = len(buf) if at_eof else len(buf) - 4  # leave the next character known
-            for i in range(pos - base, last + 1):
-                if i == 0 or _safe_cut(buf, max(0, i - 4), i, cls) != i:
-                    continue
+            i = pos - base
+            while True:
+                i = int(_first_cut(buf, i, last, cls))
+                if i < 0:
+                    break
                 c = base + i
-                if specials and _inside_special(f, c, specials, longest):
-                    continue
-                return c
+                if not (specials and _inside_special(f, c, specials, longest)):
+                    return c
+                i += 1
             if at_eof:
                 return size
             base = base + last - 4
             pos = base + 4
+            window = min(2 * window, _MAX_WINDOW)
 
 
 def _inside_special(f, c: int, specials: list[bytes], longest: int) -> bool:
@@ -134,14 +144,16 @@ def wordpiece_boundary(path: str, pos: int) -> int:
     size = os.path.getsize(path)
     if pos <= 0 or pos >= size:
         return min(max(pos, 0), size)
-    with open(path, "rb") as f:
+    window = _WINDOW
+    with open_corpus_file(path) as f:
         at = pos - 1
         while at < size:
-            data = _read(f, at, _WINDOW)
+            data = _read(f, at, window)
             k = min((i for i in (data.find(b" "), data.find(b"\n")) if i >= 0), default=-1)
             if k >= 0:
                 return at + k + 1
             at += len(data)
+            window = min(2 * window, _MAX_WINDOW)
     return size
 
 
@@ -152,7 +164,7 @@ def iter_range_text(path: str, start: int, stop: int, errors: str = "strict",
     :class:`CorpusError` with the file's byte offset."""
     dec = codecs.getincrementaldecoder("utf-8")(errors)
     fed = start
-    with open(path, "rb") as f:
+    with open_corpus_file(path) as f:
         f.seek(start)
         while True:
             raw = f.read(min(chunk_size, stop - fed)) if fed < stop else b""

@@ -39,12 +39,16 @@ from typing import Union
 
 import numpy as np
 
+from ..runtime import interrupts
 from ..engine.charmap import two_level
 from ..presets.wordpiece import WordPiece
 from ..presets.wordpiece.normalization import bert_rewrite_table
 from ..presets.wordpiece.pretokenize import bert_classes
+from ..runtime.surrogates import check_text
+from ..runtime.threads import check_threads
 from . import _wordpiece_kernels as K
-from .corpus import check_file, check_special_tokens, doc_batches, parallel_calls, run_parallel, utf8_check, utf8_error
+from .corpus import (CorpusError, check_file, check_special_tokens, doc_batches, open_corpus_file, parallel_calls,
+                     run_parallel, utf8_check, utf8_error)
 
 Corpus = Union[str, "os.PathLike[str]", Iterable[Union[str, "os.PathLike[str]"]]]
 
@@ -57,6 +61,7 @@ _NEWLINE = np.array([10], dtype=np.uint32)
 _CHUNK_BYTES = 1 << 20
 
 
+@interrupts.interruptible()
 def train_wordpiece(
     corpus: Corpus,
     vocab_size: int = 30522,
@@ -142,6 +147,7 @@ def train_wordpiece(
                                   limit_alphabet, suffix_indicator, show_progress)
 
 
+@interrupts.interruptible()
 def _wordpiece_from_counts(words, starts, counts, vocab_size, lowercase, specials, min_frequency, limit_alphabet,
                            suffix_indicator, show_progress) -> WordPiece:
     """:func:`train_wordpiece` after counting (also the entry point of
@@ -172,10 +178,10 @@ def _check_args(vocab_size, special_tokens, min_frequency, limit_alphabet, suffi
     int_at_least("min_frequency", min_frequency, 0)
     if limit_alphabet is not None:
         int_at_least("limit_alphabet", limit_alphabet, 0)
-    if num_threads is not None:
-        int_at_least("num_threads", num_threads, 1)
+    check_threads(num_threads, all_cores=False)
     if not isinstance(suffix_indicator, str):
         raise ValueError(f"suffix_indicator must be a str, found {suffix_indicator!r}")
+    check_text(suffix_indicator, "suffix_indicator")
     specials = check_special_tokens(special_tokens)
     if "[UNK]" not in specials:
         raise ValueError(f"special_tokens must contain '[UNK]' (WordPiece's unknown token), found {specials!r}")
@@ -203,8 +209,8 @@ def _iter_items(corpus: Corpus, errors: str = "strict"):
     if _is_path(corpus):
         yield from _file_pieces(os.fspath(corpus), errors)
         return
-    if isinstance(corpus, (bytes, bytearray)):
-        raise TypeError("corpus must be a path, paths or str documents, found bytes")
+    if isinstance(corpus, (bytes, bytearray)) or not isinstance(corpus, Iterable):
+        raise TypeError(f"corpus must be a path, paths or str documents, found {type(corpus).__name__}")
     if isinstance(corpus, (list, tuple)) and corpus and all(isinstance(p, os.PathLike) for p in corpus):
         for p in corpus:  # files: read here, their pieces spread over the threads
             yield from _file_pieces(os.fspath(p), errors)
@@ -222,7 +228,7 @@ def _file_pieces(path: str, errors: str):
     carry = bytearray()
     offset = 0  # file offset of carry[0]
     read = 0  # bytes read since the last piece was handed out
-    with open(path, "rb") as f:
+    with open_corpus_file(path) as f:
         while True:
             raw = f.read(_CHUNK_BYTES)
             if not raw:
@@ -253,22 +259,41 @@ def _count_item(table: "_WordTable", item) -> None:
     except TypeError:
         pass
     else:
-        table.feed(np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype=np.uint32))
+        try:
+            data = text.encode("utf-32-le")
+        except UnicodeEncodeError:  # a lone surrogate: refused or replaced (segkit.runtime.surrogates)
+            data = "\n".join(_utf8_documents(docs, first, errors)).encode("utf-32-le")
+        table.feed(np.frombuffer(data, dtype=np.uint32))
         return
     run: list[str] = []
+    run_first = first
     for i, doc in enumerate(docs, first):
         if isinstance(doc, str):
+            if not run:
+                run_first = i
             run.append(doc)
             continue
         if run:
-            _count_item(table, ("docs", run, 0, errors))
+            _count_item(table, ("docs", run, run_first, errors))
             run = []
         if not isinstance(doc, os.PathLike):
             raise TypeError(f"corpus item {i} must be a str document or an os.PathLike path, found {type(doc).__name__}")
         for piece, _ in _file_pieces(os.fspath(doc), errors):
             _count_item(table, piece)
     if run:
-        _count_item(table, ("docs", run, 0, errors))
+        _count_item(table, ("docs", run, run_first, errors))
+
+
+def _utf8_documents(docs: list[str], first: int, errors: str):
+    """The documents, each checked for lone surrogates: a
+    :class:`~segkit.training.corpus.CorpusError` naming the first (document
+    index and character) with ``errors="strict"``; replaced by ``"?"`` with
+    ``"replace"``, as :func:`segkit.train_bpe` replaces them."""
+    for i, doc in enumerate(docs, first):
+        if errors == "strict":
+            yield check_text(doc, f"document {i}", CorpusError)
+        else:
+            yield doc.encode("utf-8", "replace").decode("utf-8")
 
 
 def _file_code_points(data: bytes, path: str, offset: int, errors: str) -> np.ndarray:
@@ -364,7 +389,15 @@ def count_corpus_words(corpus: Corpus, lowercase: bool, show_progress: bool = Fa
         raise ValueError(f"errors must be 'strict' or 'replace', found {errors!r}")
     tables = _char_table(bool(lowercase))
     nthreads = max(1, num_threads)
-    counters = [_WordTable(tables) for _ in range(nthreads)]
+    # A thread makes its table when it first gets work: memory follows the
+    # threads that counted, not num_threads.
+    counters: list = [None] * nthreads
+
+    def count(t: int, item) -> None:
+        if counters[t] is None:
+            counters[t] = _WordTable(tables)
+        _count_item(counters[t], item)
+
     bar = None
     if show_progress:
         from tqdm import tqdm
@@ -373,13 +406,14 @@ def count_corpus_words(corpus: Corpus, lowercase: bool, show_progress: bool = Fa
     try:
         run_parallel(
             _iter_progress(_iter_items(corpus, errors), bar),
-            lambda t, item: _count_item(counters[t], item),
+            count,
             nthreads,
         )
     finally:
         if bar is not None:
             bar.close()
-    if nthreads == 1:
+    counters = [c for c in counters if c is not None] or [_WordTable(tables)]
+    if len(counters) == 1:
         return counters[0].result()
     return _add_up(counters)
 
@@ -431,21 +465,15 @@ def _add_up(counters: list) -> tuple:
 
 
 def initial_vocabulary(cps, starts, counts, specials, limit_alphabet, suffix_indicator, later_order=None):
-    """``(tokens, first_id, cont_id, nonfirst)``: the initial token list and,
-    per code point, the id of the character as a word's first symbol and as
-    a later symbol (-1: not in the alphabet); ``nonfirst`` marks the word
-    characters after a word's first.  ``later_order`` (for tests): a
+    """``(tokens, first_id, cont_id)``: the initial token list and, per code
+    point, the id of the character as a word's first symbol and as a later
+    symbol (-1: not in the alphabet).  ``later_order`` (for tests): a
     ranking function of the continuation characters instead of their code
     points, to replay another numbering (e.g. HuggingFace's)."""
     tokens = list(specials)
     index = {t: i for i, t in enumerate(tokens)}
-    lengths = np.diff(starts)
-    if cps.size:
-        freq = np.bincount(cps, weights=np.repeat(counts, lengths).astype(np.float64))
-        chars = np.flatnonzero(freq)
-    else:
-        freq = np.zeros(0)
-        chars = np.zeros(0, dtype=np.int64)
+    freq, later_mask = K.char_stats(cps, starts, counts)
+    chars = np.flatnonzero(freq)
     if limit_alphabet is not None and chars.size > limit_alphabet:
         order = np.lexsort((chars, -freq[chars]))  # count desc, code point asc
         chars = np.sort(chars[order[:limit_alphabet]])
@@ -457,9 +485,7 @@ def initial_vocabulary(cps, starts, counts, specials, limit_alphabet, suffix_ind
             index[s] = len(tokens)
             tokens.append(s)
         first_id[c] = index[s]
-    nonfirst = np.ones(cps.size, dtype=bool)
-    nonfirst[starts[:-1][lengths > 0]] = False
-    later = np.flatnonzero(np.bincount(cps[nonfirst]))
+    later = np.flatnonzero(later_mask)
     later = later[first_id[later] >= 0].tolist()
     if later_order is not None:
         later.sort(key=later_order)
@@ -469,7 +495,7 @@ def initial_vocabulary(cps, starts, counts, specials, limit_alphabet, suffix_ind
             index[s] = len(tokens)
             tokens.append(s)
         cont_id[c] = index[s]
-    return tokens, first_id, cont_id, nonfirst
+    return tokens, first_id, cont_id
 
 
 def _with_progress(kernel, args, progress, start: int, total: int):
@@ -516,9 +542,8 @@ def train_from_word_counts(
     """The trained token list (id order) from unique words and counts
     (with ``with_merges``: and the merges, rows of first id, second id,
     result id and the pair's count when merged)."""
-    tokens, first_id, cont_id, nonfirst = initial_vocabulary(
-        cps, starts, counts, specials, limit_alphabet, suffix_indicator, later_order
-    )
+    tokens, first_id, cont_id = initial_vocabulary(cps, starts, counts, specials, limit_alphabet, suffix_indicator,
+                                                   later_order)
     if len(tokens) > vocab_size:
         raise ValueError(
             f"vocab_size {vocab_size} is too small: the special tokens and the corpus's alphabet already make "
@@ -527,17 +552,13 @@ def train_from_word_counts(
         )
     if cps.size == 0:
         return (tokens, np.zeros((0, 4), dtype=np.int64)) if with_merges else tokens
-    sym = np.where(nonfirst, cont_id[cps], first_id[cps])
-    keep = sym >= 0
-    word_of = np.repeat(np.arange(counts.size), np.diff(starts))
-    new_len = np.bincount(word_of[keep], minlength=counts.size)
-    multi = new_len >= 2  # words of one symbol have no pairs
-    keep &= multi[word_of]
-    ws = sym[keep].astype(np.int32)
-    wlen = new_len[multi].astype(np.int64)
-    wstart = np.zeros(wlen.size + 1, dtype=np.int64)
-    np.cumsum(wlen, out=wstart[1:])
-    wcount = counts[multi].astype(np.int64)
+    ws, wstart, wlen, wcount = K.word_symbols(cps, starts, counts, first_id, cont_id)
+    # Each merge joins two adjacent symbols of a word, so at most
+    # sum(length - 1) merges can add a token: the tables sized by the
+    # vocabulary follow what the corpus can give, not vocab_size.
+    vocab_size = min(int(vocab_size), len(tokens) + int((wlen - 1).sum()))
+    # (counts are int64: a larger min_frequency stops as early as this one)
+    min_frequency = min(max(1, int(min_frequency)), np.iinfo(np.int64).max)
     tcps, tstarts = _to_code_points(tokens)
     tslots = np.full(1024, -1, dtype=np.int64)
     while tslots.size < 4 * (vocab_size + 16):
@@ -546,12 +567,15 @@ def train_from_word_counts(
     prefix = np.frombuffer(suffix_indicator.encode("utf-32-le", "surrogatepass"), dtype=np.uint32).astype(np.int32)
     tcps = np.concatenate([tcps, np.zeros(max(1024, tcps.size), dtype=np.int32)])
     tstarts = np.concatenate([tstarts, np.zeros(vocab_size + 16, dtype=np.int64)])
-    args = (ws, wstart, wlen, wcount, tslots, tcps, tstarts, len(tokens), prefix, vocab_size, max(1, int(min_frequency)))
+    args = (ws, wstart, wlen, wcount, tslots, tcps, tstarts, len(tokens), prefix, vocab_size, min_frequency)
     progress = np.zeros(1, dtype=np.int64)
+    stop = interrupts.stop_flag()
     if show_progress:
-        _, tstore, tstarts, ntok, merges = _with_progress(K.merge_loop, args + (progress,), progress, len(tokens), vocab_size)
+        _, tstore, tstarts, ntok, merges = _with_progress(K.merge_loop, args + (progress, stop), progress, len(tokens),
+                                                          vocab_size)
     else:
-        _, tstore, tstarts, ntok, merges = K.merge_loop(*args, progress)
+        _, tstore, tstarts, ntok, merges = K.merge_loop(*args, progress, stop)
+    interrupts.checkpoint()  # the loop ended early if the call was cancelled
     new = tstore[tstarts[len(tokens)] : tstarts[ntok]]
     text = new.astype(np.uint32).tobytes().decode("utf-32-le", "surrogatepass")
     bounds = (tstarts[len(tokens) : ntok + 1] - tstarts[len(tokens)]).tolist()

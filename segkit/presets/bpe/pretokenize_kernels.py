@@ -597,3 +597,22 @@ def gpt2_safe_cut(buf, lo, hi, table):
             return i
         i = j
     return -1
+
+
+@njit(cache=True, nogil=True)
+def gpt2_first_cut(buf, lo, hi, table):
+    """Smallest character boundary ``i`` with ``lo <= i <= hi`` and ``0 < i
+    < len(buf)`` where a stream may be cut (the rule of
+    :func:`gpt2_safe_cut`), or -1: one forward pass, for finding the next cut
+    far ahead (a Dask range boundary in text without one for megabytes)."""
+    i = max(lo, 1)
+    end = min(hi, len(buf) - 1)
+    while i <= end:
+        if (buf[i] & 0xC0) != 0x80:  # a character starts here
+            c, _ = decode(buf, i)
+            pc, _ = decode(buf, _prev_start(buf, i))
+            kp = char_class(table, pc) & GROUP_MASK
+            if kp != G_SPACE and pc != 39 and char_class(table, c) & GROUP_MASK != kp:
+                return i
+        i += 1
+    return -1

@@ -8,7 +8,10 @@ token.  Here the ``str`` is read where it lies and encoded into scratch
 (:func:`segkit.engine.utf8.encode_str_range`), matched by the engine's loop
 (byte alphabet), and the list is made with CPython's C API from ints made
 once and shared (:mod:`segkit.runtime.boxing`): a reference per token, no
-allocation but the list.
+allocation but the list, which is the call's result itself
+(:func:`~segkit.runtime.boxing.as_new_ref`).  The model's arguments are
+bound once to the compiled entry point, so a call costs the unboxing of the
+text and little else.
 
 The invariant: ids are below the shared table's size or get a new int;
 the list is complete before it is returned.  Cost: linear in the text;
@@ -28,32 +31,35 @@ from numba import njit
 
 from ...engine.kernels import _run_ids
 from ...engine.utf8 import READS_STR, encode_str_range
-from ...runtime.boxing import _clear_error, _decref, _incref, _new_int, _new_list, _set_list_item
+from ...runtime.boxing import _decref, _incref, _new_int, _new_list, _set_list_item, as_new_ref
 
-#: What :func:`str_into` returns: done, a lone surrogate (its position is
-#: then in ``scratch[0]``), out of memory.
-DONE = 0
-SURROGATE = -1
-NO_MEMORY = -2
+#: Bit of :func:`str_ids`'s ``mode`` asking for backward matching (the
+#: other bits are the engine's ``clsmask``, e.g. its lookahead flag).
+BACKWARD = 1 << 8
 
 if READS_STR:
 
     @njit(cache=True)
-    def str_into(holder, text, auto, scratch, backward, clsmask, ints):
-        """Put a new list of the ids of ``text`` (a ``str``) as item 0 of the
-        list at address ``holder`` (a one-item list of the caller's); returns
-        :data:`DONE`, :data:`SURROGATE` or :data:`NO_MEMORY`.
+    def str_ids(auto, ints, mode, text):
+        """The list of the ids of ``text`` (a ``str``), or the int ``1 + i``
+        when character ``i`` is a lone surrogate (no UTF-8); MemoryError
+        when memory runs out.
 
-        ``scratch``: 1-d int32, at least ``5 * len(text)`` items (ids, then
-        the UTF-8 read as bytes).  ``ints``: addresses of shared int
-        objects ``0..ints.size - 1`` (kept alive by the caller)."""
+        The arguments the caller binds once come first (``auto``; ``ints``:
+        addresses of shared int objects ``0..ints.size - 1``, kept alive by
+        the caller; ``mode``: the engine's ``clsmask`` plus
+        :data:`BACKWARD`), so that a ``functools.partial`` of the compiled
+        entry point is the whole per-call path.  The scratch (ids, then the
+        UTF-8 read as bytes) is allocated here: that costs less than
+        passing a per-thread buffer in."""
         n = len(text)
+        scratch = np.empty(5 * n, np.int32)
         ids = scratch[: 4 * n]
-        buf = scratch[4 * n : 5 * n].view(np.uint8)
+        buf = scratch[4 * n :].view(np.uint8)
         m = encode_str_range(text, 0, n, buf)
         if m < 0:
-            scratch[0] = -1 - m
-            return SURROGATE
+            return as_new_ref(_new_int(-m))  # 1 + the position of the surrogate
+        backward = (mode & BACKWARD) != 0
         if backward:
             lo = 0
             hi = m - 1
@@ -63,11 +69,10 @@ if READS_STR:
                 buf[hi] = x
                 lo += 1
                 hi -= 1
-        i, k, word, done = _run_ids(buf, np.int64(0), np.int64(m), auto, clsmask, ids, np.int64(0))
+        i, k, word, done = _run_ids(buf, np.int64(0), np.int64(m), auto, mode & (BACKWARD - 1), ids, np.int64(0))
         out = _new_list(k)
         if out == 0:
-            _clear_error()
-            return NO_MEMORY
+            return as_new_ref(out)  # (MemoryError set)
         for q in range(k):
             v = np.int64(ids[k - 1 - q] if backward else ids[q])
             if 0 <= v < ints.size:
@@ -77,8 +82,6 @@ if READS_STR:
                 p = _new_int(v)
                 if p == 0:
                     _decref(out)  # (items not set yet are NULL, which a list allows)
-                    _clear_error()
-                    return NO_MEMORY
+                    return as_new_ref(p)  # (MemoryError set)
             _set_list_item(out, q, p)
-        _set_list_item(holder, 0, out)  # (steals the reference; the None there is released)
-        return DONE
+        return as_new_ref(out)

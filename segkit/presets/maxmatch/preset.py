@@ -11,8 +11,8 @@ left with ``direction="backward"``).
 
 from __future__ import annotations
 
+import functools
 import os
-import threading
 from typing import Any, Sequence
 
 import numpy as np
@@ -23,10 +23,11 @@ from ...engine.dispatch import resolve_entry
 from ...engine.kernels import LOOKAHEAD
 from ...models.parts import automaton_arrays, automaton_from_arrays
 from ...runtime.boxing import _shared_ints, int_lists_of
+from ...runtime import interrupts
 from ...runtime.gcpause import paused_gc
 from ...runtime.threads import concat_segments, map_text_runs, resolve_threads
 from ..base import Preset
-from .one_text import SURROGATE, str_into
+from .one_text import BACKWARD, str_ids
 from .streaming import StreamDecoder
 from .tokens import TokenTable
 
@@ -116,6 +117,7 @@ class MaxMatch(Preset):
     (['東京', '都'], ([0, 3], [(0, 2), (2, 3)]))
     """
 
+    @interrupts.interruptible(source="tokens")
     def __init__(
         self,
         tokens: Sequence[bytes | str],
@@ -130,6 +132,7 @@ class MaxMatch(Preset):
         self._assemble(table, unit, direction, unknown)
 
     @classmethod
+    @interrupts.interruptible(source="path")
     def from_tokenizer_json(cls, path: str | os.PathLike, *, direction: str = "forward",
                             unknown: str | int | None = None) -> "MaxMatch":
         """Greedy longest match over the model vocabulary of a HuggingFace
@@ -168,11 +171,11 @@ class MaxMatch(Preset):
         self._backward = direction == "backward"
         # Whether the engine can emit the no-token marker (checked after matching).
         self._check_unknown = unknown == "error" and not (unit == "byte" and table.single_bytes() == 256)
-        self._local = threading.local()
-        self._one = str_into if unit == "byte" and utf8.READS_STR else None
         self._ints = _shared_ints(table.size)
         self._mask = np.int64(LOOKAHEAD if automaton.lookahead else 0)
-        self._one_resolved = False
+        # One str to a list in one compiled call (byte unit): the entry
+        # point with the model's arguments bound, resolved on first use.
+        self._one = None
 
     # ------------------------------------------------------------- encode
     def encode(self, text: str | bytes) -> list[int]:
@@ -181,28 +184,29 @@ class MaxMatch(Preset):
         UTF-8: ``UnicodeEncodeError`` naming its position."""
         one = self._one
         if one is not None and type(text) is str and len(text) <= _ONE_TEXT:
-            try:
-                scratch = self._local.flat
-            except AttributeError:
-                scratch = self._local.flat = np.empty(5 * _ONE_TEXT, dtype=np.int32)
-            holder = [None]
-            if self._one_resolved:
-                status = one(id(holder), text, self._packed, scratch, self._backward, self._mask, self._ints)
-            else:
-                status, self._one = resolve_entry(one, id(holder), text, self._packed, scratch, self._backward,
-                                                  self._mask, self._ints)
-                self._one_resolved = True
-            if status:
-                if status == SURROGATE:
-                    utf8.raise_surrogate(text, int(scratch[0]))
-                raise MemoryError(f"out of memory making the ids of a text of {len(text):,} characters")
-            ids = holder[0]
+            ids = one(text)
+            if type(ids) is not list:
+                utf8.raise_surrogate(text, ids - 1)
+            if self._check_unknown and _NO_TOKEN in ids:
+                self._raise_unknown(text)
+            return ids
+        return self._encode_other(text)
+
+    def _encode_other(self, text: str | bytes) -> list[int]:
+        """:meth:`encode` of what the one-text call does not take: bytes,
+        long texts, ``unit="char"``; the first short ``str`` resolves and
+        binds that call (see :func:`~.one_text.str_ids`)."""
+        text = self._check_text(text)
+        if self.unit == "char":
+            ids = self._automaton.segment_id_list(text, pretokenize=False)
+        elif type(text) is str and len(text) <= _ONE_TEXT and utf8.READS_STR:
+            mode = np.int64(self._mask | (BACKWARD if self._backward else 0))
+            ids, entry = resolve_entry(str_ids, self._packed, self._ints, mode, text)
+            self._one = functools.partial(entry, self._packed, self._ints, mode)
+            if type(ids) is not list:
+                utf8.raise_surrogate(text, ids - 1)
         else:
-            text = self._check_text(text)
-            if self.unit == "byte":
-                ids = self._ids_of_long(text)
-            else:
-                ids = self._automaton.segment_id_list(text, pretokenize=False)
+            ids = self._ids_of_long(text)
         if self._check_unknown and _NO_TOKEN in ids:
             self._raise_unknown(text)
         return ids
@@ -259,6 +263,7 @@ class MaxMatch(Preset):
             self._raise_unknown(text)
         return ids, list(zip(rows[1].tolist(), rows[2].tolist()))
 
+    @interrupts.interruptible("texts")
     def encode_batch(self, texts: Sequence[str] | Sequence[bytes], *, num_threads: int | None = None,
                      flat: bool = False):
         """The ids of many texts: a list of id lists, or with ``flat=True``
@@ -284,6 +289,7 @@ class MaxMatch(Preset):
         with paused_gc():  # many lists at once: no collection walking the process meanwhile
             return int_lists_of(ids, rows)  # made in compiled code, ids as shared ints
 
+    @interrupts.interruptible("texts")
     def encode_batch_with_offsets(self, texts: Sequence[str] | Sequence[bytes], *, num_threads: int | None = None):
         """``(ids, starts, ends, row_splits)`` NumPy arrays for many texts;
         offsets as :meth:`encode_with_offsets` gives them (characters of a
@@ -420,6 +426,7 @@ class MaxMatch(Preset):
                 f"direction={self.direction!r}, unknown={self.unknown!r})")
 
     # ------------------------------------------------------ Arrow
+    @interrupts.interruptible("texts")
     def encode_arrow(self, texts: Any, *, num_threads: int | None = None, null: str = "error",
                      offsets: bool = False):
         """:meth:`encode_batch` of an Arrow column of strings or binaries,

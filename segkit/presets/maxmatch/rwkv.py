@@ -12,9 +12,14 @@ xz; see ``vocabularies/README.md``) or any file in its format (read by
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 from pathlib import Path
 
+import numpy as np
+
+from ...engine.automaton import trusted_automaton
+from ...runtime import interrupts
 from .preset import MaxMatch
 from .rwkv_file import parse_rwkv_vocab, read_rwkv_vocab
 from .tokens import TokenTable
@@ -25,6 +30,16 @@ __all__ = ["RWKVWorld", "BUNDLED_FILE", "BUNDLED_SHA256"]
 BUNDLED_FILE = "rwkv_vocab_v20230424.txt.xz"
 #: sha256 of the vocabulary file as published (after decompression).
 BUNDLED_SHA256 = "e6dee3d4e31b4d5c40ac99508ac6c701ceef4bed681bf2167ce9a908552bca89"
+#: :func:`model_digest` of the model this segkit builds from the bundled
+#: vocabulary.  A model file holding exactly that model (segkit's model
+#: cache, or a saved copy) is the verified build itself, so it loads
+#: without checking its automaton against its tokens again (a few
+#: milliseconds instead of ten).  ``tests/test_rwkv_world.py`` checks that
+#: a fresh build still has this digest; a change to how automata are built
+#: must update it (until then such files just load the slow way).
+BUNDLED_MODEL_SHA256 = "ff45f3197d7231e9c1257209d088597b7acdbc7e988b3c5ffdcfc440ee1c810c"
+#: How many ids the bundled vocabulary has (files of other sizes are not hashed).
+_BUNDLED_IDS = 65530
 
 
 class RWKVWorld(MaxMatch):
@@ -61,6 +76,7 @@ class RWKVWorld(MaxMatch):
     ['a', '', '', '😀']
     """
 
+    @interrupts.interruptible()
     def __init__(self, path: str | os.PathLike | None = None) -> None:
         from ...models.cache import cacheable_file
 
@@ -91,14 +107,54 @@ class RWKVWorld(MaxMatch):
 
     @classmethod
     def _from_model(cls, config: dict, arrays: dict, blobs: dict, source: str):
+        if _is_bundled_model(config, arrays):
+            return cls._from_verified(config, arrays, source)
         obj = super()._from_model(config, arrays, blobs, source)
         if (obj.unit, obj.direction, obj.unknown) != ("byte", "forward", "error"):
             raise ValueError(f"{source}: an RWKVWorld model matches bytes forward with unknown='error', found "
                              f"unit={obj.unit!r}, direction={obj.direction!r}, unknown={obj.unknown!r}")
         return obj
 
+    @classmethod
+    def _from_verified(cls, config: dict, arrays: dict, source: str) -> "RWKVWorld":
+        """The model of arrays known to be the verified build of the bundled
+        vocabulary (their digest says so): assembled as they are, with only
+        the automaton's cheap layout check."""
+        obj = cls.__new__(cls)
+        table = TokenTable("byte", arrays["tokens.data"], arrays["tokens.ends"], arrays["tokens.keys"])
+        automaton = trusted_automaton(config["automaton"], arrays["automaton.packed"], source=source)
+        obj._assemble(table, "byte", "forward", "error", automaton)
+        return obj
+
     def __repr__(self) -> str:
         return f"RWKVWorld({len(self._table.key_ids):,} tokens)"
+
+
+def model_digest(config: dict, arrays: dict) -> str:
+    """sha256 of a model's configuration (as JSON) and arrays (names,
+    little-endian dtypes, shapes and bytes): equal digests, equal models."""
+    h = hashlib.sha256(json.dumps(config, sort_keys=True).encode("utf-8"))
+    for name in sorted(arrays):
+        a = np.ascontiguousarray(arrays[name])
+        dt = a.dtype.newbyteorder("<") if a.dtype.byteorder == ">" else a.dtype
+        h.update(json.dumps([name, dt.str, list(a.shape)]).encode("utf-8"))
+        h.update(memoryview(a.astype(dt, copy=False)).cast("B"))
+    return h.hexdigest()
+
+
+def _is_bundled_model(config: dict, arrays: dict) -> bool:
+    """Whether a model file's parts are exactly the bundled model (see
+    :data:`BUNDLED_MODEL_SHA256`); files of another vocabulary size are
+    not hashed."""
+    ends = arrays.get("tokens.ends")
+    if not isinstance(ends, np.ndarray) or ends.shape != (_BUNDLED_IDS,):
+        return False
+    if set(arrays) != {"automaton.packed", "tokens.data", "tokens.ends", "tokens.keys"}:
+        return False
+    try:
+        return model_digest(config, arrays) == BUNDLED_MODEL_SHA256
+    except (TypeError, ValueError):  # a config that is not JSON: not the bundled model
+        return False
 
 
 def _bundled_raw() -> bytes:

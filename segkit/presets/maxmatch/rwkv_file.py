@@ -29,6 +29,7 @@ import warnings
 from pathlib import Path
 
 from ...models.vocabulary import VocabularyError, check_ids
+from ...runtime.regular_files import read_regular
 from .literal import LiteralError, parse_literal
 
 __all__ = ["read_rwkv_vocab", "parse_rwkv_vocab", "DuplicateTokenWarning"]
@@ -49,12 +50,9 @@ def read_rwkv_vocab(path: str | os.PathLike) -> tuple[list[bytes], list[int]]:
     hold the same bytes.
     """
     path = Path(path)
-    try:
-        raw = path.read_bytes()
-    except FileNotFoundError:
-        raise FileNotFoundError(f"RWKV vocabulary file not found: {path}") from None
-    except IsADirectoryError:
-        raise VocabularyError(f"{path}: is a directory, expected an RWKV vocabulary file") from None
+    # a regular file only: a FIFO would block, a device would be read until
+    # memory runs out (segkit.runtime.regular_files)
+    raw = read_regular(path, "RWKV vocabulary", VocabularyError)
     return parse_rwkv_vocab(raw, str(path))
 
 

@@ -27,6 +27,8 @@ import os
 import re
 from pathlib import Path
 
+from ...runtime.regular_files import read_regular
+
 __all__ = ["byte_level_alphabet", "read_model_vocabulary"]
 
 _FALLBACK = re.compile(r"<0x([0-9A-Fa-f]{2})>\Z")
@@ -62,10 +64,9 @@ def read_model_vocabulary(path: str | os.PathLike) -> tuple[list[bytes], list[in
     """``(tokens, ids, unk_id)`` of the model of a tokenizer.json (see the
     module doc); ValueError naming the file and what is wrong."""
     path = Path(path)
+    raw = read_regular(path, "tokenizer.json", ValueError)  # a regular file only (segkit.runtime.regular_files)
     try:
-        data = json.loads(path.read_bytes())
-    except FileNotFoundError:
-        raise FileNotFoundError(f"tokenizer.json not found: {path}") from None
+        data = json.loads(raw)
     except (UnicodeDecodeError, ValueError, RecursionError) as e:
         raise ValueError(f"{path}: not a JSON file ({type(e).__name__}: {str(e)[:200]})") from None
     model = data.get("model") if isinstance(data, dict) else None

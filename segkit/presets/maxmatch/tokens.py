@@ -49,11 +49,17 @@ class TokenTable:
         """
         if isinstance(tokens, (str, bytes)):
             raise TypeError(f"{source}: expected a sequence of tokens, found a single {type(tokens).__name__}")
-        tokens = list(tokens)
+        try:
+            tokens = list(tokens)
+        except TypeError:
+            raise TypeError(f"{source}: expected a sequence of tokens, found {type(tokens).__name__}") from None
         if ids is None:
             ids = list(range(len(tokens)))
         else:
-            ids = list(ids)
+            try:
+                ids = list(ids)
+            except TypeError:
+                raise TypeError(f"{source}: ids must be a sequence of ints, found {type(ids).__name__}") from None
             if len(ids) != len(tokens):
                 raise VocabularyError(f"{source}: {len(tokens)} tokens but {len(ids)} ids")
             for k, i in enumerate(ids):

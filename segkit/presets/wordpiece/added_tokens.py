@@ -38,6 +38,9 @@ import numpy as np
 import regex
 from numba import njit
 
+from ...runtime import interrupts
+from ...runtime.surrogates import check_text
+
 #: Rust ``regex``'s Unicode ``\w`` (what HF's boundary tests use; ``\s`` is :func:`_spaces`).
 _WORD = regex.compile(r"[\p{Alphabetic}\p{M}\p{Nd}\p{Pc}\p{Join_Control}]")
 #: HuggingFace BertNormalizer's CJK ranges (``handle_chinese_chars``).
@@ -269,11 +272,11 @@ class AddedVocabulary:
         """Add tokens (str or :class:`AddedToken`) as HF ``add_tokens`` does;
         the number of tokens that were new or changed."""
         items = []
-        for t in tokens:
+        for i, t in enumerate(tokens):
             if isinstance(t, str):
                 t = AddedToken(t, special=bool(special))
             elif not isinstance(t, AddedToken):
-                raise TypeError(f"expected str or AddedToken, found {type(t).__name__} {t!r:.60}")
+                raise TypeError(f"added token {i}: expected str or AddedToken, found {type(t).__name__} {t!r:.60}")
             items.append(_resolved(t, special))
         if self.tokens:
             top = max(self.tokens)
@@ -490,6 +493,7 @@ def segment_with_added(added: AddedVocabulary, texts: list[str], segment_plain: 
     return stitch(tok, rows, item_text[order], item_id, item_start, item_end, n)
 
 
+@interrupts.interruptible("tok")
 def stitch(tok, rows, item_text, item_id, item_start, item_end, n_texts: int):
     """Merge the tokens of the plain pieces (``tok``/``rows``, in order)
     with the added tokens into one ``(4, n)`` array per the items' order
@@ -567,10 +571,17 @@ def added_vocabulary_for(wp) -> AddedVocabulary:
 
 def add_tokens(wp, tokens, special: bool | None) -> int:
     """``wp.add_tokens`` / ``wp.add_special_tokens``: the number added."""
-    if isinstance(tokens, (str, AddedToken)):
+    if isinstance(tokens, (str, bytes, bytearray, AddedToken)):
         raise TypeError("add_tokens expects a list of str or AddedToken, found a single "
                         f"{type(tokens).__name__}; wrap it in a list")
-    tokens = list(tokens)
+    try:
+        tokens = list(tokens)
+    except TypeError:
+        raise TypeError(f"add_tokens expects a list of str or AddedToken, found {type(tokens).__name__}") from None
+    for i, t in enumerate(tokens):  # (a lone surrogate: segkit.runtime.surrogates)
+        content = t.content if isinstance(t, AddedToken) else t
+        if isinstance(content, str):
+            check_text(content, f"added token {i} ({content!r:.40})")
     if special:
         # HF marks the caller's AddedToken objects special (whether or not
         # they are then added); a normalized flag not given then reads False.

@@ -31,6 +31,7 @@ import numpy as np
 
 from ...runtime.boxing import int_lists_of
 from ...results.encoding import _FULL, Encoding, _rows, _with_overflow
+from ...runtime import interrupts
 
 #: transformers' "no limit" model_max_length (``int(1e30)``) and the
 #: threshold above which a length counts as no limit.
@@ -213,6 +214,7 @@ def _tensor_module(return_tensors):
     raise ValueError(f"return_tensors must be None, 'np' or 'pt', found {return_tensors!r:.60}")
 
 
+@interrupts.interruptible("text", "text_pair")
 def call(
     wp,
     st,

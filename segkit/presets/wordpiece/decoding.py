@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
+
+import numpy as np
 
 from ...models.vocabulary import Vocabulary
 
@@ -38,7 +40,11 @@ class Decoder:
         special = self.special_ids
         vocab = self.vocab
         parts: list[str] = []
+        if isinstance(ids, (str, bytes, bytearray)) or not isinstance(ids, Iterable):
+            raise TypeError(f"decode: ids must be a sequence of ints, found {type(ids).__name__}")
         for i in ids:
+            if isinstance(i, bool) or not isinstance(i, (int, np.integer)):
+                raise TypeError(f"decode: ids must be ints, found {type(i).__name__} {i!r:.40}")
             i = int(i)
             if skip_special_tokens and i in special:
                 continue
@@ -58,7 +64,7 @@ class Decoder:
         self, sequences: Sequence[Sequence[int]], skip_special_tokens: bool = True, cleanup: bool = True
     ) -> list[str]:
         """See :meth:`segkit.WordPiece.decode_batch`."""
-        if isinstance(sequences, (str, bytes)):
+        if isinstance(sequences, (str, bytes)) or not isinstance(sequences, Iterable):
             raise TypeError(f"decode_batch expects a sequence of id sequences, found {type(sequences).__name__}")
         decode = self.decode
         return [decode(ids, skip_special_tokens, cleanup) for ids in sequences]

@@ -22,7 +22,10 @@ from ...engine.byte_offsets import to_byte_offsets
 from ...engine.dispatch import resolve_entry
 from ...engine.kernels import token_rows
 from ...engine.rewrite import READS_STR, SCRATCH_ROWS, segment_batch_rewritten, segment_rewritten_into
-from ...runtime.threads import concat_segments, map_text_runs
+from ...runtime.threads import check_threads, concat_segments, map_text_runs
+from ...runtime import interrupts
+from ...runtime.interrupts import checkpoint
+from ...runtime.surrogates import check_text
 from .postprocess import N_ROWS, SINGLE_CUT, SINGLE_FAILED, encode_single
 
 #: Texts measured, joined and matched at a time by a one-thread batch.
@@ -69,6 +72,7 @@ class Matcher:
         (``rows[t]:rows[t + 1]`` are text ``t``'s)."""
         return concat_segments(*self.segment_parts(texts, num_threads))
 
+    @interrupts.interruptible("texts")
     def segment_parts(self, texts: Sequence[str], num_threads: int | None = None, template=None):
         """:meth:`segment` as ``(parts, threads used)``: one ``(tokens,
         row splits)`` part per run of texts a thread matched (one part when
@@ -77,6 +81,7 @@ class Matcher:
         word index -1), as BERT's template puts ``[CLS]`` and ``[SEP]``
         around a single text."""
         ends = (_NONE, _NONE) if template is None else (np.int64(template[0]), np.int64(template[1]))
+        num_threads = check_threads(num_threads)
         if num_threads is not None and num_threads != 1:
             # Each thread matches its runs as one thread matches a batch (a
             # block of texts at a time, its code points still in cache).
@@ -98,6 +103,7 @@ class Matcher:
         out = None
         k = 0
         for a in range(0, n, _BLOCK_TEXTS):
+            checkpoint()  # a cancelled call stops between blocks (segkit.interrupts)
             cps, bounds = join_code_points(texts[a : a + _BLOCK_TEXTS])
             if out is None:  # room for the whole batch if the texts are alike (grown if not)
                 out = token_rows(cps.size * (n // _BLOCK_TEXTS + 1) * 5 // 4)
@@ -163,14 +169,17 @@ class Matcher:
         long for the scratch, which go through the batch pass, and texts
         that truncation cuts into overflowing pieces."""
         if len(text) > _MAX_SCRATCH:
-            tok, rows = self.segment([text])
+            tok, rows = self.segment([check_text(text, "text")])
             if post.is_plain(opts):
                 return tok, None
             out, _, ovf = post.apply(tok, rows, 1, False, opts)
             return out, post.first_overflow(ovf)
         if type(text) is not str:  # a str subclass: the kernel's argument type is fixed
             text = str.__str__(text)
-        # The kernel reads the str itself (READS_STR): no conversion here.
+        # The kernel reads the str itself (READS_STR): no conversion here,
+        # so no lone surrogate check by the conversion either.
+        if READS_STR and not text.isascii():
+            check_text(text, "text")
         cps = text if READS_STR else to_code_points(text)
         buf = getattr(self._local, "buf", None)
         if buf is None:  # (too small: the kernel says so, and how much it needs)

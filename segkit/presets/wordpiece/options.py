@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ...runtime import interrupts
 from .postprocess import (
     MAX_PAD_LENGTH,
     E_STRIDE,
@@ -30,9 +31,14 @@ from .template import bert_template, template_slots
 SIDES = ("right", "left")
 
 
+#: Lengths a call pads to (and strides, multiples) are below this: rows of
+#: more tokens could not be allocated anyway.
+MAX_LENGTH = (1 << 31) - 1
+
+
 def _length(name: str, value, minimum: int = 0):
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or not minimum <= value < 1 << 31:
-        raise ValueError(f"{name} must be an int >= {minimum}, found {value!r:.60}")
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or not minimum <= value <= MAX_LENGTH:
+        raise ValueError(f"{name} must be an int from {minimum} to 2**31 - 1, found {value!r:.60}")
     return int(value)
 
 
@@ -157,7 +163,7 @@ class PostProcessor:
         mode = 0
         budget = 0
         if truncation is not False:
-            if truncation not in TRUNCATION:
+            if not isinstance(truncation, str) or truncation not in TRUNCATION:
                 raise ValueError(f"truncation must be True, False or one of {sorted(TRUNCATION)}, found {truncation!r}")
             if max_length is None:
                 raise ValueError("truncation needs max_length")
@@ -167,7 +173,9 @@ class PostProcessor:
                     f"adds to {'a pair' if pair else 'a text'}"
                 )
             mode = TRUNCATION[truncation]
-            budget = int(max_length) - nspec
+            # (a max_length past any text's length truncates nothing: it is
+            # kept within the int64 option vector)
+            budget = min(int(max_length), 1 << 62) - nspec
             # As HF's enable_truncation: the stride must fit in max_length
             # minus the special tokens of a single text (the pieces a cut
             # makes are checked by the kernel).
@@ -211,6 +219,7 @@ class PostProcessor:
     def padding_side(opts: np.ndarray) -> str:
         return "left" if opts[O_PAD_LEFT] else "right"
 
+    @interrupts.interruptible("tok")
     def apply(self, tok: np.ndarray, rows: np.ndarray, n: int, paired: bool, opts: np.ndarray):
         """``(out, out_rows, overflow)``: the (8, m) encodings of ``n`` texts
         or pairs from their matched tokens (``paired``: rows ``0:n`` are the

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import os
 import threading
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any, Union
 
 import numpy as np
@@ -31,6 +31,8 @@ from ...engine import Automaton
 from ...runtime.threads import concat_segments
 from ...models.vocabulary import Vocabulary, VocabSource
 from ..base import Preset
+from ...runtime import interrupts
+from ...runtime.surrogates import check_text
 from .call import VERY_LARGE_INTEGER, ModelInputs, call, call_single
 from .inputs import as_words, encode_mixed, segment_words, split_batch
 from . import added_tokens as _added
@@ -138,6 +140,7 @@ class WordPiece(TokenizerState, Preset):
     [(0, 2), (2, 5), (5, 9), (10, 13)]
     """
 
+    @interrupts.interruptible(source="vocab")
     def __init__(
         self,
         vocab: VocabSource | Vocabulary,
@@ -169,7 +172,7 @@ class WordPiece(TokenizerState, Preset):
             "strip_accents": strip_accents,
             "clean_text": bool(clean_text),
             "handle_chinese_chars": bool(handle_chinese_chars),
-            "special_tokens": None if special_tokens is None else list(special_tokens),
+            "special_tokens": _special_list(special_tokens),
             "template": normalize_template(template),
             "cls_token": cls_token,
             "sep_token": sep_token,
@@ -319,6 +322,7 @@ class WordPiece(TokenizerState, Preset):
 
     # ---------------------------------------------------- saving and loading
     @classmethod
+    @interrupts.interruptible()
     def from_pretrained(cls, name: str) -> "WordPiece":
         """A bundled BERT tokenizer by name, with its casing (no network access).
 
@@ -338,6 +342,7 @@ class WordPiece(TokenizerState, Preset):
         return cls.bert(path, lowercase=BUNDLED_LOWERCASE[name])
 
     @classmethod
+    @interrupts.interruptible(source="path")
     def from_tokenizer_json(cls, path: str | os.PathLike) -> "WordPiece":
         """Load a HuggingFace ``tokenizer.json`` whose model is WordPiece.
 
@@ -541,7 +546,7 @@ class WordPiece(TokenizerState, Preset):
             data, ovf = st.matcher.encode_one(text, opts, post)
             return Encoding(data, st.names, 1, ovf)
         if pair is not None:
-            _check_text(pair)
+            check_text(_check_text(pair, "pair"), "pair")
         if pair is None:
             if post.is_plain(opts):
                 return Encoding(st.matcher.segment_one(text), st.names)
@@ -552,6 +557,7 @@ class WordPiece(TokenizerState, Preset):
         out, _, ovf = post.apply(tok, rows, 1, pair is not None, opts)
         return Encoding(out, st.names, 1 if pair is None else 2, post.first_overflow(ovf))
 
+    @interrupts.interruptible("texts")
     def encode_batch(
         self,
         texts: Sequence[TextOrPair],
@@ -592,9 +598,13 @@ class WordPiece(TokenizerState, Preset):
                       padding=None, pad_to_multiple_of=None, stride=None, truncation_side=None, padding_side=None,
                       num_threads=None, is_pretokenized=False) -> BatchEncoding:
         """:meth:`encode_batch` with the state ``st`` (the one a call has read)."""
-        if isinstance(texts, str):
-            raise TypeError("encode_batch expects a sequence of texts, found a single str; use encode()")
-        texts = list(texts)
+        if isinstance(texts, (str, bytes, bytearray)):
+            raise TypeError(f"encode_batch expects a sequence of texts, found a single {type(texts).__name__}; "
+                            "use encode()")
+        try:
+            texts = list(texts)
+        except TypeError:
+            raise TypeError(f"encode_batch expects a sequence of texts, found {type(texts).__name__}") from None
         mixed_options = dict(add_special_tokens=add_special_tokens, max_length=max_length, truncation=truncation,
                              padding=padding, pad_to_multiple_of=pad_to_multiple_of, stride=stride,
                              truncation_side=truncation_side, padding_side=padding_side, num_threads=num_threads)
@@ -706,6 +716,7 @@ class WordPiece(TokenizerState, Preset):
             return call_single(self, st, text)
         return call(self, st, text, text_pair, **options)
 
+    @interrupts.interruptible("texts", "pairs")
     def encode_arrow(self, texts: Any, pairs: Any = None, *, null: str = "error", offsets: bool = True, **options: Any):
         """:meth:`encode_batch` of an Arrow string column, as a ``pyarrow.Table``
         (see :meth:`BatchEncoding.to_arrow`); needs pyarrow (``segkit[arrow]``).
@@ -791,9 +802,20 @@ class WordPiece(TokenizerState, Preset):
 
 
 # ---------------------------------------------------------------- helpers
-def _check_text(text: object) -> str:
+def _special_list(special_tokens: object) -> list | None:
+    """``special_tokens`` as a list (None stays None); a TypeError naming it
+    for a single string or anything that is not a sequence."""
+    if special_tokens is None:
+        return None
+    if isinstance(special_tokens, (str, bytes)) or not isinstance(special_tokens, Iterable):
+        raise TypeError(f"special_tokens must be a list of str, found {type(special_tokens).__name__} "
+                        f"{special_tokens!r:.60}")
+    return list(special_tokens)
+
+
+def _check_text(text: object, what: str = "text") -> str:
     if not isinstance(text, str):
-        raise TypeError(f"expected text as str, found {type(text).__name__}: {text!r:.80}")
+        raise TypeError(f"expected {what} as str, found {type(text).__name__}: {text!r:.80}")
     return text
 
 

@@ -15,6 +15,7 @@ import numpy as np
 from ...engine import EngineConfig
 from ...engine.rewrite import build_rewrite_table, pack_rewrite
 from ...models.vocabulary import Vocabulary
+from ...runtime.surrogates import check_text
 from .normalization import bert_rewrite_table
 from .postprocess import MAX_PAD_LENGTH, TRUNCATION
 from .template import normalize_template, template_slots
@@ -109,14 +110,18 @@ def check_post_settings(s: dict) -> None:
 
 def check_settings(s: dict, vocab: Vocabulary) -> None:
     """The settings' values, and the tokens they name against ``vocab``."""
+    for key in ("suffix_indicator", "unk_token", "cls_token", "sep_token", "pad_token", "cjk", "flavour"):
+        if not isinstance(s[key], str):
+            raise TypeError(f"{key} must be a str, found {type(s[key]).__name__} {s[key]!r:.60}")
+    check_text(s["suffix_indicator"], "suffix_indicator")
     if vocab.id(s["unk_token"]) is None:
         raise ValueError(
             f"unk_token {s['unk_token']!r} is not in the vocabulary ({len(vocab)} tokens); "
             "pass the vocabulary's unknown token as unk_token="
         )
     m = s["max_input_chars_per_word"]
-    if isinstance(m, bool) or not isinstance(m, int) or m < 1:
-        raise ValueError(f"max_input_chars_per_word must be a positive int, found {m!r}")
+    if isinstance(m, bool) or not isinstance(m, int) or not 1 <= m < 1 << 31:
+        raise ValueError(f"max_input_chars_per_word must be an int from 1 to 2**31 - 1, found {m!r:.60}")
     if s["flavour"] not in ("hf", "tf_text"):
         raise ValueError(f"flavour must be 'hf' or 'tf_text', found {s['flavour']!r}")
     if s["cjk"] not in ("hf", "bert"):

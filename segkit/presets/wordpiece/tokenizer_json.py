@@ -7,6 +7,8 @@ import os
 from pathlib import Path
 from typing import Any
 
+from ...runtime.regular_files import read_regular
+
 
 def _fail(path: Path, what: str) -> ValueError:
     return ValueError(f"{path}: {what}")
@@ -33,11 +35,17 @@ def _get(path: Path, obj: dict, key: str, types: tuple, default: Any, where: str
 
 def read_tokenizer_json(path: str | os.PathLike) -> tuple[dict[str, int], dict[str, Any]]:
     """``(vocab, keyword arguments for WordPiece)`` from a tokenizer.json."""
-    path = Path(path)
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise FileNotFoundError(f"tokenizer.json not found: {path}") from None
+        return _read_tokenizer_json(Path(path))
+    except RecursionError:  # a value nested just shallow enough for json, too deep to describe
+        raise _fail(Path(path), "not a readable tokenizer.json (arrays or objects nested too deeply)") from None
+
+
+def _read_tokenizer_json(path: Path) -> tuple[dict[str, int], dict[str, Any]]:
+    # a regular file only (see segkit.runtime.regular_files)
+    raw = read_regular(path, "tokenizer.json", lambda message: ValueError(message))
+    try:
+        data = json.loads(raw.decode("utf-8"))
     except (UnicodeDecodeError, json.JSONDecodeError) as e:
         raise _fail(path, f"not a readable tokenizer.json ({e})") from None
     if not isinstance(data, dict) or not isinstance(data.get("model"), dict):
