@@ -42,7 +42,10 @@ _bits = st.sampled_from(
     [" ", "  ", "     ", " " * 30, "\t", "\n", "\r\n", "'s", "'LL", "a", "Hello", "123", "é", "e\u0301", "Å", "ﬁ",
      "Ω", "中文", "😀", "👨‍👩‍👧", "<|endoftext|>", "<|padding|>", "<|", "!", "...", "\u00a0", "\u3000"]
 )
-_text = st.one_of(st.text(max_size=60), st.lists(st.one_of(_bits, st.characters()), max_size=30).map("".join))
+# Unassigned code points left out: HF's regex engine and segkit's tables
+# (from the regex package) may know different Unicode versions.
+_char = st.characters(exclude_categories=["Cn"])
+_text = st.one_of(st.text(alphabet=_char, max_size=60), st.lists(st.one_of(_bits, _char), max_size=30).map("".join))
 
 
 @given(_text)

@@ -83,9 +83,14 @@ _bits = st.sampled_from(
      "ß", "中文", "日本語", "한국어", "עברית", "العربية", "ไทย", "!", "?!", "...", "$", "/", "//", ".\n", "<|endoftext|>",
      "<|endofprompt|>", "<|fim_prefix|>", "<|", "|>", "\x00", "\x1f", "\u200d", "\ufeff"]
 )
+# Every category but unassigned code points: one assigned in a newer Unicode
+# than tiktoken's Rust regex knows (U+3D000 is a letter to regex 2026.11) is
+# cut differently by the two, as docs/pretokenize.rst explains.  Surrogates
+# stay in: encode must refuse them.
+_char = st.characters(exclude_categories=["Cn"])
 _text = st.one_of(
-    st.text(max_size=80),
-    st.lists(st.one_of(_bits, _emoji, st.characters()), max_size=40).map("".join),
+    st.text(alphabet=_char, max_size=80),
+    st.lists(st.one_of(_bits, _emoji, _char), max_size=40).map("".join),
 )
 
 
