@@ -34,6 +34,7 @@ GROUP = "segkit.plugins"
 #: installed (so has no entry points).
 BUILTIN = {
     "WordPiece": "segkit.presets.wordpiece:WordPiece",
+    "BPE": "segkit.presets.bpe:BPE",
     "ChineseMaxMatch": "segkit_cjk:ChineseMaxMatch",
     "MaxMatch": "segkit.presets.maxmatch:MaxMatch",
     "RWKVWorld": "segkit.presets.maxmatch:RWKVWorld",
