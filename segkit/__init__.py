@@ -16,6 +16,8 @@ Public API
     Token <-> id tables and the error raised for unreadable vocabularies.
 :class:`Automaton`, :class:`EngineConfig`
     The preset-agnostic LinMaxMatch engine, for writing new segmenters.
+:class:`BPE`
+    Byte-level BPE (tiktoken and HuggingFace vocabularies, trained ones), exact and linear-time.
 :func:`train_bpe`, :class:`TrainedBPE`
     Train byte-level BPE (GPT-2 semantics) from files or texts.
 :func:`train_wordpiece`
@@ -75,6 +77,7 @@ def __dir__() -> list[str]:
 
 __all__ = [
     "WordPiece",
+    "BPE",
     "MaxMatch",
     "RWKVWorld",
     "AddedToken",

@@ -165,3 +165,20 @@ def test_every_package_is_installed() -> None:
 @pytest.mark.parametrize("layer", ["engine", "models", "runtime", "results", "presets", "training", "scale", "cli"])
 def test_each_layer_is_a_package(layer: str) -> None:
     assert (ROOT / "segkit" / layer / "__init__.py").is_file()
+
+
+def test_bundled_data_is_found_in_a_source_checkout(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Run from a checkout (pytest's rootdir first on sys.path), ``segkit``
+    is the source folder and ``segkit.vocabularies`` is not importable: the
+    bundled files are then in the top-level ``vocabularies/`` folder.  CI
+    imports the checkout this way even after ``pip install .``."""
+    from segkit.models import bundled
+
+    def not_installed(name: str) -> None:
+        raise ModuleNotFoundError(f"No module named {name!r}")
+
+    monkeypatch.setattr(bundled.resources, "files", not_installed)
+    folder = bundled.vocabularies_dir()
+    assert folder == ROOT / "vocabularies"
+    for name in bundled.BUNDLED_VOCABULARIES:
+        assert bundled.bundled_vocabulary(name).is_file()

@@ -67,6 +67,10 @@ _POOL = [
 _tricky = st.lists(st.sampled_from(_POOL), max_size=40).map("".join)
 _any = st.text(alphabet=st.characters(exclude_categories=["Cs"]), max_size=60)
 _texts = st.one_of(_tricky, _any)
+# For peers with their own regex engines (HF's Oniguruma, tiktoken's Rust
+# regex): assigned code points only, since their Unicode version may be older
+# than the regex package's that segkit's tables come from.
+_assigned_texts = st.one_of(_tricky, st.text(alphabet=st.characters(exclude_categories=["Cs", "Cn"]), max_size=60))
 
 
 def regex_pieces(pattern: str, text: str) -> list[str]:
@@ -357,7 +361,7 @@ def _char_spans(pieces, text):
     return [(byte_to_char[s], byte_to_char[e]) for s, e in zip(pieces.starts.tolist(), pieces.ends.tolist())]
 
 
-@given(text=_texts)
+@given(text=_assigned_texts)
 @settings(max_examples=300, deadline=None)
 def test_hf_bytelevel_cuts_like_the_compiled_gpt2_pattern(text):
     """HF's ByteLevel pre-tokenizer (its own regex engine, Oniguruma) cuts

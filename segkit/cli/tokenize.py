@@ -40,9 +40,10 @@ def add_parsers(sub) -> None:
     src.add_argument("--vocab", metavar="PATH", help="a vocab.txt (one token per line), used with BERT's pipeline")
     src.add_argument("--tokenizer-json", metavar="PATH", help="a HuggingFace tokenizer.json with a WordPiece model")
     src.add_argument("--model", metavar="PATH|NAME",
-                     help=f"a model file written by segkit's save(), or a named model: {', '.join(NAMED_MODELS)} "
-                     "(byte-level: tokenize only; tokens are printed as UTF-8 with \\x escapes where they cut a "
-                     "character)")
+                     help=f"a model file written by segkit's save(), or a named model: {', '.join(NAMED_MODELS)}, "
+                     "gpt2, r50k_base, cl100k_base, o200k_base (byte-level: tokenize only; tokens are printed as "
+                     "UTF-8 with \\x escapes where they cut a character, BPE tokens in GPT-2's byte-level "
+                     "spelling)")
     common.add_argument("--cased", action="store_true", help="with --vocab: do not lowercase or strip accents")
     common.add_argument("--input", "-i", metavar="FILE", action="append", default=[], help="read texts from FILE, one per line (repeatable; '-' is stdin)")
     common.add_argument("--format", "-f", choices=("tokens", "ids", "json"), default="tokens", help="space-separated tokens, ids, or JSON lines with offsets")
@@ -69,13 +70,19 @@ def load_tokenizer(args):
     from ..presets.wordpiece import WordPiece
 
     if args.model:
+        from .tokenize_bpe import is_bpe_name
+
+        if is_bpe_name(args.model) and not os.path.exists(args.model):
+            from ..presets.bpe import BPE
+
+            return BPE.from_pretrained(args.model)
         named = NAMED_MODELS.get(args.model)
         if named is not None and not os.path.exists(args.model):
             import importlib
 
             return getattr(importlib.import_module(named[0]), named[1])()
         model = load(args.model)
-        if _is_maxmatch(model):
+        if _is_maxmatch(model) or type(model).__name__ == "BPE":
             return model
         if not isinstance(model, WordPiece):
             raise CliError(
@@ -105,6 +112,10 @@ def run(args, out: Output) -> int:
     if args.texts and args.input:
         raise CliError("give texts as arguments or with --input, not both")
     encode = args.command == "encode"
+    if type(wp).__name__ == "BPE":
+        from . import tokenize_bpe
+
+        return tokenize_bpe.run(wp, args, out)
     if _is_maxmatch(wp):
         if encode:
             raise CliError(f"{type(wp).__name__} has no special tokens, truncation or padding: use 'segkit tokenize'")

@@ -31,7 +31,7 @@ def vocabularies_dir() -> Path:
     try:
         return Path(str(resources.files("segkit.vocabularies")))
     except ModuleNotFoundError:
-        return Path(__file__).resolve().parent.parent / "vocabularies"
+        return Path(__file__).resolve().parents[2] / "vocabularies"
 
 
 def bundled_vocabulary(name: str) -> Path:

@@ -8,6 +8,9 @@
     group), for :func:`segkit.load` and ``segkit.<Name>``.
 ``wordpiece``
     :class:`segkit.WordPiece` (BERT), one module per pipeline stage.
+``bpe``
+    :class:`segkit.BPE` (byte-level BPE: tiktoken, HuggingFace, trained),
+    one module per algorithm.
 ``maxmatch``
     :class:`segkit.MaxMatch` (greedy longest match over bytes or
     characters) and :class:`segkit.RWKVWorld`.

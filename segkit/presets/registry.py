@@ -35,6 +35,7 @@ GROUP = "segkit.plugins"
 #: does not replace them; :func:`register` does).
 BUILTIN = {
     "WordPiece": "segkit.presets.wordpiece:WordPiece",
+    "BPE": "segkit.presets.bpe:BPE",
     "ChineseMaxMatch": "segkit_cjk:ChineseMaxMatch",
     "MaxMatch": "segkit.presets.maxmatch:MaxMatch",
     "RWKVWorld": "segkit.presets.maxmatch:RWKVWorld",

@@ -99,6 +99,22 @@ class TrainedBPE:
             vocab[s] = i
         return vocab
 
+    def encoder(self) -> "segkit.BPE":
+        """A :class:`segkit.BPE` that encodes with these merges (in order, as
+        HuggingFace does), this pattern and these special tokens (matched
+        when allowed, tiktoken's way: ``encode(text, allowed_special="all")``).
+
+        >>> r = train_bpe(["aaa bbb aaa"], 258, ["<|endoftext|>"])
+        >>> r.encoder().encode("aaa<|endoftext|>", allowed_special="all")
+        [257, 97, 256]
+        """
+        from ..presets.bpe import BPE
+
+        n_special = len(self.special_tokens)
+        vocab = {i: t for i, t in self.vocab.items() if not 256 <= i < 256 + n_special}
+        specials = {s: 256 + k for k, s in enumerate(self.special_tokens)}
+        return BPE(vocab, self.merges, pattern=self.pattern, special_tokens=specials)
+
     def save(self, directory: str | os.PathLike) -> None:
         """Write ``vocab.json`` and ``merges.txt`` (GPT-2's text format:
         bytes shown through GPT-2's byte-to-unicode table) to ``directory``."""

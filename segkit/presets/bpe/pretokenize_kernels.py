@@ -494,7 +494,11 @@ def split_batch(kind, buf, row_splits, table, plan):
         grown_ids[: len(ids)] = ids
         ids = grown_ids
         status = split_rows(kind, buf, row_splits, table, plan, ends, ids, piece_splits, state)
-    n = state[2] if status == DONE else 0
+    if status != DONE:
+        # (no pieces: piece_splits still counts the rows done before, whose
+        # ends are not returned, so piece_starts must not read them)
+        return status, state, np.zeros(0, np.int64), ends[:0].copy(), ids[:0].copy(), piece_splits
+    n = state[2]
     ends = ends[:n].copy()
     ids = ids[:n].copy()
     return status, state, piece_starts(row_splits, ends, piece_splits), ends, ids, piece_splits

@@ -1,0 +1,120 @@
+"""Added tokens of a tokenizer.json, matched in the text before BPE as
+HuggingFace ``Tokenizer.encode`` does (``AddedVocabulary``).
+
+* tokens with ``normalized=false`` are matched first, on the raw text; each
+  remaining stretch is normalized (the tokenizer's normalizer) and the
+  tokens with ``normalized=true`` (content normalized the same way) are
+  matched in it;
+* matches are leftmost-longest and never overlap; ``single_word`` drops a
+  match with a word character right before or after it; ``lstrip`` /
+  ``rstrip`` make the whitespace before / after a match part of it;
+* special or not, every added token is matched (``Tokenizer.encode``
+  splits on all of them).
+
+The result is a list of ``(id, string)``: an added token's id, or -1 for a
+stretch of (normalized) text that goes to pre-tokenization and BPE.
+Python (a :mod:`regex` alternation, longest first), run only on texts in
+which an added token occurs (one search finds out).
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+
+import numpy as np
+import regex
+
+from ..base import white_space
+from .files import HFAdded, normalize
+
+#: Rust ``regex``'s Unicode ``\w`` (what HF's ``single_word`` test uses).
+_WORD = regex.compile(r"[\p{Alphabetic}\p{M}\p{Nd}\p{Pc}\p{Join_Control}]")
+
+
+@lru_cache(maxsize=1)
+def _spaces() -> frozenset:
+    """Unicode ``White_Space`` (what Rust calls ``\\s``; ``lstrip``/``rstrip`` strip it)."""
+    return frozenset(map(chr, np.flatnonzero(white_space()).tolist()))
+
+
+def _alternation(strings):
+    ordered = sorted(strings, key=lambda s: (-len(s), s))
+    return regex.compile("|".join(regex.escape(s) for s in ordered)) if ordered else None
+
+
+class AddedTokens:
+    """The added tokens of one tokenizer (see the module docstring)."""
+
+    def __init__(self, added: list[HFAdded], normalizer: str | None) -> None:
+        self.normalizer = normalizer
+        self.by_id = {a.id: a for a in added}
+        self.raw: dict[str, int] = {}
+        self.norm: dict[str, int] = {}
+        for a in added:
+            if not a.content:
+                continue
+            if a.normalized:
+                self.norm.setdefault(normalize(normalizer, a.content), a.id)
+            else:
+                self.raw.setdefault(a.content, a.id)
+        self._raw_re = _alternation(self.raw)
+        self._norm_re = _alternation(self.norm)
+        self.special_ids = frozenset(a.id for a in added if a.special)
+
+    def __bool__(self) -> bool:
+        return bool(self.raw or self.norm)
+
+    def may_occur(self, text: str, normalized: str) -> bool:
+        """Whether some added token occurs in ``text`` (raw tokens) or in its
+        normalized form (normalized tokens): when not, :meth:`split` gives
+        the normalized text as one stretch (one C-speed search each)."""
+        return bool((self._raw_re is not None and self._raw_re.search(text))
+                    or (self._norm_re is not None and self._norm_re.search(normalized)))
+
+    def _find(self, text: str, pattern, ids: dict, out: list, plain) -> None:
+        n = len(text)
+        start_offset = 0
+        spaces = _spaces()
+        for m in pattern.finditer(text):
+            start, stop = m.span()
+            i = ids[m.group()]
+            tok = self.by_id[i]
+            if tok.single_word:
+                if start > 0 and _WORD.match(text, start - 1):
+                    continue
+                if stop < n and _WORD.match(text, stop):
+                    continue
+            if tok.lstrip:
+                s = start
+                while s > 0 and text[s - 1] in spaces:
+                    s -= 1
+                start = max(s, start_offset)
+            if tok.rstrip:
+                while stop < n and text[stop] in spaces:
+                    stop += 1
+            if start_offset < start:
+                plain(text[start_offset:start])
+            out.append((i, text[start:stop]))
+            start_offset = stop
+        if start_offset < n:
+            plain(text[start_offset:])
+
+    def split(self, text: str) -> list[tuple[int, str]]:
+        """``text`` as ``(id, string)`` stretches (see the module docstring)."""
+        first: list[tuple[int, str]] = []
+        if self._raw_re is not None:
+            self._find(text, self._raw_re, self.raw, first, lambda s: first.append((-1, s)))
+        elif text:
+            first.append((-1, text))
+        out: list[tuple[int, str]] = []
+        for i, s in first:
+            if i >= 0:
+                out.append((i, s))
+                continue
+            s = normalize(self.normalizer, s)
+            if self._norm_re is None or not self._norm_re.search(s):
+                if s:
+                    out.append((-1, s))
+                continue
+            self._find(s, self._norm_re, self.norm, out, lambda t: out.append((-1, t)))
+        return out

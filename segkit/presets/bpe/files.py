@@ -1,0 +1,376 @@
+"""Reading BPE vocabularies: tiktoken's ``.tiktoken`` files and HuggingFace
+``tokenizer.json`` files (byte-level BPE).
+
+Both readers treat their input as untrusted: every problem is a
+:class:`BPEFileError` naming the file, the line (or JSON path) and what
+was found, and nothing in a file is executed.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import json
+import os
+import unicodedata
+import zlib
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
+
+#: A .tiktoken file larger than this (uncompressed) is refused: the largest in
+#: use (o200k_base) is 3.6 MB.
+MAX_TIKTOKEN_BYTES = 1 << 28
+
+
+class BPEFileError(ValueError):
+    """A vocabulary file cannot be read; the message names the file and the problem."""
+
+
+def _read_maybe_gzip(path: Path) -> bytes:
+    raw = path.read_bytes()
+    if raw[:2] == b"\x1f\x8b":
+        try:
+            d = zlib.decompressobj(wbits=31)
+            data = d.decompress(raw, MAX_TIKTOKEN_BYTES + 1)
+            if len(data) > MAX_TIKTOKEN_BYTES or d.unconsumed_tail:
+                raise BPEFileError(f"{path}: more than {MAX_TIKTOKEN_BYTES} bytes once decompressed")
+            return data
+        except (zlib.error, EOFError, OSError) as e:
+            raise BPEFileError(f"{path}: damaged gzip data ({e})") from None
+    if len(raw) > MAX_TIKTOKEN_BYTES:
+        raise BPEFileError(f"{path}: larger than {MAX_TIKTOKEN_BYTES} bytes")
+    return raw
+
+
+def read_tiktoken(path: str | os.PathLike) -> list[bytes]:
+    """The tokens of a ``.tiktoken`` file (gzipped or not), indexed by rank.
+
+    Each non-empty line is ``<base64 of the token's bytes> <rank>``; the
+    ranks must be exactly 0, 1, ..., n-1 (in any order) and no token may
+    appear twice.
+
+    Raises
+    ------
+    BPEFileError
+        Naming the line: bad base64, an empty token, a missing or
+        non-integer rank, a duplicate rank or token, a gap in the ranks.
+
+    Examples
+    --------
+    >>> import tempfile, os
+    >>> p = os.path.join(tempfile.mkdtemp(), "v.tiktoken")
+    >>> _ = open(p, "w").write("YQ== 0\\nYg== 1\\nYWI= 3\\n")
+    >>> read_tiktoken(p)
+    Traceback (most recent call last):
+    ...
+    segkit.presets.bpe.files.BPEFileError: ...v.tiktoken: line 3: rank 3 leaves a gap: rank 2 is missing (ranks must be 0, 1, 2, ... without gaps)
+    """
+    path = Path(path)
+    data = _read_maybe_gzip(path)
+    tokens: dict[int, bytes] = {}
+    line_of_rank: dict[int, int] = {}
+    line_of_token: dict[bytes, int] = {}
+    for lineno, line in enumerate(data.split(b"\n"), 1):
+        line = line.rstrip(b"\r")
+        if not line.strip():
+            continue
+        fields = line.split()
+        where = f"{path}: line {lineno}"
+        if len(fields) != 2:
+            shown = line[:80].decode("utf-8", "replace")
+            if len(fields) == 1 and line[:1].isspace():
+                raise BPEFileError(f"{where}: an empty token (no base64 before the rank {shown.strip()!r})")
+            if len(fields) == 1:
+                raise BPEFileError(f"{where}: the rank is missing (expected '<base64> <rank>', found {shown!r})")
+            raise BPEFileError(f"{where}: expected '<base64> <rank>', found {shown!r}")
+        b64, rank_text = fields
+        try:
+            token = base64.b64decode(b64, validate=True)
+        except (binascii.Error, ValueError):
+            raise BPEFileError(f"{where}: bad base64 {b64[:80].decode('utf-8', 'replace')!r}") from None
+        if not token:
+            raise BPEFileError(f"{where}: an empty token")
+        if not rank_text.isdigit():
+            raise BPEFileError(f"{where}: the rank must be a non-negative integer, found "
+                               f"{rank_text[:40].decode('utf-8', 'replace')!r}")
+        rank = int(rank_text)
+        if rank in line_of_rank:
+            raise BPEFileError(f"{where}: rank {rank} is already given on line {line_of_rank[rank]}")
+        if token in line_of_token:
+            raise BPEFileError(f"{where}: token {token!r} is already given on line {line_of_token[token]}")
+        line_of_rank[rank] = lineno
+        line_of_token[token] = lineno
+        tokens[rank] = token
+    n = len(tokens)
+    if n == 0:
+        raise BPEFileError(f"{path}: no tokens")
+    if max(tokens) != n - 1:
+        missing = next(r for r in range(n) if r not in tokens)
+        above = min(r for r in tokens if r > missing)
+        raise BPEFileError(f"{path}: line {line_of_rank[above]}: rank {above} leaves a gap: rank {missing} is "
+                           "missing (ranks must be 0, 1, 2, ... without gaps)")
+    return [tokens[r] for r in range(n)]
+
+
+# ------------------------------------------------------------- tokenizer.json
+@lru_cache(maxsize=1)
+def byte_decoder() -> dict[str, int]:
+    """GPT-2's printable stand-in character -> byte: bytes ``!``..``~``,
+    ``¡``..``¬`` and ``®``..``ÿ`` stand for themselves, the other 68 for
+    U+0100, U+0101, ... in byte order (the table of GPT-2's ``encoder.py``
+    and of :func:`segkit.training.bpe.bytes_to_unicode`)."""
+    keep = [*range(ord("!"), ord("~") + 1), *range(ord("¡"), ord("¬") + 1), *range(ord("®"), ord("ÿ") + 1)]
+    table = {chr(b): b for b in keep}
+    n = 0
+    for b in range(256):
+        if b not in keep:
+            table[chr(256 + n)] = b
+            n += 1
+    return table
+
+
+def byte_level_bytes(token: str) -> bytes | None:
+    """The bytes a byte-level token string stands for, or None when it holds
+    a character outside GPT-2's byte alphabet."""
+    table = byte_decoder()
+    try:
+        return bytes(table[c] for c in token)
+    except KeyError:
+        return None
+
+
+#: Pre-tokenization pattern of HF's ByteLevel (use_regex=True): GPT-2's.
+HF_BYTE_LEVEL_PATTERN = r"""'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+"""
+
+_NORMALIZERS = {"NFC", "NFD", "NFKC", "NFKD"}
+
+
+@dataclass
+class HFAdded:
+    """One entry of ``added_tokens`` (HF ``AddedToken``)."""
+
+    id: int
+    content: str
+    single_word: bool = False
+    lstrip: bool = False
+    rstrip: bool = False
+    normalized: bool = True
+    special: bool = False
+
+
+@dataclass
+class TokenizerJSON:
+    """What segkit runs of a tokenizer.json: see :func:`read_tokenizer_json`."""
+
+    tokens: list  # bytes (or None) per id: the model's byte-level vocabulary
+    strings: dict  # id -> str for vocabulary entries that are not byte-level (decoded as UTF-8)
+    merges: list  # (id, id) pairs in order
+    pattern: str | None  # pre-tokenization regex (None: the whole text is one piece)
+    normalizer: str | None  # "NFC", "NFD", "NFKC", "NFKD" or None
+    ignore_merges: bool = False
+    added: list = field(default_factory=list)  # HFAdded
+
+
+def _bad(path, where: str, what: str) -> BPEFileError:
+    return BPEFileError(f"{path}: {where}: {what}")
+
+
+def _typed(path, where: str, value, kind, what: str):
+    if isinstance(value, bool) and kind is not bool:
+        raise _bad(path, where, f"expected {what}, found {value!r}")
+    if not isinstance(value, kind):
+        raise _bad(path, where, f"expected {what}, found {type(value).__name__} {str(value)[:60]!r}")
+    return value
+
+
+def _flag(path, obj: dict, key: str, where: str, default: bool) -> bool:
+    v = obj.get(key, default)
+    if v is None:
+        return default
+    return _typed(path, f"{where}.{key}", v, bool, "true or false")
+
+
+def _normalizer(path, spec) -> str | None:
+    if spec is None:
+        return None
+    _typed(path, "normalizer", spec, dict, "an object or null")
+    kind = spec.get("type")
+    if kind in _NORMALIZERS:
+        return kind
+    if kind == "Sequence":
+        parts = spec.get("normalizers")
+        _typed(path, "normalizer.normalizers", parts, list, "a list")
+        if not parts:
+            return None
+        if len(parts) == 1:
+            return _normalizer(path, parts[0])
+    raise _bad(path, "normalizer", f"segkit.BPE runs the normalizers NFC, NFD, NFKC and NFKD (or none); found "
+                                   f"{json.dumps(spec)[:120]}")
+
+
+def _byte_level(path, spec: dict, where: str) -> bool:
+    """Check a ByteLevel pre-tokenizer; returns its use_regex."""
+    if _flag(path, spec, "add_prefix_space", where, False):
+        raise _bad(path, f"{where}.add_prefix_space",
+                   "ByteLevel with add_prefix_space=true is not supported by segkit.BPE (found true)")
+    return _flag(path, spec, "use_regex", where, True)
+
+
+def _pre_tokenizer(path, spec) -> str | None:
+    where = "pre_tokenizer"
+    if spec is None:
+        raise _bad(path, where, "segkit.BPE needs a ByteLevel pre-tokenizer (byte-level BPE), found null")
+    _typed(path, where, spec, dict, "an object")
+    kind = spec.get("type")
+    if kind == "ByteLevel":
+        return HF_BYTE_LEVEL_PATTERN if _byte_level(path, spec, where) else None
+    if kind == "Sequence":
+        parts = _typed(path, f"{where}.pretokenizers", spec.get("pretokenizers"), list, "a list")
+        if len(parts) == 2 and all(isinstance(p, dict) for p in parts) and parts[0].get("type") == "Split" \
+                and parts[1].get("type") == "ByteLevel":
+            split = parts[0]
+            sw = f"{where}.pretokenizers[0]"
+            pat = split.get("pattern")
+            _typed(path, f"{sw}.pattern", pat, dict, "an object")
+            if "Regex" in pat:
+                regex_text = _typed(path, f"{sw}.pattern.Regex", pat["Regex"], str, "a string")
+            elif "String" in pat:
+                import regex as _re
+
+                regex_text = _re.escape(_typed(path, f"{sw}.pattern.String", pat["String"], str, "a string"))
+            else:
+                raise _bad(path, f"{sw}.pattern", f"expected Regex or String, found {json.dumps(pat)[:80]}")
+            if split.get("behavior") != "Isolated":
+                raise _bad(path, f"{sw}.behavior", f"segkit.BPE runs Split with behavior Isolated, found "
+                                                   f"{split.get('behavior')!r}")
+            if _flag(path, split, "invert", sw, False):
+                raise _bad(path, f"{sw}.invert", "segkit.BPE runs Split with invert=false, found true")
+            if _byte_level(path, parts[1], f"{where}.pretokenizers[1]"):
+                raise _bad(path, f"{where}.pretokenizers[1].use_regex",
+                           "a ByteLevel after Split must have use_regex=false (two regexes are not supported)")
+            try:
+                import regex as _re
+
+                _re.compile(regex_text)
+            except Exception as e:  # regex.error
+                raise _bad(path, f"{sw}.pattern.Regex", f"not a valid regular expression: {e}") from None
+            return regex_text
+    raise _bad(path, where, "segkit.BPE runs a ByteLevel pre-tokenizer, or a Sequence of Split (Regex, "
+                            f"Isolated) and ByteLevel (use_regex=false); found {json.dumps(spec)[:160]}")
+
+
+def _components(path, data: dict) -> None:
+    post = data.get("post_processor")
+    if post is not None and not (isinstance(post, dict) and post.get("type") == "ByteLevel"):
+        raise _bad(path, "post_processor", f"segkit.BPE runs no post-processor other than ByteLevel; found "
+                                           f"{json.dumps(post)[:160]}")
+    dec = data.get("decoder")
+    if dec is not None and not (isinstance(dec, dict) and dec.get("type") == "ByteLevel"):
+        raise _bad(path, "decoder", f"segkit.BPE decodes byte-level tokens (ByteLevel decoder); found "
+                                    f"{json.dumps(dec)[:160]}")
+    for key in ("truncation", "padding"):
+        if data.get(key) is not None:
+            raise _bad(path, key, f"segkit.BPE does not truncate or pad; found {json.dumps(data[key])[:120]}")
+
+
+def _model(path, model) -> tuple[dict, list, bool]:
+    _typed(path, "model", model, dict, "an object")
+    kind = model.get("type", "BPE" if "merges" in model else None)
+    if kind != "BPE":
+        raise _bad(path, "model.type", f"segkit.BPE reads BPE models, found {kind!r}")
+    dropout = model.get("dropout")
+    if dropout not in (None, 0, 0.0):
+        raise _bad(path, "model.dropout", f"segkit.BPE is deterministic (dropout null or 0), found {dropout!r}")
+    for key in ("continuing_subword_prefix", "end_of_word_suffix"):
+        if model.get(key) not in (None, ""):
+            raise _bad(path, f"model.{key}", f"segkit.BPE runs byte-level BPE without one, found {model[key]!r}")
+    vocab = _typed(path, "model.vocab", model.get("vocab"), dict, "an object of token -> id")
+    merges = _typed(path, "model.merges", model.get("merges"), list, "a list")
+    ignore = _flag(path, model, "ignore_merges", "model", False)
+    return vocab, merges, ignore
+
+
+def read_tokenizer_json(path: str | os.PathLike) -> TokenizerJSON:
+    """The parts of a HuggingFace tokenizer.json that :class:`segkit.BPE` runs.
+
+    Supported: model BPE (no dropout, no subword prefix/suffix; ``ignore_merges``
+    honoured), pre-tokenizer ByteLevel (``add_prefix_space`` false) or
+    Sequence[Split(Regex, Isolated), ByteLevel(use_regex=false)], normalizer
+    none or NFC/NFD/NFKC/NFKD, post-processor none or ByteLevel, decoder
+    none or ByteLevel, and ``added_tokens``.  Anything else is a
+    :class:`BPEFileError` naming the component.
+    """
+    path = Path(path)
+    try:
+        raw = path.read_bytes()
+        data = json.loads(raw.decode("utf-8"))
+    except UnicodeDecodeError as e:
+        raise BPEFileError(f"{path}: not UTF-8 (byte {e.start})") from None
+    except (ValueError, RecursionError) as e:
+        raise BPEFileError(f"{path}: not valid JSON ({e})") from None
+    _typed(path, "top level", data, dict, "an object")
+    vocab, merges_raw, ignore = _model(path, data.get("model"))
+    pattern = _pre_tokenizer(path, data.get("pre_tokenizer"))
+    normalizer = _normalizer(path, data.get("normalizer"))
+    _components(path, data)
+
+    ids: dict[str, int] = {}
+    top = -1
+    for s, i in vocab.items():
+        if isinstance(i, bool) or not isinstance(i, int) or not 0 <= i < (1 << 31) - 1:
+            raise _bad(path, f"model.vocab[{s!r}]", f"expected an id (0 <= id < 2**31 - 1), found {i!r}")
+        ids[s] = i
+        top = max(top, i)
+    added: list[HFAdded] = []
+    for k, entry in enumerate(_typed(path, "added_tokens", data.get("added_tokens", []) or [], list, "a list")):
+        w = f"added_tokens[{k}]"
+        _typed(path, w, entry, dict, "an object")
+        content = _typed(path, f"{w}.content", entry.get("content"), str, "a string")
+        i = entry.get("id")
+        if isinstance(i, bool) or not isinstance(i, int) or not 0 <= i < (1 << 31) - 1:
+            raise _bad(path, f"{w}.id", f"expected an id, found {i!r}")
+        added.append(HFAdded(
+            i, content, _flag(path, entry, "single_word", w, False), _flag(path, entry, "lstrip", w, False),
+            _flag(path, entry, "rstrip", w, False), _flag(path, entry, "normalized", w, True),
+            _flag(path, entry, "special", w, False),
+        ))
+        top = max(top, i)
+    if top > 16 * (len(ids) + len(added)) + 1024:
+        raise _bad(path, "model.vocab", f"ids up to {top} for {len(ids)} tokens: too sparse")
+    tokens: list = [None] * (top + 1)
+    strings: dict[int, str] = {}
+    seen: dict[bytes, str] = {}
+    for s, i in ids.items():
+        b = byte_level_bytes(s)
+        if b is None or not b:
+            strings[i] = s
+            continue
+        if tokens[i] is not None:
+            raise _bad(path, f"model.vocab[{s!r}]", f"id {i} is also the id of another token")
+        tokens[i] = b
+        seen[b] = s
+    merges: list[tuple[int, int]] = []
+    for k, m in enumerate(merges_raw):
+        w = f"model.merges[{k}]"
+        if isinstance(m, str):
+            parts = m.split(" ")
+        elif isinstance(m, list):
+            parts = m
+        else:
+            raise _bad(path, w, f"expected 'a b' or [a, b], found {type(m).__name__}")
+        if len(parts) != 2 or not all(isinstance(p, str) for p in parts):
+            raise _bad(path, w, f"expected two tokens, found {str(m)[:80]!r}")
+        a, b = parts
+        for part in (a, b, a + b):
+            if part not in ids:
+                raise _bad(path, w, f"{part!r} is not in the vocabulary")
+        if tokens[ids[a]] is None or tokens[ids[b]] is None:
+            raise _bad(path, w, f"merge {a!r} {b!r} of tokens that are not byte-level")
+        merges.append((ids[a], ids[b]))
+    return TokenizerJSON(tokens, strings, merges, pattern, normalizer, ignore, added)
+
+
+def normalize(form: str | None, text: str) -> str:
+    """``text`` through a tokenizer.json normalizer (see :func:`read_tokenizer_json`)."""
+    return text if form is None else unicodedata.normalize(form, text)

@@ -1,0 +1,776 @@
+"""``segkit.BPE``: byte-level BPE, exact and linear-time.
+
+Three ways in, one encoder:
+
+* :meth:`BPE.from_tiktoken` / :meth:`BPE.from_pretrained`: tiktoken's
+  vocabularies and semantics (a pair merges when its concatenation is a
+  token, lowest rank first; a piece that is a token is that token; special
+  tokens with ``allowed_special`` / ``disallowed_special``);
+* :meth:`BPE.from_tokenizer_json`: a HuggingFace tokenizer.json and its
+  semantics (listed merges, lowest index first; the normalizer; added tokens
+  matched before BPE, as ``Tokenizer.encode``);
+* ``BPE(vocab, merges)`` (and ``TrainedBPE.encoder()``): merges in order,
+  as HuggingFace, with tiktoken's special-token arguments.
+
+How a piece is encoded: :mod:`~segkit.presets.bpe.backtrack`.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any, Iterable
+
+import numpy as np
+
+from ..base import Preset
+from .added import AddedTokens
+from .batch import kernel_for
+from .codec import char_offsets, gather_bytes, token_spans
+from .files import normalize, read_tiktoken, read_tokenizer_json
+from .inputs import check_specials, interleave, renumbered, tokens_from_vocab, utf8_rows
+from .model_file import MODES as _MODES, from_state
+from .pieces import Pieces, RegexSplitter, make_plan, utf8
+from .tables import build_tables
+
+#: Single texts up to this many UTF-8 bytes go through the fused kernel on
+#: per-thread scratch; longer ones through the batch kernels.
+SCRATCH_BYTES = 1 << 16
+
+#: GPT-2's pattern (segkit's trainer default).
+GPT2_PATTERN = r"""'(?:[sdmt]|ll|ve|re)| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+"""
+
+
+
+def _id_list(arr: np.ndarray, off: int, k: int) -> list[int]:
+    """``arr[off:off + k]`` as a list; many ids as shared int objects (made
+    once, :func:`segkit.presets.base.int_lists_of`) rather than a new int
+    each (half the time of ``tolist`` for a long text)."""
+    if k > 4096:
+        from ..base import int_lists_of
+
+        return int_lists_of(arr[off : off + k], np.array([0, k], dtype=np.int64))[0]
+    return arr[off : off + k].tolist()
+
+
+class BPE(Preset):
+    """Byte-level BPE over a vocabulary and its merges (see the module doc).
+
+    Parameters
+    ----------
+    vocab
+        The tokens: a mapping bytes -> id or id -> bytes (as
+        :attr:`segkit.TrainedBPE.vocab`), or a list of bytes; every single
+        byte must be a token.
+    merges
+        Pairs of tokens (bytes, bytes), highest priority first; each pair's
+        concatenation must be a token.
+    pattern
+        Pre-tokenization regular expression (default GPT-2's); None: no
+        pre-tokenization (each text, between special tokens, is one piece).
+        Text that no match covers forms pieces of its own, as in
+        HuggingFace's ``Split`` (tiktoken drops it; :meth:`from_tiktoken`
+        does too).
+    special_tokens
+        ``{string: id}``: strings matched in the text when allowed (see
+        :meth:`encode`); their ids must not be ids of ``vocab``.
+    ignore_merges
+        A piece that is a token is that token (HuggingFace's option).
+
+    Examples
+    --------
+    >>> import segkit
+    >>> vocab = {bytes([b]): b for b in range(256)} | {b"lo": 256, b"low": 257}
+    >>> bpe = segkit.BPE(vocab, [(b"l", b"o"), (b"lo", b"w")], special_tokens={"<|end|>": 258})
+    >>> bpe.encode("low lower<|end|>", allowed_special="all")
+    [257, 32, 257, 101, 114, 258]
+    >>> bpe.decode([257, 32, 258])
+    'low <|end|>'
+    """
+
+    def __init__(
+        self,
+        vocab: Mapping | Sequence,
+        merges: Sequence[tuple[bytes, bytes]],
+        *,
+        pattern: str | None = GPT2_PATTERN,
+        special_tokens: Mapping[str, int] | None = None,
+        ignore_merges: bool = False,
+    ) -> None:
+        tokens = tokens_from_vocab(vocab)
+        ids = {t: i for i, t in enumerate(tokens) if t is not None}
+        pairs = []
+        for k, m in enumerate(merges):
+            if not (isinstance(m, (tuple, list)) and len(m) == 2 and all(isinstance(x, (bytes, bytearray)) for x in m)):
+                raise TypeError(f"merges[{k}] must be a pair of bytes, found {m!r:.80}")
+            a, b = bytes(m[0]), bytes(m[1])
+            for part in (a, b, a + b):
+                if part not in ids:
+                    raise ValueError(f"merges[{k}] = ({a!r}, {b!r}): {part!r} is not a token of vocab")
+            pairs.append((ids[a], ids[b]))
+        if not isinstance(ignore_merges, bool):
+            raise TypeError(f"ignore_merges must be True or False, found {ignore_merges!r}")
+        specials = check_specials(special_tokens, len(tokens), ids.values())
+        self._setup("merges", tokens, None, pairs, pattern, specials, whole_any=ignore_merges, gaps=True)
+
+    # ------------------------------------------------------------ building
+    def _setup(self, mode, tokens, ranks, merges, pattern, specials, *, whole_any, added=None, normalizer=None,
+               strings=None, name=None, gaps=False) -> None:
+        """Build the tables from a token list and set everything up."""
+        tables = build_tables(tokens, ranks=ranks, merges=merges, whole_any=whole_any)
+        m = np.asarray(merges if merges is not None else [], dtype=np.int32).reshape(-1, 2)
+        self._assemble(mode, tables, m, pattern, specials, whole_any=whole_any, added=added,
+                       normalizer=normalizer, strings=strings, name=name, gaps=gaps)
+
+    def _assemble(self, mode, tables, merges, pattern, specials, *, whole_any, added=None, normalizer=None,
+                  strings=None, name=None, gaps=False) -> None:
+        if mode not in _MODES:
+            raise ValueError(f"unknown mode {mode!r}")
+        if pattern is not None and not isinstance(pattern, str):
+            raise TypeError(f"pattern must be a str or None, found {type(pattern).__name__}")
+        try:
+            splitter = RegexSplitter(pattern, gaps)
+        except Exception as e:  # regex.error
+            raise ValueError(f"pattern is not a valid regular expression: {e}") from None
+        self._mode = mode
+        self._tables = tables
+        self._model = tables.model
+        self._kernel = kernel_for(tables.model)
+        self._setup_fast(pattern, specials, mode)
+        self._merges = merges
+        self._pattern = pattern
+        self._gaps = bool(gaps)
+        self._splitter = splitter
+        self._specials = dict(specials)
+        self._added_list = list(added or [])
+        self._added = AddedTokens(self._added_list, normalizer) if mode == "tokenizer.json" else None
+        self._normalizer = normalizer
+        self._strings = dict(strings or {})
+        self._whole_any = bool(whole_any)
+        self.name = name
+        self._plans: dict = {}
+        # Decoding: every id's bytes (tokens, then special and added tokens
+        # and other vocabulary strings as UTF-8, at their ids).
+        extra: dict[int, bytes] = {i: s.encode("utf-8") for i, s in self._strings.items()}
+        extra.update((i, s.encode("utf-8")) for s, i in self._specials.items())
+        for a in self._added_list:
+            extra.setdefault(a.id, a.content.encode("utf-8"))
+        n_tok = tables.tok_start.size - 1
+        lengths = np.diff(tables.tok_start)
+        extra = {i: b for i, b in extra.items() if i >= n_tok or lengths[i] == 0}
+        n_ids = max([n_tok] + [i + 1 for i in extra])
+        lens = np.zeros(n_ids, dtype=np.int64)
+        lens[:n_tok] = lengths
+        chunks = [tables.tok_bytes]
+        where = np.zeros(n_ids, dtype=np.int64)  # extra tokens go after the tokens' bytes
+        pos = tables.tok_bytes.size
+        for i in sorted(extra):
+            lens[i] = len(extra[i])
+            where[i] = pos
+            pos += len(extra[i])
+            chunks.append(np.frombuffer(extra[i], dtype=np.uint8))
+        self._dec_bytes = np.concatenate(chunks) if len(chunks) > 1 else tables.tok_bytes
+        start = np.zeros(n_ids + 1, dtype=np.int64)
+        start[:n_tok + 1] = tables.tok_start
+        self._dec_start = start[:-1].copy()
+        if extra:
+            self._dec_start[list(extra)] = where[list(extra)]
+        self._dec_end = self._dec_start + lens
+        self._n_ids = n_ids
+        self._tok_len = lengths.astype(np.int64)
+
+    def _setup_fast(self, pattern, specials, mode) -> None:
+        """The compiled paths: the pre-tokenizer of a compiled pattern, the
+        special tokens' plans, per-thread scratch for single texts."""
+        from .char_classes import class_table
+        from .pretokenize import Pretokenizer, pattern_kind
+        from .pretokenize_kernels import KIND_REGEX
+        from .special_tokens import NO_SPECIALS, SpecialTokens
+
+        kind = pattern_kind(pattern) if pattern is not None else KIND_REGEX
+        self._pre = Pretokenizer(pattern) if kind != KIND_REGEX else None
+        self._table = class_table() if self._pre is not None else None
+        self._special = SpecialTokens(dict(specials)) if mode != "tokenizer.json" else None
+        self._scratches: dict = {}
+        # single texts: only the backtracking encoder has a fused path
+        self._fast = self._pre is not None and self._kernel is kernel_for.backtrack
+        self._no_specials = NO_SPECIALS
+        self._entry = None  # the fused kernel's compiled entry point, once resolved
+        self._sc_ordinary = self._scratch_for(NO_SPECIALS) if self._fast else None
+        # encode_ordinary straight to the kernel (no normalizer to apply first)
+        self._sc_direct = self._sc_ordinary if mode != "tokenizer.json" else None
+        self._sc_default = self._scratch_for(self._special.plan()) if self._fast and self._special else None
+
+    def _scratch_for(self, plan: np.ndarray):
+        from .text import Scratch
+
+        sc = self._scratches.get(id(plan))
+        if sc is None or sc.plan is not plan:
+            if len(self._scratches) > 8:
+                self._scratches.clear()
+            sc = self._scratches[id(plan)] = Scratch(self._pre.kind, plan)
+        return sc
+
+    def _fast_ids(self, text: str, plan: np.ndarray):
+        """``(array, offset, k)``: the ids of one text are ``array[offset :
+        offset + k]``, through the fused kernel (a compiled pattern, the
+        backtracking encoder), or for a text longer than
+        :data:`SCRATCH_BYTES` through the batch kernels (the scratch, 40
+        bytes per byte of text, is kept per thread: it stays small)."""
+        try:
+            data = text.encode("utf-8")
+        except UnicodeEncodeError:
+            utf8(text)  # raises, naming the position
+            raise
+        except AttributeError:
+            raise TypeError(f"text must be a str, found {type(text).__name__}") from None
+        if len(data) > SCRATCH_BYTES:
+            buf = np.frombuffer(data, dtype=np.uint8)
+            pieces = self._pre._split(buf, np.array([0, buf.size], dtype=np.int64), plan, single=True)
+            ids, _ = self._run(pieces)
+            return ids, 0, ids.size
+        arr, off, _ = self._scratch_for(plan).get(len(data))
+        entry = self._entry
+        if entry is None:
+            from ...engine.dispatch import resolve_entry
+            from .text import encode_text
+
+            k, entry = resolve_entry(encode_text, data, self._model, arr, self._table)
+            self._entry = entry
+        else:
+            k = entry(data, self._model, arr, self._table)
+        if k < 0:
+            if k == -1:  # pragma: no cover - only a model not built by build_tables
+                raise RuntimeError("segkit.BPE: inconsistent tables")
+            from .special_tokens import disallowed_error, token_string
+
+            p = -2 - k
+            raise disallowed_error(token_string(plan, int(arr[3])), len(data[:p].decode("utf-8")))
+        return arr, off, k
+
+    @classmethod
+    def from_tiktoken(
+        cls, path: str | os.PathLike, *, pattern: str | None, special_tokens: Mapping[str, int] | None = None,
+        name: str | None = None,
+    ) -> "BPE":
+        """A tokenizer from a tiktoken vocabulary file (``.tiktoken``, or
+        gzipped), with tiktoken's semantics.
+
+        Parameters
+        ----------
+        path
+            The file: one ``<base64 token> <rank>`` per line, ranks 0..n-1.
+        pattern
+            The pre-tokenization pattern (tiktoken's ``pat_str``).
+        special_tokens
+            ``{string: id}`` (tiktoken's ``special_tokens``).
+
+        Raises
+        ------
+        segkit.presets.bpe.files.BPEFileError
+            The file is unreadable: the message names the line.
+        """
+        tokens = read_tiktoken(path)
+        specials = check_specials(special_tokens, len(tokens), range(len(tokens)))
+        obj = cls.__new__(cls)
+        obj._setup("tiktoken", tokens, np.arange(len(tokens), dtype=np.int32), None, pattern, specials,
+                   whole_any=True, name=name or Path(path).name.split(".")[0])
+        return obj
+
+    @classmethod
+    def from_tokenizer_json(cls, path: str | os.PathLike) -> "BPE":
+        """A tokenizer from a HuggingFace ``tokenizer.json`` (byte-level BPE),
+        with HuggingFace's semantics: :meth:`encode` applies the normalizer
+        and matches all added tokens (special or not) before BPE, as
+        ``tokenizers.Tokenizer.encode`` does.
+
+        Raises
+        ------
+        segkit.presets.bpe.files.BPEFileError
+            The file is unreadable or holds a component segkit does not run
+            (the message names it).
+        """
+        spec = read_tokenizer_json(path)
+        obj = cls.__new__(cls)
+        obj._setup("tokenizer.json", spec.tokens, None, spec.merges, spec.pattern, {}, whole_any=spec.ignore_merges,
+                   added=spec.added, normalizer=spec.normalizer, strings=spec.strings,
+                   name=Path(path).name, gaps=True)
+        return obj
+
+    @classmethod
+    def from_pretrained(cls, name: str) -> "BPE":
+        """A bundled tiktoken vocabulary: ``"gpt2"`` (= ``"r50k_base"``),
+        ``"cl100k_base"`` or ``"o200k_base"``, with tiktoken's patterns and
+        special tokens.
+
+        >>> import segkit
+        >>> enc = segkit.BPE.from_pretrained("cl100k_base")
+        >>> enc.encode("hello world")
+        [15339, 1917]
+        """
+        from .pretrained import load_pretrained
+
+        return load_pretrained(cls, name)
+
+    # ------------------------------------------------------------ properties
+    @property
+    def n_vocab(self) -> int:
+        """One more than the largest id (tiktoken's ``n_vocab``)."""
+        return self._n_ids
+
+    @property
+    def special_tokens(self) -> dict[str, int]:
+        """Special tokens (tiktoken semantics) or added tokens (tokenizer.json)."""
+        if self._mode == "tokenizer.json":
+            return {a.content: a.id for a in self._added_list}
+        return dict(self._specials)
+
+    @property
+    def pattern(self) -> str | None:
+        return self._pattern
+
+    def __repr__(self) -> str:
+        return f"BPE({self.name or self._mode!r}, n_vocab={self._n_ids})"
+
+    # ------------------------------------------------------------ encoding
+    def _cplan(self, allowed_special, disallowed_special):
+        """The compiled plan of a call (tiktoken's rules), for tiktoken and
+        merges models."""
+        if self._mode == "tokenizer.json":
+            self._plan(allowed_special, disallowed_special)  # the error
+        return self._special.plan(allowed_special, disallowed_special)
+
+    def _plan(self, allowed_special, disallowed_special):
+        if self._mode == "tokenizer.json":
+            if not (allowed_special == () and disallowed_special == "all"):
+                raise ValueError(
+                    "allowed_special/disallowed_special are tiktoken's arguments; a tokenizer loaded from a "
+                    "tokenizer.json matches its added tokens as HuggingFace does (use encode_ordinary to match none)"
+                )
+            return None
+        try:
+            key = (allowed_special if isinstance(allowed_special, str) else frozenset(allowed_special),
+                   disallowed_special if isinstance(disallowed_special, str) else frozenset(disallowed_special))
+        except TypeError:
+            key = None
+        plan = self._plans.get(key) if key is not None else None
+        if plan is None:
+            plan = make_plan(self._specials, allowed_special, disallowed_special)
+            if key is not None:
+                if len(self._plans) > 64:
+                    self._plans.clear()
+                self._plans[key] = plan
+        return plan
+
+    def _segments(self, text: str, plan, ordinary: bool, index: int | None) -> list[tuple[int, str]]:
+        if not isinstance(text, str):
+            where = "text" if index is None else f"texts[{index}]"
+            raise TypeError(f"{where} must be a str, found {type(text).__name__}")
+        utf8(text, index)  # a lone surrogate: an error naming its position in the text
+        if self._mode == "tokenizer.json":
+            if ordinary or not self._added:
+                s = normalize(self._normalizer, text)
+                return [(-1, s)] if s else []
+            return self._added.split(text)
+        if ordinary:
+            return [(-1, text)] if text else []
+        return plan.segments(text, index)
+
+    def _pieces(self, texts: Sequence[str], plan, ordinary: bool, first: int = 0) -> Pieces:
+        rows = [self._segments(t, plan, ordinary, first + i if len(texts) > 1 else None) for i, t in enumerate(texts)]
+        return self._splitter.pieces(rows, first)
+
+    def _ordinary_rows(self, texts: list, first: int) -> tuple[np.ndarray, np.ndarray]:
+        """``(ids, row_splits)`` of already normalized texts with no added
+        token (tokenizer.json models), compiled."""
+        buf, rs = utf8_rows(texts, first)
+        pieces = self._pre._split(buf, rs, self._no_specials)
+        ids, piece_ends = self._run(pieces)
+        return ids, self._row_splits(piece_ends, pieces.row_splits)
+
+    def _compiled_pieces(self, texts: list, plan, ordinary: bool, first: int):
+        """Pieces of texts by the compiled pre-tokenizer (None: this model's
+        pattern is not compiled, or HF added tokens occur in a text)."""
+        if self._pre is None:
+            return None
+        if self._mode == "tokenizer.json":
+            if not ordinary and self._added:
+                return None
+            if self._normalizer is not None:
+                for i, t in enumerate(texts):
+                    if not isinstance(t, str):
+                        raise TypeError(f"texts[{first + i}] must be a str, found {type(t).__name__}")
+                texts = [normalize(self._normalizer, t) for t in texts]
+            cplan = self._no_specials
+        else:
+            cplan = self._no_specials if ordinary else self._special.plan(*plan)
+        buf, rs = utf8_rows(texts, first)
+        try:
+            return self._pre._split(buf, rs, cplan)
+        except ValueError as e:  # a disallowed special token: name the text in the whole batch
+            raise renumbered(e, first) from None
+
+    def _run(self, pieces: Pieces) -> tuple[np.ndarray, np.ndarray]:
+        """``(ids, piece_ends)`` of pieces."""
+        out = np.empty(max(pieces.data.size, 1), dtype=np.int32)
+        k, piece_ends = self._kernel(pieces.data, pieces.starts, pieces.ends, pieces.ids, self._model, out)
+        if k < 0:  # pragma: no cover - only a model not built by build_tables
+            raise RuntimeError("segkit.BPE: inconsistent tables")
+        return out[:k], piece_ends
+
+    @staticmethod
+    def _row_splits(piece_ends: np.ndarray, piece_rows: np.ndarray) -> np.ndarray:
+        ends = np.concatenate([[0], piece_ends]).astype(np.int64)
+        return ends[piece_rows]
+
+    def encode(self, text: str, *, allowed_special: str | Iterable[str] = (),
+               disallowed_special: str | Iterable[str] = "all") -> list[int]:
+        """Token ids of ``text``.
+
+        tiktoken semantics (vocabularies from tiktoken files, ``BPE(vocab,
+        merges)``): special tokens in ``allowed_special`` (``"all"``: every
+        one) are encoded as such; any string of ``disallowed_special``
+        (``"all"``: every special token not allowed) in the text is a
+        ValueError naming it; other special tokens are ordinary text.
+        A tokenizer from a tokenizer.json follows HuggingFace instead (its
+        normalizer, then all added tokens matched before BPE) and takes
+        neither argument.
+
+        A lone surrogate in ``text`` is a ValueError naming its position:
+        it has no UTF-8 form (tiktoken replaces it with U+FFFD, which
+        changes the text without saying so).
+
+        >>> import segkit
+        >>> enc = segkit.BPE.from_pretrained("cl100k_base")
+        >>> enc.encode("hi<|endoftext|>", allowed_special="all")
+        [6151, 100257]
+        """
+        sc = self._sc_default
+        if sc is not None and allowed_special == () and disallowed_special == "all":
+            # the default arguments: the path of encode_ordinary, with their plan
+            try:
+                data = text.encode()
+                arr, off, cap = sc.local.got
+            except (AttributeError, UnicodeEncodeError):
+                return self._fast_list(text, sc)
+            entry = self._entry
+            if cap >= len(data) and entry is not None:
+                k = entry(data, self._model, arr, self._table)
+                if k >= 0:
+                    return arr[off : off + k].tolist()
+            return self._fast_list(text, sc)
+        if self._fast:
+            if self._mode != "tokenizer.json":
+                if allowed_special == () and disallowed_special == "all":  # the default: its scratch kept
+                    return self._fast_list(text, self._sc_default)
+                plan = self._special.plan(allowed_special, disallowed_special)
+                return self._fast_list(text, self._scratch_for(plan))
+            self._plan(allowed_special, disallowed_special)  # (refuses tiktoken's arguments)
+            if not isinstance(text, str):
+                raise TypeError(f"text must be a str, found {type(text).__name__}")
+            utf8(text)
+            normed = normalize(self._normalizer, text)
+            if not self._added.may_occur(text, normed):
+                return self._fast_list(normed, self._sc_ordinary)
+        ids, _ = self._run(self._pieces([text], self._plan(allowed_special, disallowed_special), False))
+        return ids.tolist()
+
+    def _fast_list(self, text: str, sc) -> list[int]:
+        """The ids of one text through the fused kernel, as a list (the hot
+        path of :meth:`encode` and :meth:`encode_ordinary`: each line here
+        costs a visible share of a short text's time)."""
+        try:
+            data = text.encode()
+            arr, off, cap = sc.local.got
+        except AttributeError:  # not a str, or this thread's first short text
+            if not isinstance(text, str):
+                raise TypeError(f"text must be a str, found {type(text).__name__}") from None
+            return _id_list(*self._fast_ids(text, sc.plan))
+        except UnicodeEncodeError:
+            utf8(text)  # raises, naming the position
+            raise
+        entry = self._entry
+        if cap < len(data) or entry is None:  # first call, or a long text
+            return _id_list(*self._fast_ids(text, sc.plan))
+        k = entry(data, self._model, arr, self._table)
+        if k < 0:
+            arr, off, k = self._fast_ids(text, sc.plan)  # the error, raised
+        return arr[off : off + k].tolist()
+
+    def encode_ordinary(self, text: str) -> list[int]:
+        """Token ids of ``text`` with no special or added token matched."""
+        sc = self._sc_direct
+        if sc is not None:
+            # _fast_list written out (a Python call is a visible share of a
+            # short text's time): bytes in, one compiled call, a slice out.
+            try:
+                data = text.encode()
+                arr, off, cap = sc.local.got
+            except (AttributeError, UnicodeEncodeError):
+                return self._fast_list(text, sc)
+            entry = self._entry
+            if cap >= len(data) and entry is not None:
+                k = entry(data, self._model, arr, self._table)
+                if k >= 0:
+                    return arr[off : off + k].tolist()
+            return self._fast_list(text, sc)
+        if self._fast:
+            if self._mode == "tokenizer.json" and self._normalizer is not None:
+                if not isinstance(text, str):
+                    raise TypeError(f"text must be a str, found {type(text).__name__}")
+                utf8(text)
+                text = normalize(self._normalizer, text)
+            return self._fast_list(text, self._sc_ordinary)
+        ids, _ = self._run(self._pieces([text], None, True))
+        return ids.tolist()
+
+    def count(self, text: str, *, allowed_special: str | Iterable[str] = (),
+              disallowed_special: str | Iterable[str] = "all") -> int:
+        """``len(self.encode(text, ...))`` without building the list."""
+        if self._fast and self._mode != "tokenizer.json":
+            return self._fast_ids(text, self._special.plan(allowed_special, disallowed_special))[2]
+        ids, _ = self._run(self._pieces([text], self._plan(allowed_special, disallowed_special), False))
+        return int(ids.size)
+
+    def encode_batch(self, texts: Sequence[str], *, num_threads: int | None = None, flat: bool = False,
+                     allowed_special: str | Iterable[str] = (), disallowed_special: str | Iterable[str] = "all"):
+        """Token ids of many texts: a list of id lists, or with ``flat=True``
+        ``(ids, row_splits)`` NumPy arrays (the ids of text ``i`` are
+        ``ids[row_splits[i]:row_splits[i + 1]]``)."""
+        self._plan(allowed_special, disallowed_special)  # argument errors first
+        return self._batch(texts, (allowed_special, disallowed_special), False, num_threads, flat)
+
+    def encode_ordinary_batch(self, texts: Sequence[str], *, num_threads: int | None = None, flat: bool = False):
+        """:meth:`encode_batch` with no special or added token matched."""
+        return self._batch(texts, None, True, num_threads, flat)
+
+    def _batch(self, texts, plan, ordinary, num_threads, flat):
+        if isinstance(texts, str):
+            raise TypeError("texts must be a sequence of str, found a single str (wrap it in a list)")
+        texts = list(texts)
+        from ...runtime.threads import _pool, resolve_threads
+
+        n = min(resolve_threads(num_threads), max(1, len(texts)))
+
+        def encode_rows(rows: list, first: int):
+            pieces = self._compiled_pieces(rows, plan, ordinary, first)
+            if pieces is None:
+                pieces = self._pieces(rows, None if ordinary else self._plan(*plan), ordinary, first)
+            ids, piece_ends = self._run(pieces)
+            return ids, self._row_splits(piece_ends, pieces.row_splits)
+
+        def run(a: int, b: int):
+            if self._mode != "tokenizer.json" or ordinary or not self._added or self._pre is None:
+                return encode_rows(texts[a:b], a)
+            # HF added tokens: the texts where one may occur go through the
+            # Python splitter, the others (normalized) through the compiled path.
+            chunk = texts[a:b]
+            for i, t in enumerate(chunk):
+                if not isinstance(t, str):
+                    raise TypeError(f"texts[{a + i}] must be a str, found {type(t).__name__}")
+            normed = [normalize(self._normalizer, t) for t in chunk]
+            hit = np.fromiter((self._added.may_occur(t, s) for t, s in zip(chunk, normed)), bool, len(chunk))
+            if not hit.any():
+                return self._ordinary_rows(normed, a)
+            plain = np.flatnonzero(~hit)
+            special = np.flatnonzero(hit)
+            ids_p, rows_p = self._ordinary_rows([normed[i] for i in plain.tolist()], a)
+            pieces = self._pieces([chunk[i] for i in special.tolist()], self._plan(*plan), False, a)
+            ids_s, piece_ends = self._run(pieces)
+            rows_s = self._row_splits(piece_ends, pieces.row_splits)
+            return interleave(len(chunk), plain, ids_p, rows_p, special, ids_s, rows_s)
+
+        if n <= 1:
+            ids, rows = run(0, len(texts))
+        else:
+            cuts = [len(texts) * i // n for i in range(n + 1)]
+            parts = list(_pool(n).map(lambda i: run(cuts[i], cuts[i + 1]), range(n)))
+            ids = np.concatenate([p[0] for p in parts])
+            rows = [np.zeros(1, dtype=np.int64)]
+            shift = 0
+            for _, r in parts:
+                rows.append(r[1:] + shift)
+                shift += int(r[-1])
+            rows = np.concatenate(rows)
+        if flat:
+            return ids, rows
+        from ..base import int_lists_of
+
+        return int_lists_of(ids, rows)
+
+    def _buffer_batch(self, buf: np.ndarray, rs: np.ndarray, plan: tuple, num_threads) -> tuple[np.ndarray, np.ndarray]:
+        """``(ids, row_splits)`` of the rows of a UTF-8 buffer (an Arrow
+        column's), compiled, on up to ``num_threads`` threads."""
+        from ...runtime.threads import _pool, resolve_threads
+
+        cplan = self._special.plan(*plan)
+        nrows = rs.size - 1
+        n = min(resolve_threads(num_threads), max(1, nrows))
+
+        def run(a: int, b: int):
+            try:
+                pieces = self._pre.split_buffer(buf[rs[a] : rs[b]], rs[a : b + 1] - rs[a], cplan)
+            except ValueError as e:
+                raise renumbered(e, a) from None
+            ids, piece_ends = self._run(pieces)
+            return ids, self._row_splits(piece_ends, pieces.row_splits)
+
+        if n <= 1:
+            return run(0, nrows)
+        cuts = np.searchsorted(rs, np.arange(1, n) * rs[-1] // n).tolist()
+        cuts = sorted(set([0, *[min(max(c, 0), nrows) for c in cuts], nrows]))
+        parts = list(_pool(n).map(lambda i: run(cuts[i], cuts[i + 1]), range(len(cuts) - 1)))
+        rows = [np.zeros(1, dtype=np.int64)]
+        shift = 0
+        for _, r in parts:
+            rows.append(r[1:] + shift)
+            shift += int(r[-1])
+        return np.concatenate([p[0] for p in parts]), np.concatenate(rows)
+
+    def encode_with_offsets(self, text: str, *, allowed_special: str | Iterable[str] = (),
+                            disallowed_special: str | Iterable[str] = "all") -> tuple[list[int], list[tuple[int, int]]]:
+        """Token ids and their ``(start, end)`` character offsets in ``text``
+        (for a tokenizer.json with a normalizer: in the normalized text).
+        A token that starts inside a character (byte-level tokens can split
+        one) starts at that character; one that ends inside a character
+        ends after it.
+
+        >>> import segkit
+        >>> segkit.BPE.from_pretrained("cl100k_base").encode_with_offsets("a cat")
+        ([64, 8415], [(0, 1), (1, 5)])
+        """
+        pieces = self._pieces([text], self._plan(allowed_special, disallowed_special), False)
+        ids, piece_ends = self._run(pieces)
+        begin, end = token_spans(ids, piece_ends, pieces.starts, pieces.ends, pieces.ids, self._tok_len)
+        cs, ce = char_offsets(pieces.data, begin, end, np.zeros(1, np.int64), np.zeros(ids.size, np.int64))
+        return ids.tolist(), list(zip(cs.tolist(), ce.tolist()))
+
+    def encode_arrow(self, texts: Any, *, null: str = "error", num_threads: int | None = None,
+                     allowed_special: str | Iterable[str] = (), disallowed_special: str | Iterable[str] = "all"):
+        """:meth:`encode_batch` of an Arrow string column, as a
+        ``pyarrow.ListArray`` of int32 ids (a ``LargeListArray`` past 2**31
+        ids); needs pyarrow.
+
+        ``texts``: a pyarrow ``StringArray``, ``LargeStringArray`` or
+        ``ChunkedArray`` of them, a pandas Series, or a sequence of str.
+        ``null="error"``: a null row raises ValueError naming it;
+        ``"empty"``: it is encoded as an empty text.
+
+        >>> import pyarrow as pa, segkit
+        >>> segkit.BPE.from_pretrained("cl100k_base").encode_arrow(pa.array(["hello world", "a"])).to_pylist()
+        [[15339, 1917], [64]]
+        """
+        from ..base import Utf8Rows, arrow_module
+
+        pa = arrow_module()
+        rows = Utf8Rows.of(texts, null=null)
+        self._plan(allowed_special, disallowed_special)  # argument errors first
+        id_parts, split_parts, shift = [], [np.zeros(1, dtype=np.int64)], 0
+        for data, offs, valid in rows._chunks:
+            lo, hi = int(offs[0]), int(offs[-1])
+            rs = offs.astype(np.int64) - lo
+            nulls_empty = not valid.size or not np.any(np.diff(rs)[valid == 0])
+            if self._pre is not None and self._mode != "tokenizer.json" and nulls_empty:
+                # The column's UTF-8 buffer as it is (checked, not copied).
+                ids, splits = self._buffer_batch(data[lo:hi], rs, (allowed_special, disallowed_special), num_threads)
+            else:
+                raw = data[lo:hi].tobytes()
+                bounds = rs.tolist()
+                try:
+                    chunk = [raw[bounds[i] : bounds[i + 1]].decode("utf-8") for i in range(len(bounds) - 1)]
+                except UnicodeDecodeError as e:
+                    raise ValueError(f"texts: a row is not valid UTF-8 ({e.reason})") from None
+                if valid.size:
+                    chunk = [t if v else "" for t, v in zip(chunk, valid.tolist())]
+                ids, splits = self._batch(chunk, (allowed_special, disallowed_special), False, num_threads, True)
+            id_parts.append(ids)
+            split_parts.append(splits[1:] + shift)
+            shift += int(splits[-1])
+        ids = np.concatenate(id_parts) if id_parts else np.zeros(0, dtype=np.int32)
+        splits = np.concatenate(split_parts)
+        if splits[-1] < 2**31:
+            return pa.ListArray.from_arrays(pa.array(splits.astype(np.int32)), pa.array(ids))
+        return pa.LargeListArray.from_arrays(pa.array(splits), pa.array(ids))
+
+    # ------------------------------------------------------------ decoding
+    def decode_bytes(self, ids: Iterable[int]) -> bytes:
+        """The bytes of the tokens ``ids``; an id that is no token is a
+        ValueError naming it and its position.
+
+        >>> import segkit
+        >>> segkit.BPE.from_pretrained("cl100k_base").decode_bytes([15339, 1917])
+        b'hello world'
+        """
+        arr = np.asarray(ids if isinstance(ids, np.ndarray) else list(ids))
+        if arr.size == 0:
+            return b""
+        if arr.ndim != 1 or not np.issubdtype(arr.dtype, np.integer):
+            raise TypeError(f"ids must be a sequence of ints, found {arr.dtype} of shape {arr.shape}")
+        out, bad = gather_bytes(arr.astype(np.int64), self._dec_start, self._dec_end, self._dec_bytes)
+        if bad >= 0:
+            raise ValueError(f"id {int(arr[bad])} at position {bad} is not a token of this vocabulary "
+                             f"(ids are below {self._n_ids})")
+        return out.tobytes()
+
+    def decode(self, ids: Iterable[int], errors: str = "replace") -> str:
+        """The text of the tokens ``ids`` (their bytes as UTF-8; ``errors`` as
+        for :meth:`bytes.decode`, default ``"replace"`` as tiktoken)."""
+        return self.decode_bytes(ids).decode("utf-8", errors)
+
+    def decode_single_token_bytes(self, i: int) -> bytes:
+        """The bytes of one token."""
+        return self.decode_bytes([i])
+
+    # ------------------------------------------------------------ saving
+    def _state(self) -> tuple[dict, dict]:
+        """``(config, arrays)``: everything a saved model holds."""
+        t = self._tables
+        config = {
+            "format": 1,
+            "mode": self._mode,
+            "pattern": self._pattern,
+            "gaps": self._gaps,
+            "special_tokens": dict(self._specials),
+            "added_tokens": [vars(a).copy() for a in self._added_list],
+            "normalizer": self._normalizer,
+            "strings": {str(i): s for i, s in self._strings.items()},
+            "whole_any": self._whole_any,
+            "name": self.name,
+        }
+        arrays = {"tok_bytes": t.tok_bytes, "tok_start": t.tok_start, "trans": t.trans, "bsym": t.bsym,
+                  "info": t.info, "lex": t.lex, "merges": self._merges}
+        return config, arrays
+
+    def _model_state(self):
+        config, arrays = self._state()
+        return config, arrays, {}
+
+    @classmethod
+    def _from_model(cls, config, arrays, blobs, source):
+        """A BPE from a model file's parts, certified (see
+        :mod:`~segkit.presets.bpe.verify`)."""
+        return from_state(cls, config, arrays, source, certify=True)
+
+    def save(self, path: str | os.PathLike) -> None:
+        """Write the model to one file; :func:`segkit.load` reads it back
+        (validated, in milliseconds: nothing is rebuilt).
+
+        >>> import os, tempfile, segkit
+        >>> enc = segkit.BPE.from_pretrained("gpt2")
+        >>> path = os.path.join(tempfile.mkdtemp(), "gpt2.segkit")
+        >>> enc.save(path)
+        >>> segkit.load(path).encode("hello world")
+        [31373, 995]
+        """
+        super().save(path)
+
+    def _parts(self) -> tuple:
+        config, arrays = self._state()
+        return config, {k: np.array(v) for k, v in arrays.items()}
+
+    @classmethod
+    def _from_parts(cls, config, arrays) -> "BPE":
+        # A pickle runs whatever code it names, so it is trusted as code is:
+        # the structural checks, not the certification of the splits.
+        return from_state(cls, config, arrays, "pickled BPE", certify=False)

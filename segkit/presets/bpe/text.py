@@ -1,0 +1,81 @@
+"""One text in one compiled call: pre-tokenization and BPE together.
+
+The per-text path of :class:`segkit.BPE` for the compiled patterns: the
+text's UTF-8 ``bytes`` go in as they are (Numba takes ``bytes`` for less than
+an array costs to make), :func:`~.pretokenize_kernels.split_row` cuts them
+into pieces (special tokens by the call's plan) and
+:func:`~.backtrack.encode_range` encodes the pieces, all in arrays of one
+per-thread scratch (:class:`Scratch`), so that nothing is allocated and the
+call has four arguments (each array argument costs Numba about a tenth of a
+microsecond to unbox).
+
+Scratch layout (int64): ``[0]`` the pattern's kind, ``[1]`` the plan's
+end, ``[2]`` the capacity ``c`` in bytes, ``[3]`` a disallowed token's
+index in the plan (set when one is found); from :data:`HEADER` the plan,
+then five sections of ``c + 1``: piece ends, piece ids, piece starts, ids
+out, dead flags.
+"""
+
+from __future__ import annotations
+
+import threading
+
+import numpy as np
+from numba import njit
+
+from .backtrack import encode_range
+from .pretokenize_kernels import DISALLOWED_FOUND, split_row
+
+HEADER = 8
+
+
+@njit(cache=True, nogil=True)
+def encode_text(buf, model, scratch, table):
+    """Ids of ``buf`` (bytes or uint8 array, at most the scratch's capacity)
+    into the scratch's out section: returns their number; -1 for
+    inconsistent tables; ``-2 - p`` when the disallowed string
+    ``scratch[3]`` of the plan starts at byte ``p``."""
+    n = len(buf)
+    kind = scratch[0]
+    pe = scratch[1]
+    c = scratch[2] + 1
+    plan = scratch[HEADER:pe]
+    ends = scratch[pe : pe + c]
+    ids = scratch[pe + c : pe + 2 * c]
+    starts = scratch[pe + 2 * c : pe + 3 * c]
+    out = scratch[pe + 3 * c : pe + 4 * c]
+    dead = scratch[pe + 4 * c : pe + 5 * c]
+    status, p, m, t = split_row(kind, buf, 0, n, table, plan, ends, ids, 0)
+    if status == DISALLOWED_FOUND:
+        scratch[3] = t
+        return -2 - p
+    q = 0
+    for i in range(m):
+        starts[i] = q
+        q = ends[i]
+    # piece_ends may alias ends: a piece's end is read before its entry is written
+    return encode_range(buf, starts, ends, ids, 0, m, model, out, 0, dead, ends)
+
+
+class Scratch:
+    """Per-thread scratch arrays of one tokenizer and one plan."""
+
+    def __init__(self, kind: int, plan: np.ndarray) -> None:
+        self.kind = int(kind)
+        self.plan = plan
+        self.local = threading.local()
+
+    def get(self, nbytes: int) -> tuple[np.ndarray, int, int]:
+        """``(array, offset of the ids out, capacity)`` for this thread, with
+        room for ``nbytes``."""
+        got = getattr(self.local, "got", None)
+        if got is None or got[2] < nbytes:
+            cap = max(nbytes, 4096)
+            pe = HEADER + self.plan.size
+            arr = np.zeros(pe + 5 * (cap + 1), dtype=np.int64)
+            arr[0] = self.kind
+            arr[1] = pe
+            arr[2] = cap
+            arr[HEADER:pe] = self.plan
+            got = self.local.got = (arr, pe + 3 * (cap + 1), cap)
+        return got

@@ -1,0 +1,204 @@
+"""Checking a stored BPE model against its vocabulary, without rebuilding.
+
+A model file stores the vocabulary (token bytes, and the merge list of a
+merges-based model), the engine's double array and every token's split
+(:mod:`~segkit.presets.bpe.splits`).  Recomputing the splits costs a BPE
+run per token (most of a build), so loading *certifies* them instead; all
+other tables are rebuilt from them in linear passes
+(:func:`~segkit.presets.bpe.tables.finish_tables`, which also walks every
+token through the double array).
+
+:func:`check_trie` makes any walk over any bytes stay inside the double
+array and reach only nodes that spell what was read (every base plus
+every symbol is a slot; distinct bytes have distinct symbols; no node has
+a child on the "no symbol" 0).
+
+:func:`certify_splits` checks, for every token ``t``:
+
+1. *structure*: its length; a single byte has no split; a split ``(l, r)``
+   consists of tokens BPE can output whose bytes make ``t``'s;
+2. *priority*: the rank of ``t`` (tiktoken) or the index of the merge
+   ``(l, r)`` (merge list), as the build assigns it;
+3. *the split is BPE's*: BPE of ``l``'s bytes then ``r``'s reaches ``l, r``
+   before merging them (the pair test of
+   :mod:`~segkit.presets.bpe.backtrack`, without its last step); then BPE
+   of ``t``'s bytes ends in ``t``;
+4. *no token is missing*: a token stored without a split has no split
+   passing 3 whose pair merges into it.
+
+By induction on length (every test on ``t`` involves shorter tokens only),
+tokens passing 1-4 have exactly the splits and priorities the build
+computes, so the model encodes as the one built from the vocabulary.
+Test 3 relies on priorities growing along merges, which
+:func:`~segkit.presets.bpe.splits.first_non_monotone` checks on the stored
+splits; a model without that property (the heap encoder's) is rebuilt
+instead.  Cost: linear in the vocabulary's bytes (unreachable tokens:
+quadratic in their length).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from .pairs import FILTER_MUL, pair_get
+
+OK = 0
+BAD_LENGTH = 1
+BAD_BYTE = 2
+BAD_PARTS = 3
+BAD_PRIORITY = 4
+NOT_BPE_SPLIT = 5
+MISSING_SPLIT = 6
+BAD_HOLE = 7
+
+MESSAGES = {
+    BAD_LENGTH: "its stored length is not its byte length",
+    BAD_BYTE: "a single byte with a split or a priority",
+    BAD_PARTS: "its split is not two tokens BPE can output whose bytes make it",
+    BAD_PRIORITY: "its priority is not its rank or the index of its merge",
+    NOT_BPE_SPLIT: "BPE of its bytes does not end in its stored split",
+    MISSING_SPLIT: "it is stored as a token BPE never outputs, but BPE of its bytes ends in it",
+    BAD_HOLE: "an id without a token has split data",
+}
+
+
+def check_trie(trans: np.ndarray, bsym: np.ndarray) -> str | None:
+    """What is wrong with a double array and byte symbols (None: nothing)."""
+    if trans.ndim != 2 or trans.shape[1] != 2 or trans.shape[0] < 2 or trans.dtype != np.int32:
+        return "the double array must be an int32 array of shape (slots >= 2, 2)"
+    if bsym.shape != (256,) or bsym.dtype != np.int32:
+        return "the byte symbols must be 256 int32 values"
+    size = trans.shape[0]
+    base = trans[:, 0]
+    check = trans[:, 1]
+    if bsym.min() < 0 or base.min() < 0 or int(base.max()) + int(bsym.max()) >= size:
+        return "a transition leads outside the double array"
+    used = bsym[bsym > 0]
+    if np.unique(used).size != used.size:
+        return "two bytes share a symbol"
+    if np.any(check[base] == np.arange(size)):
+        return "a node has a child on no symbol"
+    return None
+
+
+@njit(cache=True, nogil=True)
+def _reachable(info, t):
+    return info[t, 0] == 1 or info[t, 2] >= 0
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _split_of(pairs, filt, fshift, x, y):
+    key = (np.uint64(x) << np.uint64(32)) | np.uint64(y)
+    f = np.int64((key * FILTER_MUL) >> fshift)
+    if (filt[f >> 5] >> (f & 31)) & 1 == 0:
+        return -1
+    return pair_get(pairs, x, y)
+
+
+@njit(cache=True, nogil=True)
+def _reaches_split(info, pairs, filt, fshift, x, y):
+    """Whether BPE of x's bytes then y's reaches ``x, y`` (before any merge
+    of the two): the pair test without its first lookup."""
+    while True:
+        px = info[x, 1]
+        py = info[y, 1]
+        if px > py:
+            x = info[x, 3]
+            c = _split_of(pairs, filt, fshift, x, y)
+            if c >= 0 and info[c, 1] < px:
+                return False
+        else:
+            if py < 0:
+                return True
+            y = info[y, 2]
+            c = _split_of(pairs, filt, fshift, x, y)
+            if c >= 0 and info[c, 1] <= py:
+                return False
+
+
+@njit(cache=True, nogil=True)
+def _lookup(tok_bytes, a, b, trans, bsym, slot):
+    """The token (as ``slot`` stores it) of the bytes ``tok_bytes[a:b]``, or -1."""
+    node = 0
+    for j in range(a, b):
+        t = trans[2 * node] + bsym[tok_bytes[j]]
+        if bsym[tok_bytes[j]] == 0 or trans[2 * t + 1] != node:
+            return -1
+        node = t
+    return slot[node]
+
+
+@njit(cache=True, nogil=True)
+def check_structure(tok_bytes, tok_start, info, mtab, use_merges, t0, t1):
+    """``(status, token)`` of tests 1 and 2 (module doc) for tokens ``t0 ..
+    t1 - 1``, or ``(OK, -1)``.  Run before anything reads ``info``:
+    afterwards every id it holds is in range and every part is shorter than
+    its token."""
+    n = tok_start.size - 1
+    for t in range(t0, t1):
+        size = tok_start[t + 1] - tok_start[t]
+        if size == 0:
+            if info[t, 0] != 0 or info[t, 1] != -1 or info[t, 2] != -1 or info[t, 3] != -1:
+                return BAD_HOLE, t
+            continue
+        if info[t, 0] != size:
+            return BAD_LENGTH, t
+        l = info[t, 2]
+        r = info[t, 3]
+        if size == 1:
+            if l != -1 or r != -1 or info[t, 1] != -1:
+                return BAD_BYTE, t
+            continue
+        if l < 0:
+            if l != -1 or r != -1 or info[t, 1] != -1:
+                return BAD_PARTS, t
+            continue
+        if l >= n or r < 0 or r >= n or not _reachable(info, l) or not _reachable(info, r):
+            return BAD_PARTS, t
+        a = tok_start[t]
+        if info[l, 0] + info[r, 0] != size:
+            return BAD_PARTS, t
+        for j in range(info[l, 0]):
+            if tok_bytes[tok_start[l] + j] != tok_bytes[a + j]:
+                return BAD_PARTS, t
+        for j in range(info[r, 0]):
+            if tok_bytes[tok_start[r] + j] != tok_bytes[a + info[l, 0] + j]:
+                return BAD_PARTS, t
+        want = pair_get(mtab, l, r) if use_merges else t
+        if want < 0 or info[t, 1] != want:
+            return BAD_PRIORITY, t
+    return OK, -1
+
+
+@njit(cache=True, nogil=True)
+def certify_splits(tok_bytes, tok_start, info, trans, bsym, slot, pairs, filt, filter_bits, mtab, use_merges, t0, t1):
+    """``(status, token)`` of tests 3 and 4 (module doc), or ``(OK, -1)``,
+    after :func:`check_structure` passed (so the walks stay in range and
+    end).  ``trans`` flat; ``slot``, ``pairs`` as
+    :func:`~segkit.presets.bpe.tables.finish_tables` built them from
+    ``info``, with its filter; ``mtab``: the merge list's pairs table
+    (``use_merges``).  Tokens ``t0 .. t1 - 1``."""
+    fshift = np.uint64(64 - filter_bits)
+    for t in range(t0, t1):
+        size = tok_start[t + 1] - tok_start[t]
+        if size < 2:
+            continue
+        l = info[t, 2]
+        if l >= 0:
+            if not _reaches_split(info, pairs, filt, fshift, l, info[t, 3]):
+                return NOT_BPE_SPLIT, t
+            continue
+        a = tok_start[t]
+        for k in range(1, size):
+            x = _lookup(tok_bytes, a, a + k, trans, bsym, slot)
+            if x < 0:
+                continue
+            y = _lookup(tok_bytes, a + k, a + size, trans, bsym, slot)
+            if y < 0:
+                continue
+            if use_merges and pair_get(mtab, x, y) < 0:
+                continue
+            if _reaches_split(info, pairs, filt, fshift, x, y):
+                return MISSING_SPLIT, t
+    return OK, -1
