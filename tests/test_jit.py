@@ -212,6 +212,35 @@ def test_generic_code_is_found_after_a_copy_and_other_numba_code_is_unaffected(t
     assert again["stats"]["compiled"] == 0 and again["stats"]["loaded"] == 1 and again["stats"]["loaded_portable"] == 0
 
 
+def test_a_changed_callee_in_another_file_is_compiled_again_not_loaded_stale(tmp_path: Path) -> None:
+    # f (probe/a.py) calls g (probe/b.py); Numba links g's code into f's, so
+    # f's cached entry must not survive a change of g, neither in the local
+    # cache nor in the code shipped with the package.
+    _probe(tmp_path)
+    shipped = tmp_path / "shipped"
+    built = _run(tmp_path, {"NUMBA_CPU_NAME": "generic", "SEGKIT_JIT_WRITE": str(shipped)})
+    assert built["result"] == 41
+    import shutil
+
+    shutil.copytree(tmp_path / "src", tmp_path / "installed" / "src")
+    inst = tmp_path / "installed"
+    env = {"SEGKIT_JIT_SHIPPED": str(shipped), "NUMBA_CACHE_DIR": str(inst / "cache")}
+    warm = _run(inst, env)
+    assert warm["result"] == 41 and warm["stats"]["compiled"] == 0 and warm["stats"]["loaded_portable"] == 1
+    # Only the callee's file changes; a.py (the caller's file) is byte for byte the same.
+    (inst / "src" / "probe" / "b.py").write_text(PROBE_B.replace("x * 2", "x * 3"), encoding="utf-8")
+    changed = _run(inst, env)
+    assert changed["result"] == 61  # 20 * 3 + 1: not the stale 41
+    assert changed["stats"]["loaded"] == 0 and "probe.a.f" in changed["stats"]["compiled_names"]
+    # The local cache written then serves the next process; changing the
+    # callee back is a different source again, compiled again, not the
+    # entry of the new g.
+    again = _run(inst, env)
+    assert again["result"] == 61 and again["stats"]["compiled"] == 0 and again["stats"]["loaded"] == 1
+    (inst / "src" / "probe" / "b.py").write_text(PROBE_B.replace("x * 2", "x * 4"), encoding="utf-8")
+    assert _run(inst, env)["result"] == 81
+
+
 def test_a_damaged_cache_entry_is_compiled_again(tmp_path: Path) -> None:
     _probe(tmp_path)
     cache = tmp_path / "local-cache"

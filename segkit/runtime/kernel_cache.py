@@ -70,7 +70,9 @@ _lock = threading.Lock()
 #: functions serve Python code): ``from .x.y import a, b`` / ``import a.b``.
 _IMPORT = re.compile(rb"^from[ \t]+(\.*)([\w.]*)[ \t]+import[ \t]+(?:\(([^)]*)\)|([\w, \t]+))|^import[ \t]+([\w.]+)",
                      re.M)
-_MARKER = re.compile(rb"^[ \t]*@(?:kernel|intrinsic|overload)\b", re.M)
+#: What makes a file one whose contents compiled code depends on: a kernel,
+#: a Numba extension, or Numba internals bound when Numba loads.
+_MARKER = re.compile(rb"^[ \t]*@(?:kernel|intrinsic|overload|(?:jit\.)?on_load)\b", re.M)
 
 
 # ------------------------------------------------------------------ stamps
@@ -121,9 +123,12 @@ def _imported_modules(module: str, is_package: bool, text: bytes, known: dict) -
 def source_digest(root: str) -> str:
     """Digest of the files of the package at ``root`` that compiled code can
     depend on: those declaring kernels or Numba extensions (``@kernel``,
-    ``@intrinsic``, ``@overload``) and, transitively, the package files they
-    import from at top level (constants and inlined helpers come from
-    there).  One read of the package's sources; a few milliseconds."""
+    ``@intrinsic``, ``@overload``, ``@on_load``) and, transitively, the
+    package files they import from at top level (constants and inlined
+    helpers come from there).  Every kernel file of the package is in it,
+    so the code cached for one kernel is invalidated when a kernel it
+    calls changes, wherever that callee is declared.  One read of the
+    package's sources; a few milliseconds."""
     sources, packages = _package_sources(root)
     todo = [m for m, text in sources.items() if _MARKER.search(text)]
     closure: set[str] = set()
