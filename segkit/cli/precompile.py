@@ -8,7 +8,8 @@ compiling it.  Run by hand, it compiles into the usual cache for this
 machine: after an upgrade of Numba, say, which makes earlier code unusable.
 
 What is compiled is what the calls below compile: the public entry points
-of every preset, trainer and command, on tiny inputs, each twice where a
+of every preset (WordPiece, ChineseMaxMatch, MaxMatch and RWKVWorld, BPE),
+trainer and command, on tiny inputs, each twice where a
 model can come from segkit's model cache (a model mapped from a file has
 read-only arrays, which Numba compiles separately).  A call missing here
 costs nothing but compiling at run time, with its notice.
@@ -129,6 +130,45 @@ def _maxmatch(folder: Path) -> None:
         mm.encode_batch_with_offsets(["aab 東京都", "b"])
 
 
+def _bpe(folder: Path) -> None:
+    import segkit
+
+    long_text = (TEXTS[0] + " ") * 1000  # > 64 KB: the batch kernels' path for long single texts
+    special = "hi<|endoftext|> there"
+    # Each bundled vocabulary has its own compiled pre-tokenizer.
+    for name in ("cl100k_base", "r50k_base", "o200k_base"):
+        for _ in range(2):  # built, then mapped from the model cache
+            enc = segkit.BPE.from_pretrained(name)
+            for text in TEXTS:
+                enc.encode(text)
+                enc.encode_ordinary(text)
+            enc.encode(special, allowed_special="all")
+            enc.encode(special, disallowed_special=())
+            enc.count(TEXTS[0])
+            enc.encode_with_offsets(TEXTS[0])
+            enc.encode_with_offsets(special, disallowed_special=())
+            enc.encode_batch(TEXTS)
+            enc.encode_batch(TEXTS, flat=True)
+            enc.encode_batch([special, *TEXTS], allowed_special="all")
+            enc.encode_ordinary_batch(TEXTS)
+            enc.encode_ordinary_batch(TEXTS, flat=True)
+            enc.encode(long_text)
+            enc.encode_ordinary(long_text)
+            ids = enc.encode(TEXTS[0])
+            enc.decode(ids)
+            enc.decode_bytes(ids)
+            enc.decode_single_token_bytes(ids[0])
+        path = folder / f"{name}.segkit"
+        enc.save(path)
+        segkit.load(path).encode(TEXTS[0])
+        pickle.loads(pickle.dumps(enc)).encode_batch(TEXTS)
+    vocab = {bytes([b]): b for b in range(256)} | {b"lo": 256, b"low": 257}
+    own = segkit.BPE(vocab, [(b"l", b"o"), (b"lo", b"w")], special_tokens={"<|end|>": 258})
+    own.encode("low lower<|end|>", allowed_special="all")
+    own.encode_batch(["low lower", "low"])
+    segkit.BPE(vocab, [(b"l", b"o"), (b"lo", b"w")], pattern=None).encode_batch(["low lower", "low"])
+
+
 def _training(folder: Path) -> None:
     import segkit
 
@@ -138,6 +178,11 @@ def _training(folder: Path) -> None:
         bpe = segkit.train_bpe(source, 300, special_tokens=["<|endoftext|>"], show_progress=False)
         bpe.save(folder / "bpe")
         bpe.to_tokenizer_json(folder / "bpe" / "tokenizer.json")
+        bpe.encoder().encode_batch(CORPUS[:3], allowed_special="all")
+        hf = segkit.BPE.from_tokenizer_json(folder / "bpe" / "tokenizer.json")  # HuggingFace semantics
+        hf.encode(CORPUS[0])
+        hf.encode_batch(CORPUS[:3])
+        hf.encode_with_offsets(CORPUS[0])
         segkit.train_wordpiece(source, 200, show_progress=False).encode(CORPUS[0])
 
 
@@ -153,6 +198,9 @@ def _commands(folder: Path, main: Callable[[list[str]], int]) -> None:
         ["encode", "--format", "json", "--max-length", "8", "--padding", "max_length", "--input", str(en)],
         ["tokenize", "--model", "rwkv-world", "Hello, 世界!"],
         ["tokenize", "--model", "rwkv-world", "--format", "json", "--input", str(en)],
+        ["tokenize", "--model", "cl100k_base", "Hello, world! 東京"],
+        ["tokenize", "--model", "cl100k_base", "--format", "json", "--input", str(en)],
+        ["tokenize", "--model", "cl100k_base", "--format", "ids", "--input", str(en)],
         ["cut", str(zh)],
         ["cut", "--mode", "backward", "--keep-whitespace", str(zh)],
         ["cut", "--mode", "bidirectional", str(zh)],
@@ -172,6 +220,7 @@ EXERCISES: dict[str, Callable[[Path], None]] = {
     "wordpiece": _wordpiece,
     "chinese": _chinese,
     "maxmatch": _maxmatch,
+    "bpe": _bpe,
     "training": _training,
 }
 
