@@ -11,7 +11,9 @@ Python and platform.
 
 If that step fails or takes too long, the build goes on without it (the
 kernels are then compiled on first use, as in a development checkout);
-``SEGKIT_PRECOMPILE=0`` skips it.  Editable installs skip it too.
+``SEGKIT_PRECOMPILE=0`` skips it.  Editable installs skip it too.  pip
+shows a build's output only with ``-v``: the step's notice and progress go
+to the terminal pip runs in, if any (``SEGKIT_BUILD_QUIET=1``: not).
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ import os
 import shutil
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -35,8 +38,32 @@ except ImportError:  # older setuptools
 PRECOMPILE_TIMEOUT = int(os.environ.get("SEGKIT_PRECOMPILE_TIMEOUT", "900"))
 
 
+def _open_terminal():
+    """The user's terminal, if ``pip install`` runs in one: pip shows a build
+    step's output only with ``-v``, so the notice that compiling takes a few
+    minutes goes to the terminal directly (else to standard error, which
+    pip shows with ``-v`` and in its log)."""
+    if os.environ.get("SEGKIT_BUILD_QUIET"):
+        return None
+    try:
+        return open("/dev/tty", "w", encoding="utf-8", errors="replace")  # noqa: SIM115 (closed by the caller)
+    except OSError:
+        return None
+
+
+_TERMINAL = None
+
+
 def _log(message: str) -> None:
-    print(f"segkit build: {message}", file=sys.stderr, flush=True)
+    line = f"segkit build: {message}"
+    if _TERMINAL is not None:
+        try:
+            _TERMINAL.write(f"\r\n{line}\n" if not message.startswith("  ") else f"{line}\n")
+            _TERMINAL.flush()
+            return
+        except OSError:
+            pass
+    print(line, file=sys.stderr, flush=True)
 
 
 class BuildWithKernels(build_py):
@@ -57,16 +84,31 @@ class BuildWithKernels(build_py):
         env.pop("NUMBA_CPU_FEATURES", None)
         env.pop("NUMBA_CACHE_DIR", None)
         env.pop("NUMBA_DISABLE_JIT", None)
+        global _TERMINAL
+        _TERMINAL = _open_terminal()
         t0 = time.perf_counter()
-        _log("compiling the kernels for a generic CPU (about a minute; SEGKIT_PRECOMPILE=0 skips it)")
+        _log("compiling the kernels for a generic CPU, once, so that the first segkit command after installing "
+             "does not (2-5 minutes; SEGKIT_PRECOMPILE=0 skips it) ...")
+        output: list[str] = []
         try:
-            proc = subprocess.run(
+            proc = subprocess.Popen(
                 [sys.executable, "-m", "segkit", "precompile", "--into", str(out)],
-                env=env, cwd=str(Path(self.build_lib).resolve()), timeout=PRECOMPILE_TIMEOUT,
+                env=env, cwd=str(Path(self.build_lib).resolve()),
                 stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
             )
+            timer = threading.Timer(PRECOMPILE_TIMEOUT, proc.kill)
+            timer.start()
+            try:
+                assert proc.stdout is not None
+                for line in proc.stdout:  # "segkit precompile: wordpiece: 68.7 s", one per area: progress
+                    output.append(line)
+                    if line.startswith("segkit precompile: "):
+                        _log("  " + line[len("segkit precompile: "):].rstrip())
+                proc.wait()
+            finally:
+                timer.cancel()
             ok = proc.returncode == 0
-            detail = proc.stdout[-2000:]
+            detail = "".join(output)[-2000:]
         except (OSError, subprocess.SubprocessError) as e:
             ok, detail = False, repr(e)
         if ok:
@@ -75,6 +117,9 @@ class BuildWithKernels(build_py):
         else:
             shutil.rmtree(out, ignore_errors=True)
             _log(f"precompiling failed; the kernels will be compiled on first use instead:\n{detail}")
+        if _TERMINAL is not None:
+            _TERMINAL.close()
+            _TERMINAL = None
 
 
 class PlatformWheel(bdist_wheel):

@@ -30,7 +30,8 @@ same run; the load average is printed with each part.
     into a fresh virtual environment, and runs each command there with an
     empty Numba cache (``NUMBA_CACHE_DIR``) and an empty model cache
     (``SEGKIT_CACHE_DIR``): the first ``segkit tokenize "..."``, ``segkit
-    cut FILE``, ``segkit tokenize --model rwkv-world "..."``, Python's
+    cut FILE``, ``segkit tokenize --model rwkv-world "..."``, ``segkit
+    tokenize --model cl100k_base "..."`` (BPE), Python's
     ``ChineseMaxMatch().cut`` (targets <= 2 s each), and ``segkit train
     bpe|wordpiece`` on 2 MB of the multilingual corpus, with the time until
     its progress bar first moves (standard error on a pseudo-terminal;
@@ -144,6 +145,8 @@ def warm(args, results: dict) -> None:
     row("import", "import segkit", [py, "-c", t + "import segkit, sys, json; print(json.dumps({'import': time.perf_counter() - t0, "
                                        "'numba_loaded': float('numba' in sys.modules)}))"], TARGETS["import"])
     row("tokenize", 'segkit tokenize "..." (process)', [py, "-m", "segkit", "tokenize", SAMPLE], TARGETS["tokenize"])
+    row("tokenize_bpe", 'segkit tokenize --model cl100k_base "..." (process)',
+        [py, "-m", "segkit", "tokenize", "--model", "cl100k_base", SAMPLE])
     row("load_encode", "import + segkit.load(multilingual) + encode",
         [py, "-c", t + f"import segkit, json; m = segkit.load({str(model)!r}); t1 = time.perf_counter(); "
          f"m.encode({SAMPLE!r}); t2 = time.perf_counter(); "
@@ -341,6 +344,8 @@ def cold(args, results: dict) -> None:
         "segkit cut": ([seg, "cut", str(zh)], TARGETS["cold"]),
         "segkit tokenize --model rwkv-world": ([seg, "tokenize", "--model", "rwkv-world", "Hello, 世界!"],
                                                TARGETS["cold"]),
+        "segkit tokenize --model cl100k_base": ([seg, "tokenize", "--model", "cl100k_base", "Hello, world!"],
+                                                TARGETS["cold"]),
         "ChineseMaxMatch().cut (Python)": ([vpy, "-c", "import segkit; segkit.ChineseMaxMatch().cut('研究生命起源')"],
                                            TARGETS["cold"]),
         "segkit train bpe, 2 MB": ([seg, "train", "bpe", "--vocab-size", "8000", str(corpus), "-o", str(tmp / "bpe")],
