@@ -322,10 +322,15 @@ def cold(args, results: dict) -> None:
         wheel = next((tmp / "wheel").glob("segkit-*.whl"))
         print(f"  built {wheel.name} ({wheel.stat().st_size / 1e6:.2f} MB) in {time.perf_counter() - t0:.0f} s")
     venv = tmp / "venv"
-    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
+    # Without PYTHONPATH: a checkout on it (with the segkit.egg-info a build
+    # leaves there) makes pip think segkit is installed, and skip the wheel.
+    clean = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, env=clean)
     vpy = str(venv / "bin" / "python")
     t0 = time.perf_counter()
-    subprocess.run([vpy, "-m", "pip", "install", "-q", str(wheel)], check=True)
+    subprocess.run([vpy, "-m", "pip", "install", "-q", str(wheel)], check=True, env=clean)
+    if not (venv / "bin" / "segkit").is_file():
+        raise SystemExit(f"pip did not install {wheel.name} into {venv}")
     print(f"  installed into a fresh venv in {time.perf_counter() - t0:.0f} s")
     corpus = tmp / "corpus-2mb.txt"
     with C.CORPUS.open(encoding="utf-8") as f, corpus.open("w", encoding="utf-8") as out:
