@@ -19,9 +19,14 @@ import numpy as np
 from numba import njit
 
 from ...engine import Automaton, EngineConfig
+from ...runtime.prefetch import prefetch
 from . import layout as L
 from . import pairs as P
 from .splits import derive_splits, first_non_monotone
+
+
+#: how many tokens ahead the load's passes fetch rows read from random places
+AHEAD = 8
 
 
 class VocabularyError(ValueError):
@@ -262,6 +267,13 @@ def _slots(tok_bytes, tok_start, reach, trans, bsym, lex, slot, nextp):
     best = np.full(maxlen + 1, -1, np.int64)  # longest output token ending at depth <= d
     prev = -1
     for k in range(lex.size):
+        # The token bytes come in byte order, not id order: fetch them ahead.
+        if k + 2 * AHEAD < lex.size:
+            prefetch(tok_start, lex[k + 2 * AHEAD])
+        if k + AHEAD < lex.size:
+            u = lex[k + AHEAD]
+            if u >= 0 and u < n:
+                prefetch(tok_bytes, tok_start[u])
         t = lex[k]
         if t < 0 or t >= n:
             return 0
