@@ -82,6 +82,14 @@ def filter_bits(n: int) -> int:
     return bits
 
 
+@njit(cache=True, nogil=True, inline="always")
+def filter_add(filt, shift, left, right):
+    """Set the filter bit of ``(left, right)`` (``shift``: 64 - bits)."""
+    key = (np.uint64(left) << np.uint64(32)) | np.uint64(right & 0xFFFFFFFF)
+    f = np.int64((key * FILTER_MUL) >> shift)
+    filt[f >> 5] |= np.int32(1) << np.int32(f & 31)
+
+
 @njit(cache=True, nogil=True)
 def fill_filter(table, bits, filt):
     """Fill ``filt`` (``2**bits / 32`` int32 words) with the bit set of the

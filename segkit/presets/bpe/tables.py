@@ -121,6 +121,8 @@ def merge_table(merges: np.ndarray) -> np.ndarray:
     """A pairs table ``(a, b) -> index`` of a (m, 2) merge list (the last
     index of a pair listed twice)."""
     mtab = P.new_table(len(merges))
+    if len(merges) == 0:  # (a tiktoken model: no kernel to load in a new process)
+        return mtab
     _put_all(mtab, merges[:, 0].copy(), merges[:, 1].copy(), np.arange(len(merges), dtype=np.int32))
     return mtab
 
@@ -154,8 +156,7 @@ def finish_tables(tok_bytes, tok_start, trans, bsym, info, lex, whole_any: bool)
                               "token order is not the byte order of all tokens")
     pairs = L.section(model, L.PAIRS)
     pairs[:] = -1
-    _put_splits(pairs, info)
-    P.fill_filter(pairs, fbits, L.section(model, L.FILTER))
+    _put_splits(pairs, info, fbits, L.section(model, L.FILTER))
     _fill_bigrams(info, tok_bytes, tok_start, L.section(model, L.BIGRAM))
     _fill_edges(info, tok_bytes, tok_start, L.section(model, L.EDGE), L.section(model, L.BYTEPRIO))
     bad = int(first_non_monotone(info, reach))
@@ -229,10 +230,22 @@ def _fill_edges(info, tok_bytes, tok_start, edge, byteprio):
 
 
 @njit(cache=True, nogil=True)
-def _put_splits(table, info):
-    for t in range(info.shape[0]):
+def _put_splits(table, info, filter_bits, filt):
+    """Store every split in the split table and set its bit in the filter
+    (the bits :func:`~segkit.presets.bpe.pairs.fill_filter` would set, in
+    the same pass); the slots of the split AHEAD tokens further are
+    prefetched (a table larger than a core's cache, written at random)."""
+    for i in range(filt.size):
+        filt[i] = 0
+    shift = np.uint64(64 - filter_bits)
+    mask = table.size // 4 - 1
+    n = info.shape[0]
+    for t in range(n):
+        if t + AHEAD < n:
+            prefetch(table, 4 * P.pair_slot(info[t + AHEAD, 2], info[t + AHEAD, 3], mask))
         if info[t, 2] >= 0:
             P.pair_put(table, info[t, 2], info[t, 3], t, info[t, 1])
+            P.filter_add(filt, shift, info[t, 2], info[t, 3])
 
 
 @njit(cache=True, nogil=True)

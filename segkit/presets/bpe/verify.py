@@ -53,6 +53,9 @@ NOT_BPE_SPLIT = 5
 MISSING_SPLIT = 6
 BAD_HOLE = 7
 
+#: how many tokens ahead :func:`check_structure` fetches the parts' rows
+AHEAD = 8
+
 MESSAGES = {
     BAD_LENGTH: "its stored length is not its byte length",
     BAD_BYTE: "a single byte with a split or a priority",
@@ -138,6 +141,13 @@ def check_structure(tok_bytes, tok_start, info, mtab, use_merges, t0, t1):
     its token."""
     n = tok_start.size - 1
     for t in range(t0, t1):
+        if t + AHEAD < t1:  # the parts' rows, read from random places: fetch them ahead
+            u = info[t + AHEAD, 2]
+            v = info[t + AHEAD, 3]
+            prefetch(info, u)
+            prefetch(info, v)
+            prefetch(tok_start, u)
+            prefetch(tok_start, v)
         size = tok_start[t + 1] - tok_start[t]
         if size == 0:
             if info[t, 0] != 0 or info[t, 1] != -1 or info[t, 2] != -1 or info[t, 3] != -1:
