@@ -19,7 +19,7 @@ import numpy as np
 from numba import njit
 
 from ...engine import Automaton, EngineConfig
-from ...runtime.prefetch import prefetch
+from ...engine.intrinsics import prefetch
 from . import layout as L
 from . import pairs as P
 from .splits import derive_splits, first_non_monotone

@@ -41,7 +41,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from ...runtime.prefetch import prefetch
+from ...engine.intrinsics import prefetch
 from .pairs import FILTER_MUL, pair_get, pair_slot
 
 OK = 0
