@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import importlib.util
 import re
+import sys
+from pathlib import Path
 
 import pytest
 from _pytest.doctest import DoctestItem
@@ -38,3 +40,26 @@ if _missing("dask", "distributed", "pandas", "pyarrow"):
     collect_ignore += ["segkit/dask.py", "segkit/scale/dask.py"]
 if _missing("pyspark", "pandas", "pyarrow"):
     collect_ignore += ["segkit/spark.py", "segkit/scale/spark.py"]
+
+
+def _bundled_data_from_the_checkout() -> None:
+    """pytest imports ``segkit`` from this checkout, where the bundled files
+    are in the top-level ``vocabularies/`` folder (``pyproject.toml`` installs
+    it as ``segkit.vocabularies``).  Give the checkout's ``segkit`` that
+    subpackage, so that examples using ``files("segkit.vocabularies")`` run
+    as they do for a user of the installed package."""
+    if importlib.util.find_spec("segkit.vocabularies") is not None:
+        return
+    folder = Path(__file__).resolve().parent / "vocabularies"
+    spec = importlib.util.spec_from_file_location(
+        "segkit.vocabularies", folder / "__init__.py", submodule_search_locations=[str(folder)]
+    )
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["segkit.vocabularies"] = module
+    spec.loader.exec_module(module)
+    import segkit
+
+    segkit.vocabularies = module
+
+
+_bundled_data_from_the_checkout()

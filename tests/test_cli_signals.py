@@ -180,3 +180,50 @@ def test_ctrl_c_during_training_is_exit_130_and_writes_nothing(tmp_path, trainer
     assert err.decode("utf-8").splitlines() == ["segkit: interrupted; nothing was written"]
     assert time.monotonic() - sent < 15  # the process, interpreter shutdown included
     assert not out_dir.exists() or not any(out_dir.iterdir())
+
+
+@pytest.mark.parametrize("trainer", ["bpe", "wordpiece"])
+def test_ctrl_c_while_the_files_are_written_leaves_the_folder_as_it_was(tmp_path, monkeypatch, capsys, trainer):
+    # The Ctrl-C of the test above can land after training, while the files
+    # are being written: the command still says "nothing was written", so
+    # nothing of this run may reach the output folder.
+    import segkit.cli
+    from segkit.presets.wordpiece import WordPiece
+    from segkit.training.bpe import TrainedBPE
+
+    corpus = tmp_path / "corpus.txt"
+    corpus.write_text("low lower newest widest\n" * 50, encoding="utf-8")
+    out_dir = tmp_path / "out"
+    out_dir.mkdir()
+    (out_dir / "kept.txt").write_text("a file from before", encoding="utf-8")
+
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    # the last file each trainer writes
+    if trainer == "bpe":
+        monkeypatch.setattr(TrainedBPE, "to_tokenizer_json", interrupted)
+    else:
+        monkeypatch.setattr(WordPiece, "save", interrupted)
+    code = segkit.cli.main(["train", trainer, str(corpus), "-o", str(out_dir), "--vocab-size", "300", "--no-progress"])
+    err = capsys.readouterr().err
+    assert code == 130, err
+    assert err.splitlines() == ["segkit: interrupted; nothing was written"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["corpus.txt", "out"]  # no staging folder left
+    assert sorted(p.name for p in out_dir.iterdir()) == ["kept.txt"]
+
+
+def test_staged_output_moves_every_file_or_none(tmp_path):
+    from segkit.cli.io import staged_output
+
+    out = tmp_path / "deep" / "out"
+    with pytest.raises(OSError):
+        with staged_output(out) as stage:
+            (stage / "a.txt").write_text("a", encoding="utf-8")
+            raise OSError("disk full")
+    assert not out.exists()
+    with staged_output(out) as stage:
+        (stage / "a.txt").write_text("a", encoding="utf-8")
+        (stage / "b.txt").write_text("b", encoding="utf-8")
+    assert sorted(p.name for p in out.iterdir()) == ["a.txt", "b.txt"]
+    assert [p.name for p in out.parent.iterdir()] == ["out"]

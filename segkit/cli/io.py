@@ -3,8 +3,10 @@ Ctrl-C, and errors reported as ``segkit: error: ...``."""
 
 from __future__ import annotations
 
+import os
 import sys
 from contextlib import contextmanager
+from pathlib import Path
 from typing import Iterable, Iterator, Sequence
 
 
@@ -212,3 +214,38 @@ def reading_stdin_note() -> None:
     if interactive:
         print("segkit: reading texts from standard input, one per line (end with Ctrl-D; "
               "or give texts as arguments, or --help)", file=sys.stderr)
+
+
+@contextmanager
+def staged_output(out: os.PathLike[str] | str) -> Iterator[Path]:
+    """A folder to write a command's output files into, all or nothing.
+
+    The files are written into a hidden folder beside ``out`` and moved into
+    ``out`` only once every one of them is complete, so that a Ctrl-C or an
+    error while writing leaves ``out`` as it was (the training commands say
+    "nothing was written", and that stays true).  A Ctrl-C during the moves
+    themselves (a few renames) is held until they are done: the output is
+    then complete and the command ends normally.
+    """
+    import shutil
+    import signal
+    import tempfile
+    import threading
+
+    out = Path(out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    stage = Path(tempfile.mkdtemp(prefix=f".{out.name}.partial-", dir=out.parent))
+    try:
+        yield stage
+        out.mkdir(parents=True, exist_ok=True)
+        held: list[int] = []
+        main = threading.current_thread() is threading.main_thread()
+        previous = signal.signal(signal.SIGINT, lambda signum, frame: held.append(signum)) if main else None
+        try:
+            for f in sorted(stage.iterdir()):
+                os.replace(f, out / f.name)
+        finally:
+            if main:
+                signal.signal(signal.SIGINT, previous)
+    finally:
+        shutil.rmtree(stage, ignore_errors=True)

@@ -29,14 +29,16 @@ def add_parser(train_sub) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from ..training.bpe import train_bpe
+    from .io import staged_output
 
     result = train_bpe(
         [Path(f) for f in args.files], args.vocab_size, special_tokens(args), pattern=args.pattern,
         num_threads=args.threads, show_progress=args.progress, errors=args.errors,
     )
     out = Path(args.output)
-    result.save(out)
-    result.to_tokenizer_json(out / "tokenizer.json")
+    with staged_output(out) as stage:
+        result.save(stage)
+        result.to_tokenizer_json(stage / "tokenizer.json")
     print(f"{len(result.vocab)} tokens ({len(result.merges)} merges) written to {out}/"
           "{vocab.json, merges.txt, tokenizer.json}", file=sys.stderr)
     return 0

@@ -10,10 +10,10 @@ and ``out/wordpiece.segkit`` (the ready tokenizer, for :func:`segkit.load` or
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 from pathlib import Path
 
+from .io import staged_output
 from .options import special_tokens, trainer_options
 
 MODEL_FILE = "wordpiece.segkit"
@@ -70,12 +70,9 @@ def run(args: argparse.Namespace) -> int:
         show_progress=args.progress,
         errors=args.errors,
     )
-    out.mkdir(parents=True, exist_ok=True)
-    vocab = out / "vocab.txt"
-    tmp = vocab.with_name(vocab.name + ".tmp")
-    tmp.write_text("".join(t + "\n" for t in wp.vocab.tokens), encoding="utf-8")
-    os.replace(tmp, vocab)
-    wp.save_tokenizer_json(out / "tokenizer.json")
-    wp.save(out / MODEL_FILE)
+    with staged_output(out) as stage:
+        (stage / "vocab.txt").write_text("".join(t + "\n" for t in wp.vocab.tokens), encoding="utf-8")
+        wp.save_tokenizer_json(stage / "tokenizer.json")
+        wp.save(stage / MODEL_FILE)
     print(f"{len(wp.vocab)} tokens written to {out}/{{vocab.txt, tokenizer.json, {MODEL_FILE}}}", file=sys.stderr)
     return 0

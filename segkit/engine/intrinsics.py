@@ -22,19 +22,25 @@ _READ, _KEEP_IN_ALL_LEVELS, _DATA = 0, 3, 1
 
 @intrinsic
 def prefetch(typingctx, array, index):
-    """Prefetch the cache line of ``array[index]`` (a 1-d array, an integer
-    index already known to be in bounds or harmlessly out of them)."""
+    """Prefetch the cache line of ``array[index]``: an element of a 1-d
+    array, or the start of row ``index`` of a 2-d C-contiguous one.  The
+    index may be anything, even read from an unchecked file: a prefetch of
+    an address out of bounds does nothing."""
     from llvmlite import ir
     from numba import types
     from numba.core import cgutils
 
-    if not isinstance(array, types.Array) or not isinstance(index, types.Integer):
+    if not (isinstance(array, types.Array) and array.ndim in (1, 2) and isinstance(index, types.Integer)):
         return None
     sig = types.void(array, index)
 
     def codegen(context, builder, signature, args):
-        ary = context.make_array(signature.args[0])(context, builder, args[0])
-        address = builder.gep(ary.data, [args[1]])
+        arrayty, indexty = signature.args
+        ary = context.make_array(arrayty)(context, builder, args[0])
+        offset = context.cast(builder, args[1], indexty, types.intp)
+        if arrayty.ndim == 2:
+            offset = builder.mul(offset, builder.extract_value(ary.shape, 1))
+        address = builder.gep(ary.data, [offset])
         i8p = ir.IntType(8).as_pointer()
         i32 = ir.IntType(32)
         fnty = ir.FunctionType(ir.VoidType(), [i8p, i32, i32, i32])

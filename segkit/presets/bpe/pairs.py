@@ -39,7 +39,7 @@ def new_table(n: int) -> np.ndarray:
 
 
 @kernel(inline="always")
-def _slot(left, right, mask):
+def pair_slot(left, right, mask):
     key = (np.uint64(left) << np.uint64(32)) | np.uint64(right & 0xFFFFFFFF)
     return np.int64((key * _GOLDEN) >> np.uint64(33)) & mask
 
@@ -48,7 +48,7 @@ def _slot(left, right, mask):
 def pair_get(table, left, right):
     """The token stored for ``(left, right)``, or -1."""
     mask = table.size // 4 - 1
-    h = _slot(left, right, mask)
+    h = pair_slot(left, right, mask)
     while True:
         a = table[4 * h]
         if a == left and table[4 * h + 1] == right:
@@ -62,7 +62,7 @@ def pair_get(table, left, right):
 def pair_put(table, left, right, merged, extra):
     """Store ``(merged, extra)`` for ``(left, right)`` (replacing an earlier value)."""
     mask = table.size // 4 - 1
-    h = _slot(left, right, mask)
+    h = pair_slot(left, right, mask)
     while True:
         a = table[4 * h]
         if a == -1 or (a == left and table[4 * h + 1] == right):
@@ -80,6 +80,14 @@ def filter_bits(n: int) -> int:
     while (1 << bits) < 16 * n:
         bits += 1
     return bits
+
+
+@kernel(inline="always")
+def filter_add(filt, shift, left, right):
+    """Set the filter bit of ``(left, right)`` (``shift``: 64 - bits)."""
+    key = (np.uint64(left) << np.uint64(32)) | np.uint64(right & 0xFFFFFFFF)
+    f = np.int64((key * FILTER_MUL) >> shift)
+    filt[f >> 5] |= np.int32(1) << np.int32(f & 31)
 
 
 @kernel

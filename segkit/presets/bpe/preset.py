@@ -150,35 +150,64 @@ class BPE(Preset):
         self._whole_any = bool(whole_any)
         self.name = name
         self._plans: dict = {}
-        # Decoding: every id's bytes (tokens, then special and added tokens
-        # and other vocabulary strings as UTF-8, at their ids).
+        # Decoding (every id's bytes) is set up on first use: see _dec.
+        n_tok = tables.tok_start.size - 1
+        self._n_ids = max([n_tok] + [i + 1 for i in self._extra_strings()])
+        self._decoder = None
+        self._tok_len_cache = None
+
+    def _extra_strings(self) -> dict[int, bytes]:
+        """The bytes of the ids that are no token of the tables: special and
+        added tokens and other vocabulary strings, as UTF-8."""
         extra: dict[int, bytes] = {i: s.encode("utf-8") for i, s in self._strings.items()}
         extra.update((i, s.encode("utf-8")) for s, i in self._specials.items())
         for a in self._added_list:
             extra.setdefault(a.id, a.content.encode("utf-8"))
-        n_tok = tables.tok_start.size - 1
-        lengths = np.diff(tables.tok_start)
-        extra = {i: b for i, b in extra.items() if i >= n_tok or lengths[i] == 0}
-        n_ids = max([n_tok] + [i + 1 for i in extra])
-        lens = np.zeros(n_ids, dtype=np.int64)
-        lens[:n_tok] = lengths
-        chunks = [tables.tok_bytes]
-        where = np.zeros(n_ids, dtype=np.int64)  # extra tokens go after the tokens' bytes
-        pos = tables.tok_bytes.size
-        for i in sorted(extra):
-            lens[i] = len(extra[i])
-            where[i] = pos
-            pos += len(extra[i])
-            chunks.append(np.frombuffer(extra[i], dtype=np.uint8))
-        self._dec_bytes = np.concatenate(chunks) if len(chunks) > 1 else tables.tok_bytes
-        start = np.zeros(n_ids + 1, dtype=np.int64)
-        start[:n_tok + 1] = tables.tok_start
-        self._dec_start = start[:-1].copy()
-        if extra:
-            self._dec_start[list(extra)] = where[list(extra)]
-        self._dec_end = self._dec_start + lens
-        self._n_ids = n_ids
-        self._tok_len = lengths.astype(np.int64)
+        tok_start = self._tables.tok_start
+        n_tok = tok_start.size - 1
+        return {i: b for i, b in extra.items() if i >= n_tok or tok_start[i + 1] == tok_start[i]}
+
+    @property
+    def _dec(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """``(bytes, start, end)``: id ``i`` decodes to ``bytes[start[i]:end[i]]``
+        (tokens, then the other strings after the tokens' bytes).
+
+        Built on first use (a load does not pay for it; it copies the
+        tokens' bytes when there are special tokens) and published by one
+        assignment of the finished tuple: a thread sees no table or a whole
+        one; two threads that race both build the same tables."""
+        dec = self._decoder
+        if dec is None:
+            tables = self._tables
+            extra = self._extra_strings()
+            n_tok = tables.tok_start.size - 1
+            n_ids = self._n_ids
+            lens = np.zeros(n_ids, dtype=np.int64)
+            lens[:n_tok] = np.diff(tables.tok_start)
+            chunks = [tables.tok_bytes]
+            where = np.zeros(n_ids, dtype=np.int64)  # extra tokens go after the tokens' bytes
+            pos = tables.tok_bytes.size
+            for i in sorted(extra):
+                lens[i] = len(extra[i])
+                where[i] = pos
+                pos += len(extra[i])
+                chunks.append(np.frombuffer(extra[i], dtype=np.uint8))
+            data = np.concatenate(chunks) if len(chunks) > 1 else tables.tok_bytes
+            start = np.zeros(n_ids + 1, dtype=np.int64)
+            start[: n_tok + 1] = tables.tok_start
+            start = start[:-1].copy()
+            if extra:
+                start[list(extra)] = where[list(extra)]
+            dec = self._decoder = (data, start, start + lens)
+        return dec
+
+    @property
+    def _tok_len(self) -> np.ndarray:
+        """int64 byte length of each token (offsets), built on first use."""
+        lengths = self._tok_len_cache
+        if lengths is None:
+            lengths = self._tok_len_cache = np.diff(self._tables.tok_start).astype(np.int64)
+        return lengths
 
     def _setup_fast(self, pattern, specials, mode) -> None:
         """The compiled paths: the pre-tokenizer of a compiled pattern, the
@@ -707,7 +736,8 @@ class BPE(Preset):
             return b""
         if arr.ndim != 1 or not np.issubdtype(arr.dtype, np.integer):
             raise TypeError(f"ids must be a sequence of ints, found {arr.dtype} of shape {arr.shape}")
-        out, bad = gather_bytes(arr.astype(np.int64), self._dec_start, self._dec_end, self._dec_bytes)
+        data, start, end = self._dec
+        out, bad = gather_bytes(arr.astype(np.int64), start, end, data)
         if bad >= 0:
             raise ValueError(f"id {int(arr[bad])} at position {bad} is not a token of this vocabulary "
                              f"(ids are below {self._n_ids})")

@@ -19,9 +19,14 @@ import numpy as np
 from ...runtime.jit import kernel
 
 from ...engine import Automaton, EngineConfig
+from ...engine.intrinsics import prefetch
 from . import layout as L
 from . import pairs as P
 from .splits import derive_splits, first_non_monotone
+
+
+#: how many tokens ahead the load's passes fetch rows read from random places
+AHEAD = 8
 
 
 class VocabularyError(ValueError):
@@ -116,6 +121,8 @@ def merge_table(merges: np.ndarray) -> np.ndarray:
     """A pairs table ``(a, b) -> index`` of a (m, 2) merge list (the last
     index of a pair listed twice)."""
     mtab = P.new_table(len(merges))
+    if len(merges) == 0:  # (a tiktoken model: no kernel to load in a new process)
+        return mtab
     _put_all(mtab, merges[:, 0].copy(), merges[:, 1].copy(), np.arange(len(merges), dtype=np.int32))
     return mtab
 
@@ -149,8 +156,7 @@ def finish_tables(tok_bytes, tok_start, trans, bsym, info, lex, whole_any: bool)
                               "token order is not the byte order of all tokens")
     pairs = L.section(model, L.PAIRS)
     pairs[:] = -1
-    _put_splits(pairs, info)
-    P.fill_filter(pairs, fbits, L.section(model, L.FILTER))
+    _put_splits(pairs, info, fbits, L.section(model, L.FILTER))
     _fill_bigrams(info, tok_bytes, tok_start, L.section(model, L.BIGRAM))
     _fill_edges(info, tok_bytes, tok_start, L.section(model, L.EDGE), L.section(model, L.BYTEPRIO))
     bad = int(first_non_monotone(info, reach))
@@ -224,10 +230,22 @@ def _fill_edges(info, tok_bytes, tok_start, edge, byteprio):
 
 
 @kernel
-def _put_splits(table, info):
-    for t in range(info.shape[0]):
+def _put_splits(table, info, filter_bits, filt):
+    """Store every split in the split table and set its bit in the filter
+    (the bits :func:`~segkit.presets.bpe.pairs.fill_filter` would set, in
+    the same pass); the slots of the split AHEAD tokens further are
+    prefetched (a table larger than a core's cache, written at random)."""
+    for i in range(filt.size):
+        filt[i] = 0
+    shift = np.uint64(64 - filter_bits)
+    mask = table.size // 4 - 1
+    n = info.shape[0]
+    for t in range(n):
+        if t + AHEAD < n:
+            prefetch(table, 4 * P.pair_slot(info[t + AHEAD, 2], info[t + AHEAD, 3], mask))
         if info[t, 2] >= 0:
             P.pair_put(table, info[t, 2], info[t, 3], t, info[t, 1])
+            P.filter_add(filt, shift, info[t, 2], info[t, 3])
 
 
 @kernel
@@ -262,6 +280,13 @@ def _slots(tok_bytes, tok_start, reach, trans, bsym, lex, slot, nextp):
     best = np.full(maxlen + 1, -1, np.int64)  # longest output token ending at depth <= d
     prev = -1
     for k in range(lex.size):
+        # The token bytes come in byte order, not id order: fetch them ahead.
+        if k + 2 * AHEAD < lex.size:
+            prefetch(tok_start, lex[k + 2 * AHEAD])
+        if k + AHEAD < lex.size:
+            u = lex[k + AHEAD]
+            if u >= 0 and u < n:
+                prefetch(tok_bytes, tok_start[u])
         t = lex[k]
         if t < 0 or t >= n:
             return 0

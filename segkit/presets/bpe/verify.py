@@ -41,7 +41,8 @@ from __future__ import annotations
 import numpy as np
 from ...runtime.jit import kernel
 
-from .pairs import FILTER_MUL, pair_get
+from ...engine.intrinsics import prefetch
+from .pairs import FILTER_MUL, pair_get, pair_slot
 
 OK = 0
 BAD_LENGTH = 1
@@ -51,6 +52,9 @@ BAD_PRIORITY = 4
 NOT_BPE_SPLIT = 5
 MISSING_SPLIT = 6
 BAD_HOLE = 7
+
+#: how many tokens ahead :func:`check_structure` fetches the parts' rows
+AHEAD = 8
 
 MESSAGES = {
     BAD_LENGTH: "its stored length is not its byte length",
@@ -137,6 +141,13 @@ def check_structure(tok_bytes, tok_start, info, mtab, use_merges, t0, t1):
     its token."""
     n = tok_start.size - 1
     for t in range(t0, t1):
+        if t + AHEAD < t1:  # the parts' rows, read from random places: fetch them ahead
+            u = info[t + AHEAD, 2]
+            v = info[t + AHEAD, 3]
+            prefetch(info, u)
+            prefetch(info, v)
+            prefetch(tok_start, u)
+            prefetch(tok_start, v)
         size = tok_start[t + 1] - tok_start[t]
         if size == 0:
             if info[t, 0] != 0 or info[t, 1] != -1 or info[t, 2] != -1 or info[t, 3] != -1:
@@ -171,6 +182,10 @@ def check_structure(tok_bytes, tok_start, info, mtab, use_merges, t0, t1):
     return OK, -1
 
 
+#: walks :func:`certify_splits` keeps in flight at once
+LANES = 16
+
+
 @kernel
 def certify_splits(tok_bytes, tok_start, info, trans, bsym, slot, pairs, filt, filter_bits, mtab, use_merges, t0, t1):
     """``(status, token)`` of tests 3 and 4 (module doc), or ``(OK, -1)``,
@@ -178,16 +193,115 @@ def certify_splits(tok_bytes, tok_start, info, trans, bsym, slot, pairs, filt, f
     end).  ``trans`` flat; ``slot``, ``pairs`` as
     :func:`~segkit.presets.bpe.tables.finish_tables` built them from
     ``info``, with its filter; ``mtab``: the merge list's pairs table
-    (``use_merges``).  Tokens ``t0 .. t1 - 1``."""
+    (``use_merges``).  Tokens ``t0 .. t1 - 1``; a failure is reported for
+    the failing token of lowest id."""
+    status, tok = _certify_reachable(info, pairs, filt, filter_bits, t0, t1)
+    status2, tok2 = _certify_missing(tok_bytes, tok_start, info, trans, bsym, slot, pairs, filt, filter_bits, mtab,
+                                     use_merges, t0, t1 if tok < 0 else tok)
+    if status2 != OK:
+        return status2, tok2
+    return status, tok
+
+
+@kernel
+def _certify_reachable(info, pairs, filt, filter_bits, t0, t1):
+    """Test 3 for the tokens with a split in ``t0 .. t1 - 1``: the first
+    that fails (lowest id), or ``(OK, -1)``.
+
+    The walks of :func:`_reaches_split`, :data:`LANES` of them interleaved
+    (one step of each in turn).  Every step reads a token's row and maybe a
+    split-table slot from random places; here a step only starts those
+    reads (the row into the lane's registers, a prefetch of the slot) and
+    the lane's next turn, a round later, uses them, so the reads of all
+    lanes overlap instead of following one another.  The lookup of the
+    pair a step reaches is thus done on the lane's next turn (pending):
+    the walk does not depend on it, only the verdict.  A split's priority
+    is read from the split table (its ``extra``)."""
+    fshift = np.uint64(64 - filter_bits)
+    mask = pairs.size // 4 - 1
+    xs = np.zeros(LANES, np.int64)
+    ys = np.zeros(LANES, np.int64)
+    pxs = np.zeros(LANES, np.int64)
+    pys = np.zeros(LANES, np.int64)
+    ts = np.full(LANES, -1, np.int64)
+    limits = np.full(LANES, -1, np.int64)  # pending lookup of (x, y): fails at priority <= limit; -1: none
+    nxt = t0
+    failed = t1  # lowest failing token so far (lanes finish out of order)
+    busy = True
+    while busy:
+        busy = False
+        for i in range(LANES):
+            t = ts[i]
+            if t < 0:  # a free lane takes the next token with a split
+                while nxt < t1 and info[nxt, 2] < 0:
+                    nxt += 1
+                if nxt >= t1 or nxt >= failed:
+                    continue
+                t = nxt
+                nxt += 1
+                ts[i] = t
+                x = info[t, 2]
+                y = info[t, 3]
+                xs[i] = x
+                ys[i] = y
+                pxs[i] = info[x, 1]
+                pys[i] = info[y, 1]
+                limits[i] = -1
+                busy = True
+                continue
+            busy = True
+            x = xs[i]
+            y = ys[i]
+            limit = limits[i]
+            if limit >= 0:  # the lookup of the pair reached last turn
+                limits[i] = -1
+                key = (np.uint64(x) << np.uint64(32)) | np.uint64(y)
+                f = np.int64((key * FILTER_MUL) >> fshift)
+                if (filt[f >> 5] >> (f & 31)) & 1:
+                    h = pair_slot(x, y, mask)
+                    while True:
+                        a = pairs[4 * h]
+                        if a == x and pairs[4 * h + 1] == y:
+                            if pairs[4 * h + 3] <= limit:
+                                limit = -2
+                            break
+                        if a == -1:
+                            break
+                        h = (h + 1) & mask
+                    if limit == -2:
+                        if t < failed:
+                            failed = t
+                        ts[i] = -1
+                        continue
+            px = pxs[i]
+            py = pys[i]
+            if px > py:  # x was made last: undo it, its right part faces y
+                x = info[x, 3]
+                limit = px - 1  # a pair there of priority below px merges first
+            else:
+                if py < 0:  # both single bytes: the pair is reached
+                    ts[i] = -1
+                    continue
+                y = info[y, 2]
+                limit = py  # ... of priority up to py (a tie goes left)
+            limits[i] = limit
+            prefetch(pairs, 4 * pair_slot(x, y, mask))
+            xs[i] = x
+            ys[i] = y
+            pxs[i] = info[x, 1]
+            pys[i] = info[y, 1]
+    if failed < t1:
+        return NOT_BPE_SPLIT, failed
+    return OK, -1
+
+
+@kernel
+def _certify_missing(tok_bytes, tok_start, info, trans, bsym, slot, pairs, filt, filter_bits, mtab, use_merges, t0, t1):
+    """Test 4 for the tokens without a split in ``t0 .. t1 - 1``."""
     fshift = np.uint64(64 - filter_bits)
     for t in range(t0, t1):
         size = tok_start[t + 1] - tok_start[t]
-        if size < 2:
-            continue
-        l = info[t, 2]
-        if l >= 0:
-            if not _reaches_split(info, pairs, filt, fshift, l, info[t, 3]):
-                return NOT_BPE_SPLIT, t
+        if size < 2 or info[t, 2] >= 0:
             continue
         a = tok_start[t]
         for k in range(1, size):
