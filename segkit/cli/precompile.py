@@ -160,8 +160,10 @@ def _bpe(folder: Path) -> None:
             enc.decode_single_token_bytes(ids[0])
         path = folder / f"{name}.segkit"
         enc.save(path)
-        segkit.load(path).encode(TEXTS[0])
-        pickle.loads(pickle.dumps(enc)).encode_batch(TEXTS)
+        loaded = segkit.load(path)
+        loaded.decode(loaded.encode(TEXTS[0]))  # a loaded model's decode tables are made on first use
+        again = pickle.loads(pickle.dumps(enc))
+        again.decode(again.encode_batch(TEXTS)[0])
     vocab = {bytes([b]): b for b in range(256)} | {b"lo": 256, b"low": 257}
     own = segkit.BPE(vocab, [(b"l", b"o"), (b"lo", b"w")], special_tokens={"<|end|>": 258})
     own.encode("low lower<|end|>", allowed_special="all")
