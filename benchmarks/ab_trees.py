@@ -24,6 +24,9 @@ start-up and compilation are not counted):
     ``train_bpe`` on the sample, 1,000 tokens.
 ``load``
     ``segkit.load`` of a saved multilingual WordPiece model.
+``bpe_one_call`` / ``bpe_batch``
+    ``BPE.from_pretrained("cl100k_base")``: ``encode_ordinary`` per text,
+    and ``encode_ordinary_batch`` of the sample, one thread.
 """
 
 from __future__ import annotations
@@ -66,6 +69,14 @@ elif name.startswith("chinese"):
     t = best(lambda: seg.cut_batch(zh))
 elif name == "train":
     t = best(lambda: segkit.train_bpe(texts * 40, 2000, show_progress=False), n=max(1, reps // 2))
+elif name == "bpe_one_call":
+    enc = segkit.BPE.from_pretrained("cl100k_base")
+    many = texts * 10
+    t = best(lambda: [enc.encode_ordinary(x) for x in many])
+elif name == "bpe_batch":
+    enc = segkit.BPE.from_pretrained("cl100k_base")
+    big = texts * 20
+    t = best(lambda: enc.encode_ordinary_batch(big, num_threads=1))
 elif name == "load":
     path = os.path.join(tempfile.mkdtemp(), "m.segkit")
     segkit.WordPiece.from_pretrained("bert-base-multilingual-cased").save(path)
@@ -73,7 +84,8 @@ elif name == "load":
 print(json.dumps({"seconds": t}))
 '''
 
-NAMES = ["e2e_batch", "one_call", "chinese_forward", "chinese_bidirectional", "train", "load"]
+NAMES = ["e2e_batch", "one_call", "chinese_forward", "chinese_bidirectional", "train", "load", "bpe_one_call",
+         "bpe_batch"]
 
 
 def run(tree: Path, name: str, reps: int) -> float:

@@ -30,32 +30,50 @@ Public API
     (see :mod:`segkit.presets.registry`).
 """
 
-from .results.encoding import BatchEncoding, Encoding
-from .engine import Automaton, EngineConfig
-from .models.saving import load
-from .models.files import ModelFileError
-from .models.vocabulary import Vocabulary, VocabularyError
-from .presets.wordpiece import WordPiece
-from .presets.wordpiece.call import ModelInputs
-from .presets.wordpiece.added_tokens import AddedToken
-
 from .version import __version__
+
+#: Public names -> the module that defines them, imported on first access:
+#: ``import segkit`` loads neither NumPy nor Numba (nor anything but this
+#: table), and ``segkit.WordPiece`` imports what WordPiece needs.
+_PUBLIC = {
+    "BatchEncoding": "segkit.results.encoding",
+    "Encoding": "segkit.results.encoding",
+    "Automaton": "segkit.engine",
+    "EngineConfig": "segkit.engine",
+    "load": "segkit.models.saving",
+    "ModelFileError": "segkit.models.files",
+    "Vocabulary": "segkit.models.vocabulary",
+    "VocabularyError": "segkit.models.vocabulary",
+    "WordPiece": "segkit.presets.wordpiece",
+    "ModelInputs": "segkit.presets.wordpiece.call",
+    "AddedToken": "segkit.presets.wordpiece.added_tokens",
+    "train_bpe": "segkit.training",
+    "TrainedBPE": "segkit.training",
+    "train_wordpiece": "segkit.training",
+}
 
 
 def __getattr__(name: str):
-    # Plugins (e.g. ChineseMaxMatch from segkit_cjk) resolve on first access.
     if name.startswith("__"):
         raise AttributeError(name)
-    if name in ("train_bpe", "TrainedBPE", "train_wordpiece"):  # imported on first use: keeps ``import segkit`` fast
-        from . import training
-
-        return getattr(training, name)
     import importlib
+
+    module = _PUBLIC.get(name)
+    if module is not None:
+        value = getattr(importlib.import_module(module), name)
+        globals()[name] = value  # found directly from now on
+        return value
     import importlib.util
 
     if importlib.util.find_spec(f"segkit.{name}") is not None:
         return importlib.import_module(f"segkit.{name}")  # a submodule, e.g. segkit.presets.registry
+    # Plugins (e.g. ChineseMaxMatch from segkit_cjk) resolve on first access.
     return importlib.import_module("segkit.presets.registry").load(name)
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_PUBLIC) | set(__all__))
+
 
 __all__ = [
     "WordPiece",

@@ -13,7 +13,7 @@ old loop (the last such change: failure pops read through list headers)."""
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+from segkit.engine import kernel
 
 from segkit.engine import prefetch, segment_text_into
 
@@ -24,7 +24,7 @@ _POINT = 3
 _PERCENT = 4
 
 
-@njit(cache=True, nogil=True, inline="always")
+@kernel(inline="always")
 def _kind(c):
     if c > 122 and not 0xFF05 <= c <= 0xFF5A:  # most characters: one test
         return 0
@@ -39,7 +39,7 @@ def _kind(c):
     return 0
 
 
-@njit(cache=True, nogil=True, inline="always")
+@kernel(inline="always")
 def _may_join(c):
     """Whether ``c`` can be of a kind other than 0 (see :func:`_kind`):
     false for nearly all of Chinese text, which then skips the run rules
@@ -47,7 +47,7 @@ def _may_join(c):
     return c <= 122 or 0xFF05 <= c <= 0xFF5A
 
 
-@njit(cache=True, nogil=True, inline="always")
+@kernel(inline="always")
 def _glue_rule(kind, adjacent, digit_follows, run_open, last_digit):
     """The run rule for one token: ``(glued, run_open, last_digit)``.
 
@@ -68,7 +68,7 @@ def _glue_rule(kind, adjacent, digit_follows, run_open, last_digit):
     return False, False, last_digit
 
 
-@njit(cache=True, nogil=True)
+@kernel
 def choose_bidirectional(fid, fst, fen, frows, bid, bst, ben, brows):
     """Combine forward and backward results.
 
@@ -149,12 +149,12 @@ _SLOT_AHEAD = 16
 TABLE_SLOTS = 1 << 16
 
 
-@njit(cache=True, nogil=True, inline="always")
+@kernel(inline="always")
 def _slot(key, mask):
     return ((key * np.int64(2654435761)) >> 7) & mask
 
 
-@njit(cache=True, nogil=True)
+@kernel
 def _grown_table(seen, stamp, spelled):
     """The entries of this call (``stamp``) in a table of twice the slots
     (an entry holds a spelled index ``r``; its key is ``spelled[r]``)."""
@@ -172,7 +172,7 @@ def _grown_table(seen, stamp, spelled):
     return bigger
 
 
-@njit(cache=True, nogil=True)
+@kernel
 def word_keys(cps, bounds, ids, st, en, rows, alnum, vocab_size, slot_of, seen, stamp, keys, text, spelled, wst, wen):
     """Which string each word of the batch is, and the words to spell.
 
@@ -291,7 +291,7 @@ def word_keys(cps, bounds, ids, st, en, rows, alnum, vocab_size, slot_of, seen, 
     return w, wrows, r, k, u, seen
 
 
-@njit(cache=True, nogil=True)
+@kernel
 def _fill_gaps_into(cps, bounds, ids, st, en, rows, oid, ost, oen, orows):
     """The tokens with the characters between them (the whitespace the
     engine drops) made tokens too, into ``oid``/``ost``/``oen`` (room for
@@ -328,7 +328,7 @@ def _fill_gaps_into(cps, bounds, ids, st, en, rows, oid, ost, oen, orows):
     return k
 
 
-@njit(cache=True, nogil=True)
+@kernel
 def fill_gaps(cps, bounds, ids, st, en, rows):
     """A batch's tokens with its whitespace made tokens (see
     :func:`_fill_gaps_into`): ``(ids, starts, ends, rows)``, new arrays."""
@@ -343,7 +343,7 @@ def fill_gaps(cps, bounds, ids, st, en, rows):
 FORWARD, BACKWARD, BIDIRECTIONAL = 0, 1, 2
 
 
-@njit(cache=True, nogil=True)
+@kernel
 def segment_one(cps, fauto, bauto, mode, flags, alnum, vocab_size, keep_ws, slot_of, seen, stamp, scratch):
     """One text from code points to words, in one compiled call.
 

@@ -50,8 +50,7 @@ def cached_segmenter(cls, kind: str, source: bytes, mode: str, vocabulary):
     def build():
         seg = cls.__new__(cls)
         seg._assemble(vocabulary(), mode, True, {})
-        for d in seg._directions():
-            seg._automaton(d)
+        seg._snapshot(tuple(seg._directions()))
         return seg
 
     return cls._cached(f"{kind}-{mode}", {}, source, build)

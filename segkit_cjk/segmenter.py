@@ -233,10 +233,19 @@ class ChineseMaxMatch(Preset):
         with self._lock:
             automata = dict(state.automata)
             vocab = state.vocab
-            for d in directions:
-                if d not in automata:
-                    config = _engine_config(d)
-                    automata[d] = Automaton.build(vocab.tokens, vocab.ids, config, _classes())
+            missing = [d for d in directions if d not in automata]
+
+            def build(d: str) -> Automaton:
+                return Automaton.build(vocab.tokens, vocab.ids, _engine_config(d), _classes())
+
+            if len(missing) == 2:  # both directions: their compiled steps release the GIL, build at once
+                from concurrent.futures import ThreadPoolExecutor
+
+                vocab.tokens  # noqa: B018 - made once, before the threads read it
+                with ThreadPoolExecutor(2) as pool:
+                    automata.update(zip(missing, pool.map(build, missing)))
+            else:
+                automata.update((d, build(d)) for d in missing)
             state.automata = automata  # (more automata of the same dictionary: the state stays one state)
             return [automata[d] for d in directions]
 

@@ -157,3 +157,18 @@ def test_disallowed_special_late_in_a_large_batch(enc, threads):
     texts = ["hello"] * 100_000 + ["a<|endoftext|>"]
     with pytest.raises(ValueError, match="text 100000 contains the special token"):
         enc.encode_batch(texts, num_threads=threads)
+
+
+def test_single_texts_take_the_fused_compiled_path(enc):
+    # The fused single-text kernel is chosen from the model; choosing it by
+    # comparing kernel objects failed once kernels became stand-ins rebound
+    # when Numba loads, and every encode() took the slow general path
+    # (correct, so only this check and the benchmarks saw it).
+    import pickle
+
+    text = "Hello, world! 東京"
+    for model in (enc, pickle.loads(pickle.dumps(enc))):
+        assert model._fast
+        ids = model.encode_ordinary(text)
+        assert model._entry is not None  # resolved once, then called directly
+        assert model.encode_ordinary(text) == ids == model.encode(text)

@@ -137,12 +137,12 @@ def test_template_batch_on_threads_equals_one_thread():
 @settings(max_examples=200, deadline=None)
 @given(text=st.one_of(st.text(max_size=60), st.text(alphabet=ALPHABET + "\ud800\udfff\U0001f600\u4e00", max_size=60)))
 def test_single_kernel_reads_str_as_code_points(text):
-    """encode_single given the str itself (READS_STR: Numba reads its 1-, 2-
+    """encode_single given the str itself (reads_str(): Numba reads its 1-, 2-
     or 4-byte characters) equals it given the code point array."""
-    from segkit.engine.rewrite import READS_STR, SCRATCH_ROWS
+    from segkit.engine.rewrite import SCRATCH_ROWS, reads_str
     from segkit.presets.wordpiece.postprocess import N_ROWS, encode_single
 
-    if not READS_STR:
+    if not reads_str():
         pytest.skip("this Numba version has no compiled str reading; arrays are used")
     wp = segkit.WordPiece.bert(VOCAB, lowercase=True)
     opts = wp._post.options(False)

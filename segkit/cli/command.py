@@ -17,7 +17,7 @@ from .io import CliError, Output, interrupted, quiet_stdout_if_broken
 
 def build_parser() -> argparse.ArgumentParser:
     from ..version import __version__
-    from . import cut, tokenize, train
+    from . import cut, precompile, tokenize, train
 
     parser = argparse.ArgumentParser(
         prog="segkit",
@@ -30,6 +30,7 @@ def build_parser() -> argparse.ArgumentParser:
     tokenize.add_parsers(sub)
     cut.add_parser(sub)
     train.add_train_commands(sub)  # segkit train bpe|wordpiece
+    precompile.add_parser(sub)
     return parser
 
 
@@ -73,6 +74,10 @@ def main(argv: Sequence[str] | None = None) -> int:
                 from . import train
 
                 return train.run(args)
+            if args.command == "precompile":
+                from . import precompile
+
+                return precompile.main(args, main)
             from . import tokenize
 
             return tokenize.run(args, out)

@@ -18,6 +18,10 @@ from .io import CliError, InputError, Output, batches, lines, os_message, readin
 #: Lines per compiled call.
 BATCH_LINES = 4096
 
+#: Compile time of the segmenting kernels on a small machine (2 cores), for
+#: the notice printed when they have to be compiled in a process.
+COMPILE_SECONDS = 10
+
 
 def add_parser(sub) -> None:
     """Add the ``cut`` subcommand to the ``segkit`` subparsers ``sub``."""
@@ -63,6 +67,10 @@ def run(args, out: Output) -> int:
                 raise CliError(f"input file not found: {p}")
     seg = _segmenter(args, VocabularyError)
     delim = args.delimiter
+    if "-" not in paths and sys.stderr.isatty():  # kernels compiled (or loaded) before the bar starts
+        from ..runtime import jit
+
+        jit.prepare([lambda: seg.cut_batch(["中文 abc"])], COMPILE_SECONDS)
     progress = _progress(paths)
     try:
         for batch in batches(_counted(lines(paths), progress), BATCH_LINES):

@@ -13,7 +13,9 @@ This package is part of the plugin API (with :mod:`segkit.presets.base`):
   pass over one text, callable from Numba), :data:`LOOKAHEAD` (its flag for
   prefetching), :func:`prefetch` (a Numba intrinsic) and
   :func:`resolve_entry` (a kernel's compiled entry point, for per-text hot
-  paths).
+  paths);
+* :func:`kernel`, the decorator for a plugin's compiled functions (Numba's
+  ``njit`` with segkit's caching: see :mod:`segkit.runtime.jit`).
 """
 
 from .automaton import Automaton, EngineConfig, join_code_points, to_code_points
@@ -21,8 +23,9 @@ from .charmap import ISOLATED, SPACE, WORD
 from .dispatch import resolve_entry
 from .kernels import LOOKAHEAD, segment_text_into
 from .intrinsics import prefetch
+from ..runtime.jit import kernel
 
 __all__ = [
     "Automaton", "EngineConfig", "WORD", "SPACE", "ISOLATED", "to_code_points", "join_code_points",
-    "segment_text_into", "LOOKAHEAD", "prefetch", "resolve_entry",
+    "segment_text_into", "LOOKAHEAD", "prefetch", "resolve_entry", "kernel",
 ]

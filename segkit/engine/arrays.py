@@ -18,17 +18,17 @@ They exist for compile time, which a cold Numba cache pays on first use:
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+from ..runtime.jit import kernel
 
 
-@njit(cache=True, nogil=True, inline="always")
+@kernel(inline="always")
 def copy_prefix(dst, src, n):
     """``dst[:n] = src[:n]`` for 1-d arrays."""
     for i in range(n):
         dst[i] = src[i]
 
 
-@njit(cache=True, nogil=True, inline="always")
+@kernel(inline="always")
 def copy_rows_prefix(dst, src, n):
     """``dst[:, :n] = src[:, :n]`` for 2-d arrays with as many rows."""
     for r in range(src.shape[0]):
@@ -36,7 +36,7 @@ def copy_rows_prefix(dst, src, n):
             dst[r, i] = src[r, i]
 
 
-@njit(cache=True, nogil=True, inline="always")
+@kernel(inline="always")
 def grow(arr, need):
     """A copy of the 1-d ``arr`` with room for at least ``need`` items
     (at least twice as large)."""
@@ -45,7 +45,7 @@ def grow(arr, need):
     return out
 
 
-@njit(cache=True, nogil=True, inline="always")
+@kernel(inline="always")
 def full(n, value, dtype):
     """``np.full(n, value, dtype)``."""
     out = np.empty(n, dtype)

@@ -416,7 +416,7 @@ class Automaton:
         return self.segment_code_points_one(to_code_points(text), pretokenize=pretokenize)
 
     def _byte_rows(self, text: str | bytes, char_offsets: bool) -> np.ndarray:
-        if isinstance(text, str) and utf8.READS_STR:
+        if isinstance(text, str) and utf8.reads_str():
             n = 4 * len(text)
             if n <= _MAX_SCRATCH:
                 scratch = self._scratch(n, 5)
@@ -484,7 +484,7 @@ class Automaton:
         """:meth:`segment_id_list` for the byte alphabet: a ``str`` is read,
         encoded, matched and made a list by one compiled call (entry point
         resolved once: the argument types never change)."""
-        if type(text) is str and utf8.READS_STR and len(text) <= _MAX_SCRATCH:
+        if type(text) is str and utf8.reads_str() and len(text) <= _MAX_SCRATCH:
             scratch = self._flat_scratch(5 * len(text))
             entry = self._str_entry
             mask = _MASKS[self.lookahead]
@@ -518,7 +518,7 @@ class Automaton:
         with ``char_offsets`` the characters of the ``str`` texts.
         """
         if self._bytes:
-            if utf8.READS_STR and texts and all(type(t) is str for t in texts):
+            if utf8.reads_str() and texts and all(type(t) is str for t in texts):
                 return self._str_batch(texts, offsets, char_offsets)
             cps, bounds = utf8.join_texts_bytes(texts)
         else:

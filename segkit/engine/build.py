@@ -24,7 +24,7 @@ them on a user's first build, and that time counts towards the first call.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+from ..runtime.jit import kernel
 
 from .arrays import copy_prefix, full, grow
 
@@ -37,7 +37,7 @@ _MAX_ANCHOR_TRIES = 2
 FAIL, POPS = 0, 1
 
 
-@njit(cache=True, nogil=True)
+@kernel
 def insert_keys(syms, key_start, key_end, key_tree, key_tok, nsym, reverse):
     """Build a trie from keys given as ranges of one symbol array.
 
@@ -87,7 +87,7 @@ def insert_keys(syms, key_start, key_end, key_tree, key_tok, nsym, reverse):
     return parent[:n], sym[:n], tok[:n], depth[:n]
 
 
-@njit(cache=True, nogil=True, inline="always")
+@kernel(inline="always")
 def _children_csr(parent, n):
     counts = full(n + 1, np.int64(0), np.int64)
     for v in range(2, n):
@@ -104,7 +104,7 @@ def _children_csr(parent, n):
     return counts, order
 
 
-@njit(cache=True, nogil=True, inline="always")
+@kernel(inline="always")
 def _find_free(nf, i):
     # Smallest free slot >= i (union-find with path halving).
     while nf[i] != i:
@@ -125,7 +125,7 @@ def place_double_array(parent, sym, nsym, cap=None):
         cap *= 2  # rare: the arrays ran out of room; place again in larger ones
 
 
-@njit(cache=True, nogil=True)
+@kernel
 def _place(parent, sym, nsym, cap):
     """:func:`place_double_array` in arrays of ``cap`` slots; empty arrays
     when they are too small (growing them here would double the code Numba
@@ -215,7 +215,7 @@ def breadth_first(depth):
     return np.argsort(depth.astype(np.uint16) if depth.size and depth.max() < 1 << 16 else depth, kind="stable")
 
 
-@njit(cache=True, nogil=True, inline="always")
+@kernel(inline="always")
 def _child(base, check, z, c):
     t = base[z] + c
     if check[t] == z:
@@ -223,12 +223,12 @@ def _child(base, check, z, c):
     return -1
 
 
-@njit(cache=True, nogil=True, inline="always")
+@kernel(inline="always")
 def _fits_inline(tid, cov):
     return -1 <= tid < (1 << 23) - 1 and 0 <= cov < 256
 
 
-@njit(cache=True, nogil=True, inline="always")
+@kernel(inline="always")
 def _room(arr, need):
     """``arr`` itself, or a larger copy when it has fewer than ``need`` items."""
     if need <= arr.size:
@@ -236,7 +236,7 @@ def _room(arr, need):
     return grow(arr, need)
 
 
-@njit(cache=True, nogil=True)
+@kernel
 def compute_failure(parent, sym, tok, slot, base, check, bfs, sroot):
     """Algorithm 2 (breadth-first failure links and pops), in slot space,
     with the pops lists laid out so that they take linear space.

@@ -11,10 +11,10 @@ order.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+from ..runtime.jit import kernel
 
 
-@njit(cache=True, nogil=True)
+@kernel
 def _convert(cps, bounds, out, rows):
     longest = 0
     for t in range(bounds.size - 1):

@@ -59,8 +59,10 @@ def two_level(flat: np.ndarray) -> np.ndarray:
     pages = np.ascontiguousarray(flat, dtype=np.int32).reshape(_N_PAGES, 256)
     blocks: dict[bytes, int] = {}
     page_block = np.empty(_N_PAGES, dtype=np.int32)
-    for i, raw in enumerate(map(bytes, pages)):
-        page_block[i] = blocks.setdefault(raw, len(blocks))
+    zero = bytes(1024)
+    used = pages.any(axis=1).tolist()  # most pages are all zero: no bytes made for them
+    for i, nonzero in enumerate(used):
+        page_block[i] = blocks.setdefault(pages[i].tobytes() if nonzero else zero, len(blocks))
     table = np.empty(_N_PAGES + 256 * len(blocks), dtype=np.int32)
     table[:_N_PAGES] = _N_PAGES + page_block * 256
     table[_N_PAGES:] = np.frombuffer(b"".join(blocks), dtype=np.int32)

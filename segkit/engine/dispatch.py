@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
-from numba import typeof
+from ..runtime.jit import dispatcher_of
 
 
 def resolve_entry(dispatcher: Any, *args: Any) -> tuple[Any, Callable[..., Any]]:
@@ -26,6 +26,9 @@ def resolve_entry(dispatcher: Any, *args: Any) -> tuple[Any, Callable[..., Any]]
     """
     result = dispatcher(*args)
     try:
+        from numba import typeof  # loaded by the call above
+
+        dispatcher = dispatcher_of(dispatcher)
         entry = dispatcher.overloads[tuple(typeof(a) for a in args)].entry_point
     except Exception:  # another Numba version: keep the dispatcher
         entry = dispatcher

@@ -14,14 +14,10 @@ intrinsic (read, highest locality, data cache).
 
 from __future__ import annotations
 
-from llvmlite import ir
-from numba import types
-from numba.core import cgutils
-from numba.extending import intrinsic
+from ..runtime.jit import intrinsic
 
-_READ = ir.Constant(ir.IntType(32), 0)
-_KEEP_IN_ALL_LEVELS = ir.Constant(ir.IntType(32), 3)
-_DATA = ir.Constant(ir.IntType(32), 1)
+#: ``llvm.prefetch`` arguments: a read, kept in all cache levels, of data.
+_READ, _KEEP_IN_ALL_LEVELS, _DATA = 0, 3, 1
 
 
 @intrinsic
@@ -30,6 +26,10 @@ def prefetch(typingctx, array, index):
     array, or the start of row ``index`` of a 2-d C-contiguous one.  The
     index may be anything, even read from an unchecked file: a prefetch of
     an address out of bounds does nothing."""
+    from llvmlite import ir
+    from numba import types
+    from numba.core import cgutils
+
     if not (isinstance(array, types.Array) and array.ndim in (1, 2) and isinstance(index, types.Integer)):
         return None
     sig = types.void(array, index)
@@ -42,9 +42,11 @@ def prefetch(typingctx, array, index):
             offset = builder.mul(offset, builder.extract_value(ary.shape, 1))
         address = builder.gep(ary.data, [offset])
         i8p = ir.IntType(8).as_pointer()
-        fnty = ir.FunctionType(ir.VoidType(), [i8p, ir.IntType(32), ir.IntType(32), ir.IntType(32)])
+        i32 = ir.IntType(32)
+        fnty = ir.FunctionType(ir.VoidType(), [i8p, i32, i32, i32])
         fn = cgutils.get_or_insert_function(builder.module, fnty, "llvm.prefetch.p0i8")
-        builder.call(fn, [builder.bitcast(address, i8p), _READ, _KEEP_IN_ALL_LEVELS, _DATA])
+        flags = [ir.Constant(i32, v) for v in (_READ, _KEEP_IN_ALL_LEVELS, _DATA)]
+        builder.call(fn, [builder.bitcast(address, i8p), *flags])
         return context.get_dummy_value()
 
     return sig, codegen

@@ -43,8 +43,7 @@ automaton the dtype of its alphabet (the Python entry points check).
 from __future__ import annotations
 
 import numpy as np
-from numba import literally, njit, types
-from numba.extending import overload
+from ..runtime.jit import kernel, literally, overload
 
 from .arrays import copy_rows_prefix, grow
 from .charmap import MAX_CODE_POINT
@@ -86,6 +85,8 @@ def byte_text(c) -> bool:
 def _ov_byte_text(c):
     # Scalars only: an inlined helper that takes an array costs reference
     # counting on every call (see _segment_range); this one folds away.
+    from numba import types
+
     if isinstance(c, types.Integer):
         if c.bitwidth == 8 and not c.signed:
             return lambda c: True
@@ -116,7 +117,7 @@ def unpack(auto: np.ndarray):
     return cmap, trans, fails, pool, params
 
 
-@njit(cache=True, nogil=True)
+@kernel(literal=("with_offsets",))
 def _segment_range(cps, i, b, auto, clsmask, ids, st, en, wd, k, word, with_offsets):
     """Tokenize ``cps[i:b]`` into the outputs from slot ``k`` on.
 
@@ -348,7 +349,7 @@ def _segment_range(cps, i, b, auto, clsmask, ids, st, en, wd, k, word, with_offs
     return i, k, word, True
 
 
-@njit(cache=True, nogil=True)
+@kernel
 def grown_rows(out, k, more):
     """A copy of the (4, n) rows ``out`` (first ``k`` slots kept) with room
     for at least ``more`` further tokens, at least twice as large."""
@@ -357,7 +358,7 @@ def grown_rows(out, k, more):
     return bigger
 
 
-@njit(cache=True, nogil=True)
+@kernel
 def mirror_rows(out, rows, bounds):
     """Tokens of reversed texts made tokens of the texts, in place.
 
@@ -391,12 +392,12 @@ def mirror_rows(out, rows, bounds):
         hi -= 1
 
 
-@njit(cache=True, nogil=True)
+@kernel
 def _run_ids(cps, a, b, auto, clsmask, ids, k):
     return _segment_range(cps, a, b, auto, clsmask, ids, ids, ids, ids, k, np.int64(0), False)
 
 
-@njit(cache=True, nogil=True)
+@kernel
 def segment_into(cps, auto, clsmask, out):
     """Tokens of one text into the rows of ``out`` (4, >= ``cps.size``): ids,
     starts, ends, word indices (that size always suffices); returns the
@@ -406,7 +407,7 @@ def segment_into(cps, auto, clsmask, out):
     return k
 
 
-@njit(cache=True, nogil=True)
+@kernel
 def segment_text_into(cps, auto, clsmask, out, backward):
     """:func:`segment_into` in either direction: with ``backward``, the
     reversed text is matched and its tokens mirrored back in place
@@ -425,7 +426,7 @@ def segment_text_into(cps, auto, clsmask, out, backward):
     return k
 
 
-@njit(cache=True, nogil=True)
+@kernel
 def segment_ids_into(cps, auto, clsmask, ids):
     """Token ids of one text into ``ids`` (at least ``cps.size`` long)."""
     i, k, word, done = _run_ids(cps, 0, cps.size, auto, clsmask, ids, 0)
@@ -445,7 +446,7 @@ def token_rows(n_chars: int) -> np.ndarray:
     return np.empty((4, min(n_chars // 2, MAX_INITIAL_TOKENS) + 16), np.int32)
 
 
-@njit(cache=True, nogil=True)
+@kernel
 def segment_batch(cps, bounds, auto, clsmask, out):
     """Tokens of many texts concatenated in ``cps``; text ``t`` is
     ``cps[bounds[t]:bounds[t+1]]``.  Offsets are relative to each text and
@@ -483,7 +484,7 @@ def segment_batch(cps, bounds, auto, clsmask, out):
     return out[:, :k], rows
 
 
-@njit(cache=True, nogil=True)
+@kernel
 def segment_batch_ids(cps, bounds, auto, clsmask):
     """Like :func:`segment_batch` without offsets: ``(ids, row_splits)``."""
     cap = min(cps.size // 2, MAX_INITIAL_TOKENS) + 16

@@ -29,7 +29,7 @@ string of 4,000 ``q`` in a text of 4,002 characters.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+from ..runtime.jit import kernel
 
 from .arrays import full
 from .automaton import to_code_points
@@ -89,7 +89,7 @@ class LiteralSearch:
         return list(zip(starts.tolist(), ends.tolist(), which.tolist()))
 
 
-@njit(cache=True, nogil=True)
+@kernel
 def _links(parent, sym, tok, depth, slot, base, check, bfs):
     """Per slot: its Aho-Corasick failure link (the slot of the longest
     proper suffix of its string that is a trie path), and the length and
@@ -125,7 +125,7 @@ def _links(parent, sym, tok, depth, slot, base, check, bfs):
     return fail, length, which
 
 
-@njit(cache=True, nogil=True)
+@kernel
 def _search(cps, cmap, base, check, fail, lens, which):
     """The matches in a text: the longest string starting at each position
     (right to left, by the reversed strings' automaton), then the leftmost

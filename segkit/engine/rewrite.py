@@ -20,14 +20,9 @@ characters it came from, so token offsets map back to the original text.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit, types
-from numba.extending import overload
 
-try:  # reads one code point of a str in compiled code (Numba internal)
-    from numba.cpython.unicode import _get_code_point
-except ImportError:  # pragma: no cover
-    _get_code_point = None
-
+from ..runtime import jit
+from ..runtime.jit import kernel, overload
 from .charmap import _N_PAGES, MAX_CODE_POINT, two_level
 from .kernels import SENTINEL, _ix, _segment_range, grown_rows
 
@@ -46,19 +41,24 @@ def build_rewrite_table(mapping: dict[int, str], delete: np.ndarray | None = Non
     length followed by its code points.
     """
     flat = np.zeros(0x110000, dtype=np.int32)
-    pool = [0]
-    for cp, rep in sorted(mapping.items()):
-        if rep == chr(cp):
-            continue
-        if not rep:
-            flat[cp] = DELETE
-            continue
-        flat[cp] = len(pool)
-        pool.append(len(rep))
-        pool.extend(ord(ch) for ch in rep)
+    items = sorted((cp, rep) for cp, rep in mapping.items() if rep != chr(cp))
+    cps = np.fromiter((cp for cp, _ in items), dtype=np.int64, count=len(items))
+    lengths = np.fromiter((len(rep) for _, rep in items), dtype=np.int64, count=len(items))
+    flat[cps[lengths == 0]] = DELETE
+    # The pool: 0, then for each replacement in code point order its length
+    # and its code points (built with whole-array operations).
+    kept = lengths > 0
+    n = lengths[kept]
+    heads = 1 + np.cumsum(n + 1) - (n + 1)  # where each entry's length goes
+    pool = np.zeros(1 + int((n + 1).sum()), dtype=np.int32)
+    pool[heads] = n
+    chars = "".join(rep for _, rep in items).encode("utf-32-le", "surrogatepass")
+    firsts = np.cumsum(n) - n
+    pool[np.repeat(heads + 1 - firsts, n) + np.arange(int(n.sum()))] = np.frombuffer(chars, dtype=np.uint32)
+    flat[cps[kept]] = heads
     if delete is not None:
         flat[delete] = DELETE
-    return two_level(flat), np.asarray(pool, dtype=np.int32)
+    return two_level(flat), pool
 
 
 # Packed layout: header of section offsets, then the table, the pool, the
@@ -106,14 +106,14 @@ def pack_rewrite(table: np.ndarray, pool: np.ndarray, strings: list[str], ids: l
     return out
 
 
-@njit(cache=True, nogil=True, inline="always")
+@kernel(inline="always")
 def _may_protect(c, first_word):
     """Whether a protected string may start with code point ``c``, given
     the bitmap word ``first_word = rw[pf + ((c & 0xFFFF) >> 5)]``."""
     return (first_word >> (c & 31)) & 1 != 0
 
 
-@njit(cache=True, nogil=True)
+@kernel
 def _protected_at(cps, i, b, rw, pc, px, pf, n):
     """Row of the longest protected string starting at ``i``, or -1.
 
@@ -137,7 +137,7 @@ def _protected_at(cps, i, b, rw, pc, px, pf, n):
     return -1
 
 
-@njit(cache=True, nogil=True)
+@kernel
 def _rewrite_fill(cps, i, b, a, rw, out, s0, s1, k):
     """Rewrite ``cps[i:b]`` into ``out`` from slot ``k`` on, with each output
     character's source span (relative to ``a``, the text's start) in
@@ -191,7 +191,7 @@ def _rewrite_fill(cps, i, b, a, rw, out, s0, s1, k):
     return i, k, True
 
 
-@njit(cache=True, nogil=True)
+@kernel
 def _rewrite_simple(cps, a, b, rw, out):
     """Rewrite ``cps[a:b]`` into ``out[0:]`` as long as every character
     stays one character (kept, or replaced by exactly one code point) and
@@ -229,7 +229,7 @@ def _rewrite_simple(cps, a, b, rw, out):
     return b
 
 
-@njit(cache=True, nogil=True)
+@kernel
 def _identity_spans(s0, s1, m):
     """Source spans of the first ``m`` characters when each came from the
     character at its own position (what :func:`_rewrite_simple` produced)."""
@@ -238,7 +238,7 @@ def _identity_spans(s0, s1, m):
         s1[q] = q + 1
 
 
-@njit(cache=True, nogil=True)
+@kernel
 def _is_plain(cps, a, b, rw):
     """True when the rewrite would leave ``cps[a:b]`` as it is: the table is
     the identity and no character may start a protected string."""
@@ -254,7 +254,7 @@ def _is_plain(cps, a, b, rw):
     return True
 
 
-@njit(cache=True, nogil=True)
+@kernel
 def _copy_plain(cps, a, b, rw, out):
     """Copy ``cps[a:b]`` into ``out`` when :func:`_is_plain`; returns False
     (``out`` then holds nothing useful) otherwise, or when ``out`` is too
@@ -266,7 +266,7 @@ def _copy_plain(cps, a, b, rw, out):
     return True
 
 
-@njit(cache=True, nogil=True)
+@kernel
 def _map_back(st, en, k0, k1, s0, s1, m, n):
     """Token offsets ``k0:k1`` from a rewritten text (``m`` characters) back
     to its original (``n`` characters), in place.  An empty span maps to
@@ -283,7 +283,7 @@ def _map_back(st, en, k0, k1, s0, s1, m, n):
             en[q] = p
 
 
-@njit(cache=True, nogil=True, inline="always")
+@kernel(inline="always")
 def _shifted(arr, size, p, m):
     """A new 1-d array of ``size`` items starting with ``arr[p:m]``."""
     out = np.empty(size, arr.dtype)
@@ -299,7 +299,7 @@ def _shifted(arr, size, p, m):
 WINDOW = 1 << 16
 
 
-@njit(cache=True, nogil=True)
+@kernel
 def _last_boundary(tmp, m, auto, clsmask):
     """The largest ``p`` in ``1..m-1`` such that ``tmp[p]`` cannot continue
     the word before it (a separator, a character that is a word of its own,
@@ -318,7 +318,7 @@ def _last_boundary(tmp, m, auto, clsmask):
     return p
 
 
-@njit(cache=True, nogil=True)
+@kernel
 def _rewrite_long(cps, i, a, b, m, auto, rw, clsmask, out, k, tmp, s0, s1):
     """The rest of text ``cps[a:b]`` once the buffers are full: ``tmp[:m]``
     (spans in ``s0``/``s1``) holds the rewrite of ``cps[a:i]``.  Matches a
@@ -371,7 +371,7 @@ def _rewrite_long(cps, i, a, b, m, auto, rw, clsmask, out, k, tmp, s0, s1):
     return out, k, tmp, s0, s1
 
 
-@njit(cache=True, nogil=True)
+@kernel
 def segment_batch_rewritten(cps, bounds, auto, rw, clsmask, out, k, rows, first_id, last_id):
     """Rewrite, match and map offsets back, text by text, in one call.
 
@@ -485,8 +485,24 @@ def _text_code_points(text, scratch):
     raise NotImplementedError("compiled code only")
 
 
+#: Numba's internal reader of one code point of a str, a module global of
+#: compiled code: bound when Numba loads (None if this Numba lacks it).
+_get_code_point = None
+
+
+@jit.on_load
+def _bind_code_point_reader() -> None:
+    global _get_code_point
+    try:
+        from numba.cpython.unicode import _get_code_point
+    except ImportError:  # pragma: no cover
+        pass
+
+
 @overload(_text_code_points, jit_options={"cache": True, "nogil": True})
 def _ov_text_code_points(text, scratch):
+    from numba import types
+
     if isinstance(text, types.UnicodeType):
         if _get_code_point is None:  # pragma: no cover (another Numba: callers pass arrays)
             return None
@@ -503,14 +519,17 @@ def _ov_text_code_points(text, scratch):
     return None
 
 
-#: Whether single-text kernels can read a str directly (Numba's unicode
-#: type, read through its internal ``_get_code_point``): the str's own
-#: memory is read, where converting it to an array first costs a bytes
-#: object and a NumPy array per call (about half a microsecond).
-READS_STR = _get_code_point is not None
+def reads_str() -> bool:
+    """Whether single-text kernels can read a str directly (Numba's unicode
+    type, read through its internal ``_get_code_point``): the str's own
+    memory is read, where converting it to an array first costs a bytes
+    object and a NumPy array per call (about half a microsecond).  Loads
+    Numba (the caller is about to run a kernel)."""
+    jit.materialize()
+    return _get_code_point is not None
 
 
-@njit(cache=True, nogil=True, inline="always")
+@kernel(inline="always")
 def segment_rewritten_into(cps, auto, rw, clsmask, scratch):
     """One text: rewrite, match and map offsets back, in one call.
 
@@ -523,7 +542,7 @@ def segment_rewritten_into(cps, auto, rw, clsmask, scratch):
     calls again).
 
     ``cps`` is the text as a uint32 array of code points, or (when
-    :data:`READS_STR`) the str itself, whose code points then go to row
+    :func:`reads_str`) the str itself, whose code points then go to row
     :data:`SCRATCH_ROWS` of ``scratch`` (which must have that row).
     """
     n = len(cps)

@@ -32,168 +32,183 @@ from __future__ import annotations
 from typing import Sequence
 
 import numpy as np
-from numba import njit
 
-try:  # Numba's str internals: the storage width and one-unit reads
-    from numba.cpython.unicode import (
-        PY_UNICODE_1BYTE_KIND,
-        PY_UNICODE_2BYTE_KIND,
-        deref_uint8,
-        deref_uint16,
-        deref_uint32,
-    )
-except ImportError:  # pragma: no cover - another Numba: callers encode in Python
-    deref_uint8 = None
+from ..runtime import jit
+from ..runtime.jit import kernel
 
 from .kernels import _ix, _run_ids, _segment_range, mirror_rows
 
-#: Whether compiled code can read a ``str`` (else callers pass bytes).
-READS_STR = deref_uint8 is not None
+# Numba's str internals (the storage width and one-unit reads), module
+# globals of the kernels below: bound when Numba loads (None if this Numba
+# lacks them; then callers encode in Python, see reads_str).
+PY_UNICODE_1BYTE_KIND = PY_UNICODE_2BYTE_KIND = deref_uint8 = deref_uint16 = deref_uint32 = None
+
+
+@jit.on_load
+def _bind_str_internals() -> None:
+    global PY_UNICODE_1BYTE_KIND, PY_UNICODE_2BYTE_KIND, deref_uint8, deref_uint16, deref_uint32
+    try:
+        from numba.cpython.unicode import (
+            PY_UNICODE_1BYTE_KIND,
+            PY_UNICODE_2BYTE_KIND,
+            deref_uint8,
+            deref_uint16,
+            deref_uint32,
+        )
+    except ImportError:  # pragma: no cover - another Numba: callers encode in Python
+        pass
+
+
+def reads_str() -> bool:
+    """Whether compiled code can read a ``str`` (else callers pass bytes).
+    Loads Numba (the callers are about to run a kernel)."""
+    jit.materialize()
+    return deref_uint8 is not None
+
+
 _U8 = np.dtype(np.uint8)
 
 
-if READS_STR:
+@kernel(inline="always")
+def _put(out, k, c):
+    """Write code point ``c`` (not a surrogate) as UTF-8 at ``out[k:]``;
+    returns the next ``k``."""
+    if c < 0x80:
+        out[_ix(k)] = c
+        return k + 1
+    if c < 0x800:
+        out[_ix(k)] = 0xC0 | (c >> 6)
+        out[_ix(k + 1)] = 0x80 | (c & 0x3F)
+        return k + 2
+    if c < 0x10000:
+        out[_ix(k)] = 0xE0 | (c >> 12)
+        out[_ix(k + 1)] = 0x80 | ((c >> 6) & 0x3F)
+        out[_ix(k + 2)] = 0x80 | (c & 0x3F)
+        return k + 3
+    out[_ix(k)] = 0xF0 | (c >> 18)
+    out[_ix(k + 1)] = 0x80 | ((c >> 12) & 0x3F)
+    out[_ix(k + 2)] = 0x80 | ((c >> 6) & 0x3F)
+    out[_ix(k + 3)] = 0x80 | (c & 0x3F)
+    return k + 4
 
-    @njit(cache=True, nogil=True, inline="always")
-    def _put(out, k, c):
-        """Write code point ``c`` (not a surrogate) as UTF-8 at ``out[k:]``;
-        returns the next ``k``."""
-        if c < 0x80:
-            out[_ix(k)] = c
-            return k + 1
-        if c < 0x800:
-            out[_ix(k)] = 0xC0 | (c >> 6)
-            out[_ix(k + 1)] = 0x80 | (c & 0x3F)
-            return k + 2
-        if c < 0x10000:
-            out[_ix(k)] = 0xE0 | (c >> 12)
-            out[_ix(k + 1)] = 0x80 | ((c >> 6) & 0x3F)
-            out[_ix(k + 2)] = 0x80 | (c & 0x3F)
-            return k + 3
-        out[_ix(k)] = 0xF0 | (c >> 18)
-        out[_ix(k + 1)] = 0x80 | ((c >> 12) & 0x3F)
-        out[_ix(k + 2)] = 0x80 | ((c >> 6) & 0x3F)
-        out[_ix(k + 3)] = 0x80 | (c & 0x3F)
-        return k + 4
-
-    @njit(cache=True, nogil=True)
-    def encode_str_range(text, a, b, out):
-        """The UTF-8 bytes of ``text[a:b]`` (a ``str``) into the uint8
-        ``out`` (at least ``4 * (b - a)`` long); returns the byte count, or
-        ``-1 - i`` when character ``a + i`` is a lone surrogate.  One loop
-        per storage width of the ``str`` (1, 2 or 4 bytes a character): an
-        ASCII text is a byte copy."""
-        data = text._data
-        k = 0
-        if text._kind == PY_UNICODE_1BYTE_KIND:
-            if text._is_ascii:
-                for i in range(a, b):
-                    out[_ix(i - a)] = deref_uint8(data, i)
-                return b - a
+@kernel
+def encode_str_range(text, a, b, out):
+    """The UTF-8 bytes of ``text[a:b]`` (a ``str``) into the uint8
+    ``out`` (at least ``4 * (b - a)`` long); returns the byte count, or
+    ``-1 - i`` when character ``a + i`` is a lone surrogate.  One loop
+    per storage width of the ``str`` (1, 2 or 4 bytes a character): an
+    ASCII text is a byte copy."""
+    data = text._data
+    k = 0
+    if text._kind == PY_UNICODE_1BYTE_KIND:
+        if text._is_ascii:
             for i in range(a, b):
-                k = _put(out, k, np.uint32(deref_uint8(data, i)))
-            return k
-        if text._kind == PY_UNICODE_2BYTE_KIND:
-            for i in range(a, b):
-                c = np.uint32(deref_uint16(data, i))
-                if 0xD800 <= c < 0xE000:
-                    return -1 - (i - a)
-                k = _put(out, k, c)
-            return k
+                out[_ix(i - a)] = deref_uint8(data, i)
+            return b - a
         for i in range(a, b):
-            c = np.uint32(deref_uint32(data, i))
+            k = _put(out, k, np.uint32(deref_uint8(data, i)))
+        return k
+    if text._kind == PY_UNICODE_2BYTE_KIND:
+        for i in range(a, b):
+            c = np.uint32(deref_uint16(data, i))
             if 0xD800 <= c < 0xE000:
                 return -1 - (i - a)
             k = _put(out, k, c)
         return k
+    for i in range(a, b):
+        c = np.uint32(deref_uint32(data, i))
+        if 0xD800 <= c < 0xE000:
+            return -1 - (i - a)
+        k = _put(out, k, c)
+    return k
 
-    @njit(cache=True, nogil=True)
-    def segment_str_list(text, auto, scratch, backward, clsmask):
-        """Token ids of one ``str`` matched over its UTF-8, as a list, in
-        one call (the list is made here: no array, no slice, no
-        ``tolist``).
+@kernel
+def segment_str_list(text, auto, scratch, backward, clsmask):
+    """Token ids of one ``str`` matched over its UTF-8, as a list, in
+    one call (the list is made here: no array, no slice, no
+    ``tolist``).
 
-        ``scratch``: 1-d int32 of at least ``5 * len(text)`` items: ids go
-        to ``scratch[:4 * len(text)]`` (a token per byte at most), the UTF-8
-        to the rest, read as bytes.  A lone surrogate at character ``i``
-        gives an empty list and ``scratch[0] = -1 - i`` (a text that is not
-        empty always has a token).  ``backward``: match the reversed bytes,
-        ids in text order.  ``clsmask``: 0, or :data:`~segkit.engine.kernels.
-        LOOKAHEAD` to prefetch ahead (an int64 either way)."""
-        n = len(text)
-        ids = scratch[: 4 * n]
-        buf = scratch[4 * n : 5 * n].view(np.uint8)
-        m = encode_str_range(text, 0, n, buf)
-        if m < 0:
-            scratch[0] = m
-            return [np.int64(x) for x in range(0)]
-        if backward:
-            _reverse(buf, m)
-        i, k, word, done = _run_ids(buf, np.int64(0), np.int64(m), auto, clsmask, ids, np.int64(0))
-        out = [np.int64(0)] * k
-        if backward:
-            for q in range(k):
-                out[q] = ids[k - 1 - q]
-        else:
-            for q in range(k):
-                out[q] = ids[q]
-        return out
+    ``scratch``: 1-d int32 of at least ``5 * len(text)`` items: ids go
+    to ``scratch[:4 * len(text)]`` (a token per byte at most), the UTF-8
+    to the rest, read as bytes.  A lone surrogate at character ``i``
+    gives an empty list and ``scratch[0] = -1 - i`` (a text that is not
+    empty always has a token).  ``backward``: match the reversed bytes,
+    ids in text order.  ``clsmask``: 0, or :data:`~segkit.engine.kernels.
+    LOOKAHEAD` to prefetch ahead (an int64 either way)."""
+    n = len(text)
+    ids = scratch[: 4 * n]
+    buf = scratch[4 * n : 5 * n].view(np.uint8)
+    m = encode_str_range(text, 0, n, buf)
+    if m < 0:
+        scratch[0] = m
+        return [np.int64(x) for x in range(0)]
+    if backward:
+        _reverse(buf, m)
+    i, k, word, done = _run_ids(buf, np.int64(0), np.int64(m), auto, clsmask, ids, np.int64(0))
+    out = [np.int64(0)] * k
+    if backward:
+        for q in range(k):
+            out[q] = ids[k - 1 - q]
+    else:
+        for q in range(k):
+            out[q] = ids[q]
+    return out
 
-    @njit(cache=True, nogil=True)
-    def segment_str_rows(text, auto, scratch, backward, char_offsets):
-        """One ``str`` with offsets: rows 0-3 of ``scratch`` (int32, (5, m),
-        ``m >= 4 * len(text)``) receive ids, starts, ends and word indices
-        (0); row 4 holds the UTF-8.  Offsets are in bytes, or with
-        ``char_offsets`` in characters of ``text``.  Returns the token
-        count, or ``-1 - i`` for a lone surrogate at character ``i``."""
-        buf = scratch[4].view(np.uint8)
-        n = encode_str_range(text, 0, len(text), buf)
+@kernel
+def segment_str_rows(text, auto, scratch, backward, char_offsets):
+    """One ``str`` with offsets: rows 0-3 of ``scratch`` (int32, (5, m),
+    ``m >= 4 * len(text)``) receive ids, starts, ends and word indices
+    (0); row 4 holds the UTF-8.  Offsets are in bytes, or with
+    ``char_offsets`` in characters of ``text``.  Returns the token
+    count, or ``-1 - i`` for a lone surrogate at character ``i``."""
+    buf = scratch[4].view(np.uint8)
+    n = encode_str_range(text, 0, len(text), buf)
+    if n < 0:
+        return n
+    return _match_rows(buf, n, auto, np.int64(0), scratch, np.int64(0), backward, char_offsets)
+
+@kernel
+def segment_str_batch(text, cb, auto, clsmask, out, k, rows, backward, char_offsets):
+    """Many texts, joined in one ``str`` (text ``t`` is
+    ``text[cb[t]:cb[t + 1]]``), each encoded to UTF-8 in a scratch
+    buffer and matched from there, in one call.
+
+    ``out`` holds the rows to fill from slot ``k`` on: (4, n) ids,
+    starts, ends, word indices (offsets from the start of each text, in
+    bytes or with ``char_offsets`` in characters), or (1, n) for ids
+    only; ``rows[t + 1]`` receives the slot after text ``t``.  Returns
+    ``(out, k, bad)``: ``out`` is a larger copy when it had to grow;
+    ``bad`` is -1, or the text holding a lone surrogate (its position in
+    ``rows[bad + 1]``; the texts before it are done)."""
+    nt = cb.size - 1
+    buf = np.empty(4096, np.uint8)
+    zero = np.int64(0)
+    offsets = out.shape[0] == 4
+    for t in range(nt):
+        a = cb[t]
+        b = cb[t + 1]
+        if 4 * (b - a) > buf.size:
+            buf = np.empty(max(2 * buf.size, 4 * (b - a)), np.uint8)
+        n = encode_str_range(text, a, b, buf)
         if n < 0:
-            return n
-        return _match_rows(buf, n, auto, np.int64(0), scratch, np.int64(0), backward, char_offsets)
-
-    @njit(cache=True, nogil=True)
-    def segment_str_batch(text, cb, auto, clsmask, out, k, rows, backward, char_offsets):
-        """Many texts, joined in one ``str`` (text ``t`` is
-        ``text[cb[t]:cb[t + 1]]``), each encoded to UTF-8 in a scratch
-        buffer and matched from there, in one call.
-
-        ``out`` holds the rows to fill from slot ``k`` on: (4, n) ids,
-        starts, ends, word indices (offsets from the start of each text, in
-        bytes or with ``char_offsets`` in characters), or (1, n) for ids
-        only; ``rows[t + 1]`` receives the slot after text ``t``.  Returns
-        ``(out, k, bad)``: ``out`` is a larger copy when it had to grow;
-        ``bad`` is -1, or the text holding a lone surrogate (its position in
-        ``rows[bad + 1]``; the texts before it are done)."""
-        nt = cb.size - 1
-        buf = np.empty(4096, np.uint8)
-        zero = np.int64(0)
-        offsets = out.shape[0] == 4
-        for t in range(nt):
-            a = cb[t]
-            b = cb[t + 1]
-            if 4 * (b - a) > buf.size:
-                buf = np.empty(max(2 * buf.size, 4 * (b - a)), np.uint8)
-            n = encode_str_range(text, a, b, buf)
-            if n < 0:
-                rows[t + 1] = -1 - n
-                return out, k, t
-            if k + n > out.shape[1]:
-                out = grown_rows_n(out, k, n)
-            if offsets:
-                k += _match_rows(buf, n, auto, clsmask, out, k, backward, char_offsets)
-            else:
-                if backward:
-                    _reverse(buf, n)
-                i, k1, word, done = _run_ids(buf, zero, np.int64(n), auto, clsmask, out[0], np.int64(k))
-                if backward:
-                    _reverse(out[0, k:], k1 - k)
-                k = k1
-            rows[t + 1] = k
-        return out, k, np.int64(-1)
+            rows[t + 1] = -1 - n
+            return out, k, t
+        if k + n > out.shape[1]:
+            out = grown_rows_n(out, k, n)
+        if offsets:
+            k += _match_rows(buf, n, auto, clsmask, out, k, backward, char_offsets)
+        else:
+            if backward:
+                _reverse(buf, n)
+            i, k1, word, done = _run_ids(buf, zero, np.int64(n), auto, clsmask, out[0], np.int64(k))
+            if backward:
+                _reverse(out[0, k:], k1 - k)
+            k = k1
+        rows[t + 1] = k
+    return out, k, np.int64(-1)
 
 
-@njit(cache=True, nogil=True)
+@kernel
 def _match_rows(buf, n, auto, clsmask, out, k, backward, char_offsets):
     """Match ``buf[:n]`` (a text's UTF-8) into columns ``k:`` of the (4, m)
     rows ``out`` (room for ``n`` tokens there), with offsets in bytes of the
@@ -219,7 +234,7 @@ def _match_rows(buf, n, auto, clsmask, out, k, backward, char_offsets):
     return cnt
 
 
-@njit(cache=True, nogil=True)
+@kernel
 def grown_rows_n(out, k, more):
     """A copy of the (r, n) rows ``out`` (first ``k`` slots kept) with room
     for at least ``more`` further tokens, at least twice as large."""
@@ -230,7 +245,7 @@ def grown_rows_n(out, k, more):
     return bigger
 
 
-@njit(cache=True, nogil=True, inline="always")
+@kernel(inline="always")
 def _reverse(arr, n):
     """Reverse ``arr[:n]`` in place."""
     lo = 0
@@ -243,7 +258,7 @@ def _reverse(arr, n):
         hi -= 1
 
 
-@njit(cache=True, nogil=True)
+@kernel
 def byte_bounds(data, char_bounds):
     """Text boundaries in bytes of the UTF-8 ``data`` (uint8) of texts
     whose boundaries in characters are ``char_bounds`` (int64, from 0).
@@ -259,7 +274,7 @@ def byte_bounds(data, char_bounds):
     return out
 
 
-@njit(cache=True, nogil=True)
+@kernel
 def to_char_offsets(data, bounds, st, en, rows):
     """Token offsets from bytes to characters, in place.
 

@@ -33,7 +33,7 @@ pops lists with headers, sharing their pairs).
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+from ..runtime.jit import kernel
 
 from .arrays import full
 from .build import NO_TOKEN, compute_failure
@@ -64,7 +64,7 @@ MESSAGES = {
 }
 
 
-@njit(cache=True, nogil=True)
+@kernel
 def trie_order(base, check, nsym):
     """``(status, bfs, depth, sym, n_children)`` of a double array (int32
     ``base``/``check``; bounds of ``base + nsym`` and ``check`` already
@@ -138,7 +138,7 @@ def trie_order(base, check, nsym):
     return OK, bfs, depth, sym, has_kids
 
 
-@njit(cache=True, nogil=True)
+@kernel
 def walk_keys(cps, starts, ends, ids, cmap, base, check, root, skip, reverse, tok):
     """Read key ``k`` (``cps[starts[k] + skip[k]:ends[k]]``, backwards when
     ``reverse``) from slot ``root[k]``; mark the node reached ``tok = ids[k]``.
@@ -169,7 +169,7 @@ def walk_keys(cps, starts, ends, ids, cmap, base, check, root, skip, reverse, to
     return OK, -1
 
 
-@njit(cache=True, nogil=True)
+@kernel
 def mark_characters(base, check, root, nsym, char_id, tok):
     """The one-character keys of the ``"char"`` policy: every symbol read
     from ``root`` ends a key (``char_id`` unless a key of its own is there)."""
@@ -182,7 +182,7 @@ def mark_characters(base, check, root, nsym, char_id, tok):
     return OK
 
 
-@njit(cache=True, nogil=True)
+@kernel
 def leaves_end_keys(bfs, n_children, tok):
     """EXTRA_PATH when a node other than a root has no children and ends no key."""
     for h in range(2, bfs.size):
@@ -198,7 +198,7 @@ MESSAGES[UNUSED_SYMBOL] = "the alphabet has symbols no token uses"
 MESSAGES[NO_CHARACTER_TOKEN] = "a character of the alphabet has no one-character token"
 
 
-@njit(cache=True, nogil=True)
+@kernel
 def check_and_relink(base, check, nsym, cmap, cps, starts, ends, ids, roots, skip, reverse, charmode, char_id, sroot,
                      fixed_alphabet):
     """All the checks in order, then the failure links and pops recomputed:

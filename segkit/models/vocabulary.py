@@ -130,9 +130,11 @@ class Vocabulary:
         r"""The token of every id joined by ``"\n"`` (UTF-8), or None when a
         token contains a newline."""
         by_id = self.id_to_token
-        if any("\n" in t for t in by_id if t):
+        parts = by_id if None not in by_id else [t or "" for t in by_id]
+        joined = "\n".join(parts)
+        if joined.count("\n") != len(parts) - 1:  # some token holds a newline
             return None
-        return "\n".join(t or "" for t in by_id).encode("utf-8")
+        return joined.encode("utf-8")
 
     def to_marisa(self):
         """``(trie, mid_to_id, id_to_mid)``: the compact form (built if needed)."""
@@ -352,6 +354,13 @@ class Vocabulary:
             if t is not None:
                 return t
         raise IndexError(f"no token has id {id} (vocabulary of {len(self)} tokens)")
+
+    def has_id(self, id: int) -> bool:
+        """Whether some token has id ``id`` (without building the token list
+        of a loaded vocabulary)."""
+        if self._by_id is not None:
+            return 0 <= id < len(self._by_id) and self._by_id[id] is not None
+        return 0 <= id < self._id_to_mid.size and bool(self._id_to_mid[id] >= 0)
 
     @property
     def id_to_token(self) -> list[str | None]:

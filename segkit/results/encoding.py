@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from typing import Iterator, overload
 
 import numpy as np
-from numba import njit
+from ..runtime.jit import kernel
 
 from ..runtime.boxing import int_lists_of
 from ..runtime.gcpause import paused_gc
@@ -266,7 +266,7 @@ def _index(name: str, value: object) -> int:
     return int(value)
 
 
-@njit(cache=True, nogil=True)
+@kernel
 def _to_matrix(values, rows, width, fill, left, out):
     for t in range(rows.size - 1):
         a = rows[t]
@@ -276,7 +276,7 @@ def _to_matrix(values, rows, width, fill, left, out):
             out[t, j] = values[a + j - pad] if pad <= j < pad + n else fill
 
 
-@njit(cache=True, nogil=True)
+@kernel
 def _with_overflow(data, rows, ovf, ovf_rows, ovf_texts):
     """Every encoding of a batch, each text's kept one followed by its
     overflowing ones: ``(data, row splits, text of each encoding)``."""

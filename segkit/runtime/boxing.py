@@ -20,16 +20,26 @@ from __future__ import annotations
 import threading
 
 import numpy as np
-from llvmlite import ir
-from numba import njit, types
-from numba.core import cgutils
-from numba.extending import box, intrinsic, models, register_model
 
-_OBJ = ir.IntType(8).as_pointer()
+from . import jit
+from .jit import intrinsic, kernel
+
+# The intrinsics' typers and code generators run when a kernel compiles:
+# Numba and llvmlite are imported there, not when this module is.
+
+
+def _obj():
+    """LLVM's ``i8*``, the type of a ``PyObject *``."""
+    from llvmlite import ir
+
+    return ir.IntType(8).as_pointer()
 
 
 def _api(builder, name: str, result, arguments):
     """Declare the C API function ``name`` in the module being built."""
+    from llvmlite import ir
+    from numba.core import cgutils
+
     return cgutils.get_or_insert_function(builder.module, ir.FunctionType(result, arguments), name)
 
 
@@ -41,12 +51,14 @@ def _maker(name: str):
 
     @intrinsic
     def make(typingctx, n):
+        from numba import types
+
         if not isinstance(n, types.Integer):
             return None
 
         def codegen(context, builder, signature, args):
             ssize = context.get_value_type(types.intp)
-            fn = _api(builder, name, _OBJ, [ssize])
+            fn = _api(builder, name, _obj(), [ssize])
             value = context.cast(builder, args[0], signature.args[0], types.intp)
             return builder.ptrtoint(builder.call(fn, [value]), ssize)
 
@@ -67,11 +79,15 @@ def _setter(name: str):
 
     @intrinsic
     def setter(typingctx, container, index, item):
+        from llvmlite import ir
+        from numba import types
+
         def codegen(context, builder, signature, args):
             ssize = context.get_value_type(types.intp)
-            fn = _api(builder, name, ir.IntType(32), [_OBJ, ssize, _OBJ])
+            obj = _obj()
+            fn = _api(builder, name, ir.IntType(32), [obj, ssize, obj])
             c, i, x = (context.cast(builder, a, t, types.intp) for a, t in zip(args, signature.args))
-            return builder.call(fn, [builder.inttoptr(c, _OBJ), i, builder.inttoptr(x, _OBJ)])
+            return builder.call(fn, [builder.inttoptr(c, obj), i, builder.inttoptr(x, obj)])
 
         return types.int32(types.intp, types.intp, types.intp), codegen
 
@@ -88,10 +104,13 @@ def _on_object(name: str):
 
     @intrinsic
     def call(typingctx, address):
+        from llvmlite import ir
+        from numba import types
+
         def codegen(context, builder, signature, args):
-            fn = _api(builder, name, ir.VoidType(), [_OBJ])
+            fn = _api(builder, name, ir.VoidType(), [_obj()])
             a = context.cast(builder, args[0], signature.args[0], types.intp)
-            builder.call(fn, [builder.inttoptr(a, _OBJ)])
+            builder.call(fn, [builder.inttoptr(a, _obj())])
             return context.get_dummy_value()
 
         return types.void(types.intp), codegen
@@ -107,6 +126,8 @@ _decref = _on_object("Py_DecRef")
 def _clear_error(typingctx):
     """``PyErr_Clear()``: drop the exception a failed C API call set (the
     caller raises its own)."""
+    from llvmlite import ir
+    from numba import types
 
     def codegen(context, builder, signature, args):
         builder.call(_api(builder, "PyErr_Clear", ir.VoidType(), []), [])
@@ -115,24 +136,33 @@ def _clear_error(typingctx):
     return types.void(), codegen
 
 
-class NewRefType(types.Opaque):
-    """A new reference to a Python object, made by compiled code with the C
-    API and returned to its Python caller as that object (see
-    :func:`as_new_ref`)."""
+#: Numba's type of a new reference to a Python object, made by compiled
+#: code with the C API and returned to its Python caller as that object (see
+#: :func:`as_new_ref`); ``new_ref`` is its instance.  Both are made when
+#: Numba loads (a subclass of ``numba.types.Opaque``, which this module
+#: cannot import at import time), as module globals that pickle by name.
+NewRefType = new_ref = None
+
+
+@jit.on_load
+def _make_new_ref_type() -> None:
+    global NewRefType, new_ref
+    from numba.core import types
+    from numba.extending import box, models, register_model
 
     def __init__(self) -> None:
-        super().__init__(name="NewRef")
+        types.Opaque.__init__(self, name="NewRef")
 
+    NewRefType = type("NewRefType", (types.Opaque,), {"__init__": __init__, "__module__": __name__,
+                                                       "__qualname__": "NewRefType", "__doc__": "See new_ref."})
+    new_ref = NewRefType()
+    register_model(NewRefType)(models.OpaqueModel)
 
-new_ref = NewRefType()
-register_model(NewRefType)(models.OpaqueModel)
-
-
-@box(NewRefType)
-def _box_new_ref(typ, val, c):
-    # The compiled function owns a reference to the object: handed over as
-    # the call's result (NULL, with an exception set, raises it).
-    return val
+    @box(NewRefType)
+    def _box_new_ref(typ, val, c):
+        # The compiled function owns a reference to the object: handed over
+        # as the call's result (NULL, with an exception set, raises it).
+        return val
 
 
 @intrinsic
@@ -141,12 +171,14 @@ def as_new_ref(typingctx, address):
     0 with a Python exception set) as the compiled function's result: its
     caller receives the object itself (or the exception), with no holder
     list to fill and read back."""
+    from numba import types
+
     if not isinstance(address, types.Integer):
         return None
 
     def codegen(context, builder, signature, args):
         value = context.cast(builder, args[0], signature.args[0], types.intp)
-        return builder.inttoptr(value, _OBJ)
+        return builder.inttoptr(value, _obj())
 
     return new_ref(address), codegen
 
@@ -160,7 +192,7 @@ _OUT_OF_MEMORY = -1
 _BAD_INDEX = -2
 
 
-@njit(cache=True)
+@kernel(nogil=False)
 def _fill(outer, rows, table, index, extra, starts, ends, kind, ints):
     """Set item ``t`` of the list at ``outer`` to a new list of the items
     ``index[rows[t]:rows[t + 1]]``, for every ``t`` (without ``rows``: item

@@ -58,9 +58,8 @@ from threading import get_ident
 from typing import Any, Callable, TypeVar
 
 import numpy as np
-from llvmlite import ir
-from numba import types
-from numba.extending import intrinsic
+
+from .jit import intrinsic
 
 __all__ = [
     "GRACE_SECONDS",
@@ -380,6 +379,9 @@ def stop_requested(typingctx, flag):
     """In a kernel: whether ``flag[0]`` (the uint8 array of :func:`stop_flag`)
     is set.  An atomic (monotonic) load, so that the compiler cannot hoist
     it out of the loop that polls it: another thread sets the flag."""
+    from llvmlite import ir
+    from numba import types
+
     if not (isinstance(flag, types.Array) and flag.dtype == types.uint8 and flag.ndim == 1):
         return None
     sig = types.boolean(flag)

@@ -14,7 +14,8 @@ kernels instead of running before all of them.
 from __future__ import annotations
 
 import os
-from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
 import numpy as np
 
 from ..engine.automaton import text_lengths
@@ -28,7 +29,7 @@ MIN_CHARS_PER_THREAD = 65_536
 #: Cancellable work is cut into runs of at most this many characters.
 CANCEL_RUN_CHARS = 1 << 21
 
-_POOLS: dict[int, ThreadPoolExecutor] = {}
+_POOLS: dict[int, Any] = {}  # ThreadPoolExecutor by size (concurrent.futures imported on first use)
 if hasattr(os, "register_at_fork"):
     # A forked child has none of the parent's threads: a pool inherited from
     # the parent would queue work that nothing runs (a hang).  The child
@@ -76,11 +77,13 @@ def resolve_threads(num_threads: int | None) -> int:
     return n
 
 
-def _pool(n: int) -> ThreadPoolExecutor:
+def _pool(n: int):
     pool = _POOLS.get(n)
     if pool is None:
         # Signals go to the main thread, which waits interruptibly (see
         # segkit.interrupts), never to a pool thread running a kernel.
+        from concurrent.futures import ThreadPoolExecutor
+
         pool = _POOLS[n] = ThreadPoolExecutor(max_workers=n, thread_name_prefix="segkit", initializer=block_signals)
     return pool
 

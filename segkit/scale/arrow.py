@@ -34,7 +34,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
-from numba import njit
+from ..runtime.jit import kernel
 
 from ..engine.kernels import token_rows
 from ..runtime.interrupts import bind, checkpoint
@@ -58,7 +58,7 @@ def _pa():
 
 
 # ----------------------------------------------------------------- input
-@njit(cache=True, nogil=True)
+@kernel
 def _decode_rows(data, offs, valid, r0, r1, cps, k, bounds, j):
     """Code points of rows ``r0:r1`` of one string array, appended to
     ``cps`` from ``k`` on; ``bounds[j + 1 + i]`` gets the end of row
@@ -426,12 +426,12 @@ def batch_to_arrow(batch, *, offsets: bool = True):
 
 
 # ------------------------------------------------- token strings as Arrow
-@njit(cache=True, nogil=True, inline="always")
+@kernel(inline="always")
 def _utf8_len(x):
     return 1 + (x >= 0x80) + (x >= 0x800) + (x >= 0x10000)
 
 
-@njit(cache=True, nogil=True)
+@kernel
 def _spans_to_utf8(cps, bounds, starts, ends, rows):
     """UTF-8 bytes of the spans ``starts[w]:ends[w]`` (code points of text
     ``t``, relative to ``bounds[t]``; the spans of text ``t`` are

@@ -50,7 +50,7 @@ Merging
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+from ..runtime.jit import kernel
 
 from ..engine.intrinsics import prefetch as _prefetch
 from ..presets.bpe.pretokenize_kernels import gpt2_match_end as match_end
@@ -75,7 +75,7 @@ def new_table(capacity: int = 1 << 16, arena: int = 1 << 20):
     )
 
 
-@njit(cache=True, nogil=True, inline="always")
+@kernel(inline="always")
 def _hash(buf, s, e):
     h = _FNV_OFFSET
     for i in range(s, e):
@@ -83,7 +83,7 @@ def _hash(buf, s, e):
     return h
 
 
-@njit(cache=True, nogil=True)
+@kernel
 def _rehash(tab):
     cap = len(tab) // 4 * 2
     nt = np.zeros(4 * cap, np.int64)
@@ -99,7 +99,7 @@ def _rehash(tab):
     return nt
 
 
-@njit(cache=True, nogil=True)
+@kernel
 def _reserve(tab, arena, st, entries, nbytes):
     """Grow the table for ``entries`` more entries and ``nbytes`` more arena bytes."""
     while (st[0] + entries) * 2 > len(tab) // 4:
@@ -115,7 +115,7 @@ def _reserve(tab, arena, st, entries, nbytes):
     return tab, arena
 
 
-@njit(cache=True, nogil=True, inline="always")
+@kernel(inline="always")
 def _insert(src, s, e, h, cnt, tab, arena, st):
     """Add ``cnt`` to the entry of bytes ``src[s:e]`` (hash ``h``); room must
     have been reserved."""
@@ -145,7 +145,7 @@ def _insert(src, s, e, h, cnt, tab, arena, st):
     st[1] = used + n
 
 
-@njit(cache=True, nogil=True)
+@kernel
 def count_segments(buf, starts, ends, cls, tab, arena, st):
     """Count the GPT-2 pre-tokens of every segment ``buf[starts[i]:ends[i]]``."""
     nbytes = 0
@@ -165,7 +165,7 @@ def count_segments(buf, starts, ends, cls, tab, arena, st):
     return tab, arena
 
 
-@njit(cache=True, nogil=True)
+@kernel
 def _count_segments(buf, starts, ends, cls, tab, arena, st, pos):
     """The loop of :func:`count_segments` from segment ``pos[0]``, byte
     ``pos[1]``; stops (False, ``pos`` updated) when the table is half full,
@@ -189,7 +189,7 @@ def _count_segments(buf, starts, ends, cls, tab, arena, st, pos):
     return True
 
 
-@njit(cache=True, nogil=True)
+@kernel
 def count_pieces(buf, starts, ends, counts, tab, arena, st):
     """Add ``counts[i]`` for the pre-token ``buf[starts[i]:ends[i]]`` (pre-tokens
     found elsewhere, e.g. by a custom pattern)."""
@@ -204,7 +204,7 @@ def count_pieces(buf, starts, ends, counts, tab, arena, st):
     return tab, arena
 
 
-@njit(cache=True, nogil=True)
+@kernel
 def add_known(tab, arena, s_tab, s_arena, lo, hi, new):
     """For every used slot ``i`` of table ``s_tab`` with ``lo <= i < hi``:
     add its count to the entry of the same bytes in ``tab`` if there is one,
@@ -241,7 +241,7 @@ def add_known(tab, arena, s_tab, s_arena, lo, hi, new):
     return m
 
 
-@njit(cache=True, nogil=True)
+@kernel
 def gather_entries(s_tab, s_arena, idx):
     """The entries ``idx`` of a table as ``(bytes, hashes, lengths, counts)``."""
     total = 0
@@ -264,7 +264,7 @@ def gather_entries(s_tab, s_arena, idx):
     return out, hashes, lengths, counts
 
 
-@njit(cache=True, nogil=True)
+@kernel
 def insert_entries(buf, hashes, lengths, counts, tab, arena, st):
     """Insert entries known to be new to the table (from :func:`gather_entries`)."""
     tab, arena = _reserve(tab, arena, st, len(lengths), len(buf))
@@ -276,7 +276,7 @@ def insert_entries(buf, hashes, lengths, counts, tab, arena, st):
 
 
 # ------------------------------------------------------------------- merging
-@njit(cache=True, nogil=True, inline="always")
+@kernel(inline="always")
 def _bytes_cmp(tb, tb_off, tb_len, x, y):
     if x == y:
         return 0
@@ -295,7 +295,7 @@ def _bytes_cmp(tb, tb_off, tb_len, x, y):
     return 1 if lx > ly else -1
 
 
-@njit(cache=True, nogil=True)
+@kernel
 def _tie(q1, q2, p_a, p_b, tb, tb_off, tb_len):
     """Between pairs of equal count: does q1 come first? Greater (bytes, bytes)
     wins; equal byte strings (two merges made the same bytes): smaller ids.
@@ -321,7 +321,7 @@ def _tie(q1, q2, p_a, p_b, tb, tb_off, tb_len):
 _SIGN = np.int64(-9223372036854775808)
 
 
-@njit(cache=True, nogil=True)
+@kernel
 def _token_key(tb, off, n):
     """Order key of a token's bytes: the first 7 bytes (zero-padded) and the
     length (capped at 255) as one unsigned number, stored with its top bit
@@ -335,7 +335,7 @@ def _token_key(tb, off, n):
     return ((v << 8) | np.int64(min(n, 255))) ^ _SIGN
 
 
-@njit(cache=True, nogil=True, inline="always")
+@kernel(inline="always")
 def _key_cmp(k1, k2):
     """1 or -1 when the keys decide which token's bytes are greater, 0 when
     the bytes are equal, 2 when a full comparison is needed."""
@@ -350,7 +350,7 @@ def _key_cmp(k1, k2):
     return 2
 
 
-@njit(cache=True, nogil=True, inline="always")
+@kernel(inline="always")
 def _entry_cmp(c1, ka1, kb1, c2, ka2, kb2):
     """1 when entry 1 comes first, -1 when entry 2 does, 0 when only a full
     comparison of the bytes decides (scalars only: inlining a helper that
@@ -365,7 +365,7 @@ def _entry_cmp(c1, ka1, kb1, c2, ka2, kb2):
     return 0
 
 
-@njit(cache=True, nogil=True)
+@kernel
 def _heap_push(h, n, c, ka, kb, q, p_a, p_b, tb, tb_off, tb_len):
     """Entries are 4 int64 each, in one array (one cache line holds one):
     count, key of the first token, key of the second, pair id. Not inlined:
@@ -390,7 +390,7 @@ def _heap_push(h, n, c, ka, kb, q, p_a, p_b, tb, tb_off, tb_len):
     return n + 1
 
 
-@njit(cache=True, nogil=True)
+@kernel
 def _heap_pop(h, n, p_a, p_b, tb, tb_off, tb_len):
     """Remove the top (caller reads it first); return the new size."""
     n -= 1
@@ -425,7 +425,7 @@ def _heap_pop(h, n, p_a, p_b, tb, tb_off, tb_len):
     return n
 
 
-@njit(cache=True, nogil=True, inline="always")
+@kernel(inline="always")
 def _slot(ph_key, key):
     cap = len(ph_key)
     h = np.uint64(key)
@@ -437,7 +437,7 @@ def _slot(ph_key, key):
     return j
 
 
-@njit(cache=True, nogil=True)
+@kernel
 def _grow_pairs(ph_key, ph_val, need):
     cap = len(ph_key)
     while need * 2 > cap:
@@ -454,7 +454,7 @@ def _grow_pairs(ph_key, ph_val, need):
     return nk, nv
 
 
-@njit(cache=True, nogil=True)
+@kernel
 def _grow(a, need):
     if need <= len(a):
         return a
@@ -466,7 +466,7 @@ def _grow(a, need):
     return b
 
 
-@njit(cache=True, nogil=True)
+@kernel
 def _count_pairs(ws, wo, w_cnt, w, long_from, ph_key, ph_val, p_a, p_b, p_cnt, p_len, p_last, pos_pid, st):
     """First pass of :func:`bpe_merge` from word ``w`` on: pair ids, weighted
     counts and list lengths. Stops (returning the word it stopped at) when a
@@ -509,7 +509,7 @@ def _count_pairs(ws, wo, w_cnt, w, long_from, ph_key, ph_val, p_a, p_b, p_cnt, p
     return w
 
 
-@njit(cache=True, nogil=True)
+@kernel
 def bpe_merge(arena, w_off, w_len, w_cnt, n_base, n_merges, progress, long_from, stop):
     """Run up to ``n_merges`` merges over the words ``arena[w_off[i]:][:w_len[i]]``
     with counts ``w_cnt``; new tokens get ids ``n_base, n_base + 1, ...``.

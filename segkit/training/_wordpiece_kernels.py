@@ -15,13 +15,13 @@ Two kernels:
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+from ..runtime.jit import kernel
 
 from ..runtime.interrupts import stop_requested
 
 
 
-@njit(cache=True, nogil=True, inline="always")
+@kernel(inline="always")
 def _hash_span(store, a, n):
     h = np.uint64(1469598103934665603)
     for i in range(a, a + n):
@@ -29,7 +29,7 @@ def _hash_span(store, a, n):
     return h ^ (h >> np.uint64(29))
 
 
-@njit(cache=True, nogil=True)
+@kernel
 def _grow1(arr, need):
     if need <= arr.size:
         return arr
@@ -48,7 +48,7 @@ def _grow1(arr, need):
 # number of keys ``n``.
 
 
-@njit(cache=True, nogil=True)
+@kernel
 def _span_find(slots, store, starts, buf, a, n):
     """Id of ``buf[a:a+n]`` or ``-(slot + 1)`` of the empty slot to fill."""
     mask = slots.size - 1
@@ -75,7 +75,7 @@ def _span_find(slots, store, starts, buf, a, n):
         j = (j + 1) & mask
 
 
-@njit(cache=True, nogil=True)
+@kernel
 def _span_rehash(slots, store, starts, nkeys):
     new = np.full(slots.size * 2, -1, dtype=np.int64)
     mask = new.size - 1
@@ -89,7 +89,7 @@ def _span_rehash(slots, store, starts, nkeys):
     return new
 
 
-@njit(cache=True, nogil=True)
+@kernel
 def _span_insert(slots, store, starts, nkeys, buf, a, n):
     """Insert ``buf[a:a+n]``; returns (id, slots, store, starts, nkeys)."""
     r = _span_find(slots, store, starts, buf, a, n)
@@ -116,7 +116,7 @@ def _span_insert(slots, store, starts, nkeys, buf, a, n):
 _FNV_OFFSET = np.uint64(1469598103934665603)
 
 
-@njit(cache=True, nogil=True)
+@kernel
 def count_words(cps, ctab, pool, classes, slots, store, starts, counts, nkeys, buf, state):
     """Add the words of ``cps`` (code points, normalized here) to the table.
 
@@ -227,7 +227,7 @@ def count_words(cps, ctab, pool, classes, slots, store, starts, counts, nkeys, b
     return status, nkeys
 
 
-@njit(cache=True, nogil=True)
+@kernel
 def _grow_zero(arr, need):
     n = arr.size * 2
     while n < need:
@@ -240,7 +240,7 @@ def _grow_zero(arr, need):
 # ------------------------------------------------------------------- merges
 
 
-@njit(cache=True, nogil=True, inline="always")
+@kernel(inline="always")
 def _pair_hash(key, mask):
     # splitmix64's finalizer
     h = np.uint64(key)
@@ -259,7 +259,7 @@ _AHEAD = 64
 _BLOCK_MAX = 64
 
 
-@njit(cache=True, nogil=True)
+@kernel
 def _pair_rehash(pslots, P, npairs):
     new = np.full(pslots.size * 2, -1, dtype=np.int64)
     mask = new.size // 2 - 1
@@ -273,7 +273,7 @@ def _pair_rehash(pslots, P, npairs):
     return new
 
 
-@njit(cache=True, nogil=True, inline="always")
+@kernel(inline="always")
 def _pair_slot(pslots, key):
     """Slot of ``key`` in the pair table, or of the empty slot where it goes."""
     mask = pslots.size // 2 - 1
@@ -285,7 +285,7 @@ def _pair_slot(pslots, key):
         j = (j + 1) & mask
 
 
-@njit(cache=True, nogil=True, inline="always")
+@kernel(inline="always")
 def _heap_less(H, i, j):
     """Whether heap entry i ranks below entry j (count, then smaller pair first).
     Entries are 4 int64: count, first, second, pair."""
@@ -296,13 +296,13 @@ def _heap_less(H, i, j):
     return H[4 * i + 2] > H[4 * j + 2]
 
 
-@njit(cache=True, nogil=True, inline="always")
+@kernel(inline="always")
 def _heap_swap(H, i, j):
     for f in range(4):
         H[4 * i + f], H[4 * j + f] = H[4 * j + f], H[4 * i + f]
 
 
-@njit(cache=True, nogil=True, inline="always")
+@kernel(inline="always")
 def _sift_down(H, k, hn):
     """A 4-ary heap: half the levels of a binary one, so fewer cache misses
     on a heap of a million pairs."""
@@ -322,7 +322,7 @@ def _sift_down(H, k, hn):
             break
 
 
-@njit(cache=True, nogil=True, inline="always")
+@kernel(inline="always")
 def _heap_push(H, hn, c, a, b, p):
     """Push (``H`` has room); returns the new size."""
     H[4 * hn] = c
@@ -340,7 +340,7 @@ def _heap_push(H, hn, c, a, b, p):
     return hn + 1
 
 
-@njit(cache=True, nogil=True)
+@kernel
 def _count_pairs(w0, w1, hoff, S, pslots, P, pc, npairs):
     """Initial counts of the pairs of words ``w0:w1`` (room reserved; no
     helper with array arguments, see :func:`_merge_batch`); ``P[.. + _PS]``
@@ -385,7 +385,7 @@ def _count_pairs(w0, w1, hoff, S, pslots, P, pc, npairs):
     return npairs
 
 
-@njit(cache=True, nogil=True)
+@kernel
 def _merge_batch(wl, k0, k1, S, a, b, t, p, existed, step, pslots, P, pc, B, nb, npairs, touched, nt,
                  lmap, lstamp, rmap, rstamp):
     """Merge (a, b) -> t in words ``wl[k0:k1]``, updating pair counts, pair
@@ -503,7 +503,7 @@ def _merge_batch(wl, k0, k1, S, a, b, t, p, existed, step, pslots, P, pc, B, nb,
     return npairs, nb, nt
 
 
-@njit(cache=True, nogil=True)
+@kernel
 def merge_loop(ws, wstart, wlen, wcount, tslots, tstore, tstarts, ntok, prefix, vocab_size, min_frequency, progress,
                stop):
     """Merge pairs until ``ntok`` distinct tokens or no pair is left.
@@ -740,7 +740,7 @@ def merge_loop(ws, wstart, wlen, wcount, tslots, tstore, tstarts, ntok, prefix, 
     return tslots, tstore, tstarts, ntok, merges[:nmerges].copy()
 
 
-@njit(cache=True, nogil=True)
+@kernel
 def add_known_words(slots, store, starts, counts, b_store, b_starts, b_counts, lo, hi, new):
     """Add the count of every word ``k`` of table B with ``lo <= k < hi``
     (``b_store[b_starts[k]:b_starts[k + 1]]``, seen ``b_counts[k]`` times)
@@ -760,7 +760,7 @@ def add_known_words(slots, store, starts, counts, b_store, b_starts, b_counts, l
     return m
 
 
-@njit(cache=True, nogil=True)
+@kernel
 def gather_words(b_store, b_starts, b_counts, idx):
     """Words ``idx`` of table B as ``(code points, lengths, counts)``."""
     total = 0
@@ -781,7 +781,7 @@ def gather_words(b_store, b_starts, b_counts, idx):
     return cps, lengths, counts
 
 
-@njit(cache=True, nogil=True)
+@kernel
 def utf8_code_points(buf):
     """The code points of valid UTF-8 ``buf`` (checked by
     :func:`segkit.training.corpus.utf8_check`) as uint32."""
@@ -808,7 +808,7 @@ def utf8_code_points(buf):
 
 
 # ------------------------------------------------------------ preparation
-@njit(cache=True, nogil=True)
+@kernel
 def char_stats(cps, starts, counts):
     """``(freq, later)`` over all code points: how often each occurs in the
     words (weighted by the words' counts), and whether it occurs after a
@@ -826,7 +826,7 @@ def char_stats(cps, starts, counts):
     return freq, later
 
 
-@njit(cache=True, nogil=True)
+@kernel
 def word_symbols(cps, starts, counts, first_id, cont_id):
     """The words as symbol ids for :func:`merge_loop`: a word's first
     character takes ``first_id``, the others ``cont_id``; characters outside

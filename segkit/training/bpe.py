@@ -338,6 +338,34 @@ def _add_up(tables: list):
     return _Sum(first, extra)
 
 
+#: Compile time of the training kernels on a small machine (2 cores), for
+#: the notice printed when they have to be compiled in a process.
+COMPILE_SECONDS = 20
+
+
+def _prepare(from_files: bool, specials, pattern, num_threads, errors) -> None:
+    """Train on a tiny corpus of the same kind (files or texts) with the
+    same options, without bars: whatever the real run will compile is
+    compiled now, announced by :func:`segkit.runtime.jit.prepare`."""
+    import tempfile
+
+    from ..runtime import jit
+
+    text = "ab ab ab abc"
+
+    def tiny():
+        if not from_files:
+            return train_bpe([text], 258 + len(specials), specials, pattern=pattern, num_threads=num_threads,
+                             show_progress=False, errors=errors)
+        with tempfile.TemporaryDirectory(prefix="segkit-prepare-") as d:
+            path = Path(d) / "tiny.txt"
+            path.write_text(text, encoding="utf-8")
+            return train_bpe([path], 258 + len(specials), specials, pattern=pattern, num_threads=num_threads,
+                             show_progress=False, errors=errors)
+
+    jit.prepare([tiny], COMPILE_SECONDS)
+
+
 def _show_progress(show_progress):
     if show_progress is None:
         return sys.stderr.isatty()
@@ -418,6 +446,8 @@ def train_bpe(
     progress = _show_progress(show_progress)
 
     paths = corpus_paths(corpus)
+    if progress:  # compile (or load) the kernels before a bar starts, so that none sits still
+        _prepare(paths is not None, specials, pattern, num_threads, errors)
     bar = None
     if progress:
         from tqdm import tqdm

@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import Any, BinaryIO, Callable, Iterable, Iterator, Sequence, Union
 
 import numpy as np
-from numba import njit
+from ..runtime.jit import kernel
 
 from ..runtime.interrupts import bind, block_signals, checkpoint
 from ..runtime.regular_files import check_regular, open_regular
@@ -406,7 +406,7 @@ def job_segments(job: tuple) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None
     return _batch(parts, lens) if parts else None
 
 
-@njit(cache=True, nogil=True)
+@kernel
 def _byte_ends(buf, char_ends):
     """Byte offsets in UTF-8 ``buf`` of the character offsets ``char_ends``
     (non-decreasing)."""
@@ -509,7 +509,7 @@ def _file_batches(path, special, maxlen, cut, errors, chunk_size, on_bytes, raw=
         base += used
 
 
-@njit(cache=True, nogil=True)
+@kernel
 def utf8_check(buf):
     """``(i, truncated)``: ``i`` the first byte of ``buf`` that starts no
     valid UTF-8 sequence (what Python's strict decoder rejects: overlong

@@ -142,9 +142,41 @@ def train_wordpiece(
     specials = _check_args(vocab_size, special_tokens, min_frequency, limit_alphabet, suffix_indicator, num_threads)
     if show_progress is None:
         show_progress = sys.stderr.isatty()
+    if show_progress:  # compile (or load) the kernels before a bar starts, so that none sits still
+        _prepare(corpus, lowercase, specials, suffix_indicator, num_threads, errors)
     words, starts, counts = count_corpus_words(corpus, lowercase, show_progress, num_threads or 1, errors)
     return _wordpiece_from_counts(words, starts, counts, vocab_size, lowercase, specials, min_frequency,
                                   limit_alphabet, suffix_indicator, show_progress)
+
+
+#: Compile time of the training kernels on a small machine (2 cores), for
+#: the notice printed when they have to be compiled in a process.
+COMPILE_SECONDS = 20
+
+
+def _prepare(corpus, lowercase, specials, suffix_indicator, num_threads, errors) -> None:
+    """Train on a tiny corpus of the same kind (files or texts) with the
+    same options, without bars: whatever the real run will compile is
+    compiled now, announced by :func:`segkit.runtime.jit.prepare`."""
+    import tempfile
+
+    from ..runtime import jit
+
+    text = "low lower lowest newer newest"
+    from_files = isinstance(corpus, (str, os.PathLike)) or (  # as corpus_paths tells them apart
+        isinstance(corpus, (list, tuple)) and bool(corpus) and all(isinstance(p, os.PathLike) for p in corpus))
+
+    def tiny():
+        kw = dict(lowercase=lowercase, special_tokens=specials, suffix_indicator=suffix_indicator,
+                  num_threads=num_threads, show_progress=False, errors=errors)
+        if not from_files:
+            return train_wordpiece([text], len(specials) + 40, **kw)
+        with tempfile.TemporaryDirectory(prefix="segkit-prepare-") as d:
+            path = Path(d) / "tiny.txt"
+            path.write_text(text, encoding="utf-8")
+            return train_wordpiece([path], len(specials) + 40, **kw)
+
+    jit.prepare([tiny], COMPILE_SECONDS)
 
 
 @interrupts.interruptible()

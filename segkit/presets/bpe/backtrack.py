@@ -65,7 +65,7 @@ vocabulary), memory is one byte per input byte.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+from ...runtime.jit import kernel
 
 from . import layout as L
 from .pairs import FILTER_MUL
@@ -76,7 +76,7 @@ _GOLDEN = np.uint64(0x9E3779B97F4A7C15)
 _NEVER = np.int64(1) << 40
 
 
-@njit(cache=True, nogil=True)
+@kernel
 def encode_pieces(buf, starts, ends, piece_ids, model, out):
     """Encode the pieces ``buf[starts[p]:ends[p]]`` into ``out`` (int32, at
     least as long as the pieces' total bytes: no piece yields more tokens
@@ -99,7 +99,7 @@ def encode_pieces(buf, starts, ends, piece_ids, model, out):
     return k, piece_ends
 
 
-@njit(cache=True, nogil=True)
+@kernel
 def encode_range(buf, starts, ends, piece_ids, p0, p1, model, out, k, dead, piece_ends):
     """Encode pieces ``p0 .. p1 - 1`` (see :func:`encode_pieces`) into
     ``out[k:]``, writing where each piece's ids end to ``piece_ends[p]``;

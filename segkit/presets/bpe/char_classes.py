@@ -27,7 +27,7 @@ from __future__ import annotations
 from functools import lru_cache
 
 import numpy as np
-from numba import njit
+from ...runtime.jit import kernel
 
 N_CODE_POINTS = 0x110000
 #: Pages of 256 code points; the first PAGES entries of a table are blocks.
@@ -122,7 +122,7 @@ def classes_of(table: np.ndarray, cps) -> np.ndarray:
     return table[PAGES + (table[cps >> 8].astype(np.int64) << 8) + (cps & 255)]
 
 
-@njit(cache=True, nogil=True)
+@kernel
 def char_class(table, c):
     """Class code of code point ``c`` (0 <= c <= 0x10FFFF)."""
     if c < 256:

@@ -4,10 +4,10 @@ offsets.  Linear in their input, no Python object per token."""
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+from ...runtime.jit import kernel
 
 
-@njit(cache=True, nogil=True)
+@kernel
 def gather_bytes(ids, dec_start, dec_end, dec_bytes):
     """The bytes of the tokens ``ids`` (int64 array) concatenated: returns
     ``(out, bad)``, ``bad`` being the position of the first id that is no
@@ -29,7 +29,7 @@ def gather_bytes(ids, dec_start, dec_end, dec_bytes):
     return out, -1
 
 
-@njit(cache=True, nogil=True)
+@kernel
 def token_spans(ids, piece_ends, starts, ends, piece_ids, tok_len):
     """Byte spans ``(begin, end)`` of each token: the tokens of piece ``p``
     tile ``[starts[p], ends[p])`` in order (a special or added token spans
@@ -54,7 +54,7 @@ def token_spans(ids, piece_ends, starts, ends, piece_ids, tok_len):
     return begin, end
 
 
-@njit(cache=True, nogil=True)
+@kernel
 def char_offsets(buf, begin, end, row_byte_starts, row_of_token):
     """Character offsets (within each text) of byte spans: a span starting
     inside a character starts at that character, one ending inside a

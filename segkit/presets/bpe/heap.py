@@ -23,7 +23,7 @@ the reason given in :mod:`~segkit.presets.bpe.backtrack`.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+from ...runtime.jit import kernel
 
 from . import layout as L
 
@@ -32,7 +32,7 @@ _GOLDEN = np.uint64(0x9E3779B97F4A7C15)
 _LOW = np.int64(0xFFFFFFFF)
 
 
-@njit(cache=True, nogil=True)
+@kernel
 def encode_pieces_heap(buf, starts, ends, piece_ids, model, out):
     """:func:`~segkit.presets.bpe.backtrack.encode_pieces` for any
     vocabulary (same arguments and results)."""

@@ -18,7 +18,7 @@ may stop: the key is absent.  Cost: O(1) expected per insert and lookup.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+from ...runtime.jit import kernel
 
 _GOLDEN = np.uint64(0x9E3779B97F4A7C15)
 #: multiplier of the filter's hash (independent of the table's)
@@ -38,13 +38,13 @@ def new_table(n: int) -> np.ndarray:
     return np.full(4 * table_size(n), -1, dtype=np.int32)
 
 
-@njit(cache=True, nogil=True, inline="always")
+@kernel(inline="always")
 def pair_slot(left, right, mask):
     key = (np.uint64(left) << np.uint64(32)) | np.uint64(right & 0xFFFFFFFF)
     return np.int64((key * _GOLDEN) >> np.uint64(33)) & mask
 
 
-@njit(cache=True, nogil=True, inline="always")
+@kernel(inline="always")
 def pair_get(table, left, right):
     """The token stored for ``(left, right)``, or -1."""
     mask = table.size // 4 - 1
@@ -58,7 +58,7 @@ def pair_get(table, left, right):
         h = (h + 1) & mask
 
 
-@njit(cache=True, nogil=True, inline="always")
+@kernel(inline="always")
 def pair_put(table, left, right, merged, extra):
     """Store ``(merged, extra)`` for ``(left, right)`` (replacing an earlier value)."""
     mask = table.size // 4 - 1
@@ -82,7 +82,7 @@ def filter_bits(n: int) -> int:
     return bits
 
 
-@njit(cache=True, nogil=True, inline="always")
+@kernel(inline="always")
 def filter_add(filt, shift, left, right):
     """Set the filter bit of ``(left, right)`` (``shift``: 64 - bits)."""
     key = (np.uint64(left) << np.uint64(32)) | np.uint64(right & 0xFFFFFFFF)
@@ -90,7 +90,7 @@ def filter_add(filt, shift, left, right):
     filt[f >> 5] |= np.int32(1) << np.int32(f & 31)
 
 
-@njit(cache=True, nogil=True)
+@kernel
 def fill_filter(table, bits, filt):
     """Fill ``filt`` (``2**bits / 32`` int32 words) with the bit set of the
     pairs stored in ``table``: bit ``(key * FILTER_MUL) >> (64 - bits)`` of

@@ -26,7 +26,7 @@ import numpy as np
 
 from ..base import Preset
 from .added import AddedTokens
-from .batch import kernel_for
+from .batch import kernel_for, uses_backtrack
 from .codec import char_offsets, gather_bytes, token_spans
 from .files import normalize, read_tiktoken, read_tokenizer_json
 from .inputs import check_specials, interleave, renumbered, tokens_from_vocab, utf8_rows
@@ -223,7 +223,7 @@ class BPE(Preset):
         self._special = SpecialTokens(dict(specials)) if mode != "tokenizer.json" else None
         self._scratches: dict = {}
         # single texts: only the backtracking encoder has a fused path
-        self._fast = self._pre is not None and self._kernel is kernel_for.backtrack
+        self._fast = self._pre is not None and uses_backtrack(self._model)
         self._no_specials = NO_SPECIALS
         self._entry = None  # the fused kernel's compiled entry point, once resolved
         self._sc_ordinary = self._scratch_for(NO_SPECIALS) if self._fast else None

@@ -41,7 +41,7 @@ Inlining
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+from ...runtime.jit import kernel
 
 from .char_classes import (
     G_LETTER,
@@ -63,7 +63,7 @@ KIND_CL100K = 2
 KIND_O200K = 3
 
 
-@njit(cache=True, nogil=True)
+@kernel
 def decode(buf, i):
     """Code point at byte ``i`` of valid UTF-8 and the index after it."""
     b0 = np.int64(buf[i])
@@ -82,7 +82,7 @@ def decode(buf, i):
     )
 
 
-@njit(cache=True, nogil=True, inline="always")
+@kernel(inline="always")
 def _group_run(buf, q, end, table, g):
     """End of the run of group ``g`` (letter, number, ...) starting at ``q``."""
     while q < end:
@@ -93,7 +93,7 @@ def _group_run(buf, q, end, table, g):
     return q
 
 
-@njit(cache=True, nogil=True, inline="always")
+@kernel(inline="always")
 def _space_run(buf, p, end, table):
     """Scan the white-space run at ``p``: (its end, start of its last
     character, end of its last ``\\r`` or ``\\n`` or -1)."""
@@ -112,7 +112,7 @@ def _space_run(buf, p, end, table):
 
 
 # ------------------------------------------------------------------ GPT-2
-@njit(cache=True, nogil=True, inline="always")
+@kernel(inline="always")
 def gpt2_match_end(buf, p, end, table):
     """End of the match of ``'(?:[sdmt]|ll|ve|re)| ?\\p{L}+| ?\\p{N}+|
     ?[^\\s\\p{L}\\p{N}]+|\\s+(?!\\S)|\\s+`` (GPT-2, r50k_base) at byte ``p``."""
@@ -145,7 +145,7 @@ def gpt2_match_end(buf, p, end, table):
 
 
 # ------------------------------------------------------------------ cl100k
-@njit(cache=True, nogil=True, inline="always")
+@kernel(inline="always")
 def _contraction_ci(buf, q, end):
     """End of ``(?i:[sdmt]|ll|ve|re)`` at ``q`` (the byte after an
     apostrophe), or -1.  Case-insensitive as :mod:`regex` folds: ``s`` also
@@ -164,7 +164,7 @@ def _contraction_ci(buf, q, end):
     return -1
 
 
-@njit(cache=True, nogil=True, inline="always")
+@kernel(inline="always")
 def _newline_run(buf, q, end):
     """End of ``[\\r\\n]*`` at ``q``."""
     while q < end and (buf[q] == 10 or buf[q] == 13):
@@ -172,7 +172,7 @@ def _newline_run(buf, q, end):
     return q
 
 
-@njit(cache=True, nogil=True, inline="always")
+@kernel(inline="always")
 def cl100k_match_end(buf, p, end, table):
     """End of the match of cl100k_base's pattern at byte ``p``::
 
@@ -222,7 +222,7 @@ def cl100k_match_end(buf, p, end, table):
 
 
 # ------------------------------------------------------------------ o200k
-@njit(cache=True, nogil=True, inline="always")
+@kernel(inline="always")
 def _contraction_end(buf, e, end):
     """``e`` extended by ``(?i:'s|'t|'re|'ve|'m|'ll|'d)?`` (greedy)."""
     if e < end and buf[e] == 39:
@@ -232,7 +232,7 @@ def _contraction_end(buf, e, end):
     return e
 
 
-@njit(cache=True, nogil=True, inline="always")
+@kernel(inline="always")
 def _upper_lower(buf, q, end, table):
     """``[U]*[W]+`` at ``q`` with backtracking, U = ``[\\p{Lu}\\p{Lt}\\p{Lm}
     \\p{Lo}\\p{M}]``, W = ``[\\p{Ll}\\p{Lm}\\p{Lo}\\p{M}]``: returns (end of the
@@ -264,7 +264,7 @@ def _upper_lower(buf, q, end, table):
     return last_w, i
 
 
-@njit(cache=True, nogil=True, inline="always")
+@kernel(inline="always")
 def o200k_match_end(buf, p, end, table):
     """End of the match of o200k_base's pattern at byte ``p``::
 
@@ -333,7 +333,7 @@ def o200k_match_end(buf, p, end, table):
 # matchers inline took 33 s of CPU to compile, the three apart 14 s (now 4 s:
 # see the note on inlining in the module docstring), and a call per stretch
 # of text costs nothing next to the matching.
-@njit(cache=True, nogil=True)
+@kernel
 def gpt2_pieces(buf, p, end, table, ends, ids, n):
     """Pieces of ``buf[p:end]`` (GPT-2) into ``ends``/``ids`` (-1) from ``n``
     on, until done or ``ends`` is full: returns (where it stopped, count)."""
@@ -346,7 +346,7 @@ def gpt2_pieces(buf, p, end, table, ends, ids, n):
     return p, n
 
 
-@njit(cache=True, nogil=True)
+@kernel
 def cl100k_pieces(buf, p, end, table, ends, ids, n):
     """:func:`gpt2_pieces` for cl100k_base."""
     cap = len(ends)
@@ -358,7 +358,7 @@ def cl100k_pieces(buf, p, end, table, ends, ids, n):
     return p, n
 
 
-@njit(cache=True, nogil=True)
+@kernel
 def o200k_pieces(buf, p, end, table, ends, ids, n):
     """:func:`gpt2_pieces` for o200k_base."""
     cap = len(ends)
@@ -376,7 +376,7 @@ FULL = 1
 DISALLOWED_FOUND = 2
 
 
-@njit(cache=True, nogil=True)
+@kernel
 def split_row(kind, buf, p, end, table, plan, ends, ids, n):
     """Pieces of ``buf[p:end]`` (one text, or the rest of one), cut at the
     allowed special tokens of ``plan`` (:mod:`.special_tokens`) and
@@ -424,7 +424,7 @@ def split_row(kind, buf, p, end, table, plan, ends, ids, n):
         p = e
 
 
-@njit(cache=True, nogil=True)
+@kernel
 def split_rows(kind, buf, row_splits, table, plan, ends, ids, piece_splits, state):
     """:func:`split_row` for the rows ``buf[row_splits[r]:row_splits[r + 1]]``
     from ``state = [row, byte, count]`` on, writing ``piece_splits[r + 1]``
@@ -458,7 +458,7 @@ def split_rows(kind, buf, row_splits, table, plan, ends, ids, piece_splits, stat
     return DONE
 
 
-@njit(cache=True, nogil=True)
+@kernel
 def piece_starts(row_splits, ends, piece_splits):
     """Start of every piece: the end of the one before, or its row's start."""
     starts = np.empty(len(ends), np.int64)
@@ -470,7 +470,7 @@ def piece_starts(row_splits, ends, piece_splits):
     return starts
 
 
-@njit(cache=True, nogil=True)
+@kernel
 def split_batch(kind, buf, row_splits, table, plan):
     """:func:`split_rows` over all rows, growing the output as needed:
     ``(status, state, starts, ends, ids, piece_splits)`` (see
@@ -504,7 +504,7 @@ def split_batch(kind, buf, row_splits, table, plan):
     return status, state, piece_starts(row_splits, ends, piece_splits), ends, ids, piece_splits
 
 
-@njit(cache=True, nogil=True)
+@kernel
 def regex_layout(buf, seg_starts, seg_ends, seg_ids, seg_splits, counts, offsets):
     """Pieces from :mod:`regex` matches: stretch ``i`` of text (id -1) had
     ``counts[i]`` non-empty matches, whose start and end character offsets
@@ -552,7 +552,7 @@ def regex_layout(buf, seg_starts, seg_ends, seg_ids, seg_splits, counts, offsets
 
 
 # ------------------------------------------------------------------ GPT-2 chunk boundaries
-@njit(cache=True, nogil=True)
+@kernel
 def _prev_start(buf, i):
     """Byte index of the character that ends just before ``i``."""
     j = i - 1
@@ -561,7 +561,7 @@ def _prev_start(buf, i):
     return j
 
 
-@njit(cache=True, nogil=True)
+@kernel
 def gpt2_safe_cut(buf, lo, hi, table):
     """Largest character boundary ``i`` with ``lo < i <= hi`` where a stream
     may be cut without changing GPT-2's matches, or -1 (the trainer cuts
@@ -599,7 +599,7 @@ def gpt2_safe_cut(buf, lo, hi, table):
     return -1
 
 
-@njit(cache=True, nogil=True)
+@kernel
 def gpt2_first_cut(buf, lo, hi, table):
     """Smallest character boundary ``i`` with ``lo <= i <= hi`` and ``0 < i
     < len(buf)`` where a stream may be cut (the rule of

@@ -40,7 +40,7 @@ from __future__ import annotations
 from collections.abc import Collection, Mapping
 
 import numpy as np
-from numba import njit
+from ...runtime.jit import kernel
 
 ALLOWED = 1
 DISALLOWED = 2
@@ -90,7 +90,7 @@ def _utf8(s, what: str) -> bytes:
         raise ValueError(f"the {what} {s!r} has a lone surrogate at position {e.start}: not valid UTF-8") from None
 
 
-@njit(cache=True, nogil=True, inline="always")
+@kernel(inline="always")
 def _token_at(buf, i, end, pack, t):
     """Whether token ``t`` of ``pack`` occurs at byte ``i`` (its first byte is known equal)."""
     x = _INDEX + 4 * t
@@ -104,7 +104,7 @@ def _token_at(buf, i, end, pack, t):
     return True
 
 
-@njit(cache=True, nogil=True)
+@kernel
 def _disallowed_inside(buf, lo, hi, end, pack):
     """Position and token index of the first disallowed string starting in
     ``buf[lo:hi]`` (may run past ``hi``), or (-1, -1)."""
@@ -116,7 +116,7 @@ def _disallowed_inside(buf, lo, hi, end, pack):
     return -1, -1
 
 
-@njit(cache=True, nogil=True)
+@kernel
 def next_special(buf, i, end, pack):
     """The leftmost allowed special token in ``buf[i:end]`` (longest where
     several start at one position): ``(start, end, t)``, ``t`` its index in
@@ -149,7 +149,7 @@ def next_special(buf, i, end, pack):
     return end, end, -1
 
 
-@njit(cache=True, nogil=True, inline="always")
+@kernel(inline="always")
 def token_id(pack, t):
     """Id of token index ``t`` of ``pack``."""
     return pack[_INDEX + 4 * t + 2]

@@ -29,7 +29,7 @@ under a second in total).
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+from ...runtime.jit import kernel
 
 from .pairs import pair_get, pair_put
 
@@ -39,7 +39,7 @@ NO_MERGE = -1
 LEN, PRIO, LEFT, RIGHT = 0, 1, 2, 3
 
 
-@njit(cache=True, nogil=True)
+@kernel
 def derive_splits(tok_bytes, tok_start, order, byte_tok, rank, merges, use_merges, pairs):
     """Splits, priorities and reachability of every token.
 
@@ -113,7 +113,7 @@ def derive_splits(tok_bytes, tok_start, order, byte_tok, rank, merges, use_merge
     return info, reach
 
 
-@njit(cache=True, nogil=True)
+@kernel
 def first_non_monotone(info, reach):
     """The first reachable token whose priority is not above both of its
     parts' (-1 if none).  When there is none, priorities grow along every

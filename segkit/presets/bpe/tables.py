@@ -16,7 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from numba import njit
+from ...runtime.jit import kernel
 
 from ...engine import Automaton, EngineConfig
 from ...engine.intrinsics import prefetch
@@ -169,13 +169,13 @@ def finish_tables(tok_bytes, tok_start, trans, bsym, info, lex, whole_any: bool)
     return Tables(model, tok_bytes, tok_start, trans, bsym, info, lex, bad)
 
 
-@njit(cache=True, nogil=True)
+@kernel
 def _put_all(table, a, b, v):
     for i in range(a.size):
         P.pair_put(table, a[i], b[i], v[i], v[i])
 
 
-@njit(cache=True, nogil=True)
+@kernel
 def _fill_bigrams(info, tok_bytes, tok_start, bits):
     """Bit ``256 * u + v``: some split has byte ``u`` last on its left and
     ``v`` first on its right (see :mod:`~segkit.presets.bpe.layout`)."""
@@ -190,7 +190,7 @@ def _fill_bigrams(info, tok_bytes, tok_start, bits):
             bits[b >> 5] |= np.int32(1) << np.int32(b & 31)
 
 
-@njit(cache=True, nogil=True)
+@kernel
 def _fill_edges(info, tok_bytes, tok_start, edge, byteprio):
     """``edge[2t]``: the priority of the first merge on token ``t``'s left
     edge (``2**31 - 1`` for a single byte), ``edge[2t + 1]`` on its right
@@ -229,7 +229,7 @@ def _fill_edges(info, tok_bytes, tok_start, edge, byteprio):
             byteprio[256 * np.int64(tok_bytes[a]) + np.int64(tok_bytes[a + 1])] = info[t, 1]
 
 
-@njit(cache=True, nogil=True)
+@kernel
 def _put_splits(table, info, filter_bits, filt):
     """Store every split in the split table and set its bit in the filter
     (the bits :func:`~segkit.presets.bpe.pairs.fill_filter` would set, in
@@ -248,7 +248,7 @@ def _put_splits(table, info, filter_bits, filt):
             P.filter_add(filt, shift, info[t, 2], info[t, 3])
 
 
-@njit(cache=True, nogil=True)
+@kernel
 def _slots(tok_bytes, tok_start, reach, trans, bsym, lex, slot, nextp):
     """Fill ``slot`` (per slot, the token ending there: its id, or ``-2 -
     id`` when BPE cannot output it) and ``nextp`` (per token, its longest

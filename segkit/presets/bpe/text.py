@@ -21,7 +21,7 @@ from __future__ import annotations
 import threading
 
 import numpy as np
-from numba import njit
+from ...runtime.jit import kernel
 
 from .backtrack import encode_range
 from .pretokenize_kernels import DISALLOWED_FOUND, split_row
@@ -29,7 +29,7 @@ from .pretokenize_kernels import DISALLOWED_FOUND, split_row
 HEADER = 8
 
 
-@njit(cache=True, nogil=True)
+@kernel
 def encode_text(buf, model, scratch, table):
     """Ids of ``buf`` (bytes or uint8 array, at most the scratch's capacity)
     into the scratch's out section: returns their number; -1 for

@@ -39,7 +39,7 @@ quadratic in their length).
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+from ...runtime.jit import kernel
 
 from ...engine.intrinsics import prefetch
 from .pairs import FILTER_MUL, pair_get, pair_slot
@@ -86,12 +86,12 @@ def check_trie(trans: np.ndarray, bsym: np.ndarray) -> str | None:
     return None
 
 
-@njit(cache=True, nogil=True)
+@kernel
 def _reachable(info, t):
     return info[t, 0] == 1 or info[t, 2] >= 0
 
 
-@njit(cache=True, nogil=True, inline="always")
+@kernel(inline="always")
 def _split_of(pairs, filt, fshift, x, y):
     key = (np.uint64(x) << np.uint64(32)) | np.uint64(y)
     f = np.int64((key * FILTER_MUL) >> fshift)
@@ -100,7 +100,7 @@ def _split_of(pairs, filt, fshift, x, y):
     return pair_get(pairs, x, y)
 
 
-@njit(cache=True, nogil=True)
+@kernel
 def _reaches_split(info, pairs, filt, fshift, x, y):
     """Whether BPE of x's bytes then y's reaches ``x, y`` (before any merge
     of the two): the pair test without its first lookup."""
@@ -121,7 +121,7 @@ def _reaches_split(info, pairs, filt, fshift, x, y):
                 return False
 
 
-@njit(cache=True, nogil=True)
+@kernel
 def _lookup(tok_bytes, a, b, trans, bsym, slot):
     """The token (as ``slot`` stores it) of the bytes ``tok_bytes[a:b]``, or -1."""
     node = 0
@@ -133,7 +133,7 @@ def _lookup(tok_bytes, a, b, trans, bsym, slot):
     return slot[node]
 
 
-@njit(cache=True, nogil=True)
+@kernel
 def check_structure(tok_bytes, tok_start, info, mtab, use_merges, t0, t1):
     """``(status, token)`` of tests 1 and 2 (module doc) for tokens ``t0 ..
     t1 - 1``, or ``(OK, -1)``.  Run before anything reads ``info``:
@@ -186,7 +186,7 @@ def check_structure(tok_bytes, tok_start, info, mtab, use_merges, t0, t1):
 LANES = 16
 
 
-@njit(cache=True, nogil=True)
+@kernel
 def certify_splits(tok_bytes, tok_start, info, trans, bsym, slot, pairs, filt, filter_bits, mtab, use_merges, t0, t1):
     """``(status, token)`` of tests 3 and 4 (module doc), or ``(OK, -1)``,
     after :func:`check_structure` passed (so the walks stay in range and
@@ -203,7 +203,7 @@ def certify_splits(tok_bytes, tok_start, info, trans, bsym, slot, pairs, filt, f
     return status, tok
 
 
-@njit(cache=True, nogil=True)
+@kernel
 def _certify_reachable(info, pairs, filt, filter_bits, t0, t1):
     """Test 3 for the tokens with a split in ``t0 .. t1 - 1``: the first
     that fails (lowest id), or ``(OK, -1)``.
@@ -295,7 +295,7 @@ def _certify_reachable(info, pairs, filt, filter_bits, t0, t1):
     return OK, -1
 
 
-@njit(cache=True, nogil=True)
+@kernel
 def _certify_missing(tok_bytes, tok_start, info, trans, bsym, slot, pairs, filt, filter_bits, mtab, use_merges, t0, t1):
     """Test 4 for the tokens without a split in ``t0 .. t1 - 1``."""
     fshift = np.uint64(64 - filter_bits)

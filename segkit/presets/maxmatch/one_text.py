@@ -17,71 +17,70 @@ The invariant: ids are below the shared table's size or get a new int;
 the list is complete before it is returned.  Cost: linear in the text;
 the GIL is held (the list is a Python object).
 
-Numba's on-disk cache keys a compiled function by its own file only, yet the
-functions here compile the engine's matching loop into themselves
-(:func:`segkit.engine.kernels._segment_range`, its pops layout included):
-a change to that loop must change this file too, or a stale cache keeps the
-old loop (the last such change: failure pops read through list headers).
+The functions here compile the engine's matching loop into themselves
+(:func:`segkit.engine.kernels._segment_range`, its pops layout included);
+segkit's kernel cache (:mod:`segkit.runtime.kernel_cache`) keys them by the
+contents of every file they import from, so a change to that loop compiles
+them again (Numba's own cache looked at this file only).
 """
 
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 
 from ...engine.kernels import _run_ids
-from ...engine.utf8 import READS_STR, encode_str_range
+from ...engine.utf8 import encode_str_range
+from ...runtime.jit import kernel
 from ...runtime.boxing import _decref, _incref, _new_int, _new_list, _set_list_item, as_new_ref
 
 #: Bit of :func:`str_ids`'s ``mode`` asking for backward matching (the
 #: other bits are the engine's ``clsmask``, e.g. its lookahead flag).
 BACKWARD = 1 << 8
 
-if READS_STR:
 
-    @njit(cache=True)
-    def str_ids(auto, ints, mode, text):
-        """The list of the ids of ``text`` (a ``str``), or the int ``1 + i``
-        when character ``i`` is a lone surrogate (no UTF-8); MemoryError
-        when memory runs out.
+@kernel(nogil=False)
+def str_ids(auto, ints, mode, text):
+    """The list of the ids of ``text`` (a ``str``), or the int ``1 + i``
+    when character ``i`` is a lone surrogate (no UTF-8); MemoryError
+    when memory runs out.
 
-        The arguments the caller binds once come first (``auto``; ``ints``:
-        addresses of shared int objects ``0..ints.size - 1``, kept alive by
-        the caller; ``mode``: the engine's ``clsmask`` plus
-        :data:`BACKWARD`), so that a ``functools.partial`` of the compiled
-        entry point is the whole per-call path.  The scratch (ids, then the
-        UTF-8 read as bytes) is allocated here: that costs less than
-        passing a per-thread buffer in."""
-        n = len(text)
-        scratch = np.empty(5 * n, np.int32)
-        ids = scratch[: 4 * n]
-        buf = scratch[4 * n :].view(np.uint8)
-        m = encode_str_range(text, 0, n, buf)
-        if m < 0:
-            return as_new_ref(_new_int(-m))  # 1 + the position of the surrogate
-        backward = (mode & BACKWARD) != 0
-        if backward:
-            lo = 0
-            hi = m - 1
-            while lo < hi:
-                x = buf[lo]
-                buf[lo] = buf[hi]
-                buf[hi] = x
-                lo += 1
-                hi -= 1
-        i, k, word, done = _run_ids(buf, np.int64(0), np.int64(m), auto, mode & (BACKWARD - 1), ids, np.int64(0))
-        out = _new_list(k)
-        if out == 0:
-            return as_new_ref(out)  # (MemoryError set)
-        for q in range(k):
-            v = np.int64(ids[k - 1 - q] if backward else ids[q])
-            if 0 <= v < ints.size:
-                p = ints[v]
-                _incref(p)
-            else:
-                p = _new_int(v)
-                if p == 0:
-                    _decref(out)  # (items not set yet are NULL, which a list allows)
-                    return as_new_ref(p)  # (MemoryError set)
-            _set_list_item(out, q, p)
-        return as_new_ref(out)
+    The arguments the caller binds once come first (``auto``; ``ints``:
+    addresses of shared int objects ``0..ints.size - 1``, kept alive by
+    the caller; ``mode``: the engine's ``clsmask`` plus
+    :data:`BACKWARD`), so that a ``functools.partial`` of the compiled
+    entry point is the whole per-call path.  The scratch (ids, then the
+    UTF-8 read as bytes) is allocated here: that costs less than
+    passing a per-thread buffer in."""
+    n = len(text)
+    scratch = np.empty(5 * n, np.int32)
+    ids = scratch[: 4 * n]
+    buf = scratch[4 * n :].view(np.uint8)
+    m = encode_str_range(text, 0, n, buf)
+    if m < 0:
+        return as_new_ref(_new_int(-m))  # 1 + the position of the surrogate
+    backward = (mode & BACKWARD) != 0
+    if backward:
+        lo = 0
+        hi = m - 1
+        while lo < hi:
+            x = buf[lo]
+            buf[lo] = buf[hi]
+            buf[hi] = x
+            lo += 1
+            hi -= 1
+    i, k, word, done = _run_ids(buf, np.int64(0), np.int64(m), auto, mode & (BACKWARD - 1), ids, np.int64(0))
+    out = _new_list(k)
+    if out == 0:
+        return as_new_ref(out)  # (MemoryError set)
+    for q in range(k):
+        v = np.int64(ids[k - 1 - q] if backward else ids[q])
+        if 0 <= v < ints.size:
+            p = ints[v]
+            _incref(p)
+        else:
+            p = _new_int(v)
+            if p == 0:
+                _decref(out)  # (items not set yet are NULL, which a list allows)
+                return as_new_ref(p)  # (MemoryError set)
+        _set_list_item(out, q, p)
+    return as_new_ref(out)

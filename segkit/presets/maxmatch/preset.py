@@ -199,7 +199,7 @@ class MaxMatch(Preset):
         text = self._check_text(text)
         if self.unit == "char":
             ids = self._automaton.segment_id_list(text, pretokenize=False)
-        elif type(text) is str and len(text) <= _ONE_TEXT and utf8.READS_STR:
+        elif type(text) is str and len(text) <= _ONE_TEXT and utf8.reads_str():
             mode = np.int64(self._mask | (BACKWARD if self._backward else 0))
             ids, entry = resolve_entry(str_ids, self._packed, self._ints, mode, text)
             self._one = functools.partial(entry, self._packed, self._ints, mode)

@@ -35,14 +35,20 @@ from functools import lru_cache
 from typing import Callable, Iterable
 
 import numpy as np
-import regex
-from numba import njit
+
+from ...runtime.jit import kernel
 
 from ...runtime import interrupts
 from ...runtime.surrogates import check_text
 
 #: Rust ``regex``'s Unicode ``\w`` (what HF's boundary tests use; ``\s`` is :func:`_spaces`).
-_WORD = regex.compile(r"[\p{Alphabetic}\p{M}\p{Nd}\p{Pc}\p{Join_Control}]")
+@lru_cache(maxsize=1)
+def _word():
+    """A word character, as HF's single_word sees one (``regex`` is
+    imported on first use: about 20 ms)."""
+    import regex
+
+    return regex.compile(r"[\p{Alphabetic}\p{M}\p{Nd}\p{Pc}\p{Join_Control}]")
 #: HuggingFace BertNormalizer's CJK ranges (``handle_chinese_chars``).
 _CJK = ((0x4E00, 0x9FFF), (0x3400, 0x4DBF), (0x20000, 0x2A6DF), (0x2A700, 0x2B73F), (0x2B740, 0x2B81F),
         (0x2B920, 0x2CEAF), (0xF900, 0xFAFF), (0x2F800, 0x2FA1F))
@@ -335,15 +341,16 @@ class AddedVocabulary:
         n = len(sentence)
         start_offset = 0
         spaces = _spaces()
+        word = _word()
         finder, ids = search
         starts, stops, which = finder.find_code_points(_code_points(sentence) if cps is None else cps)
         for start, stop, k in zip(starts.tolist(), stops.tolist(), which.tolist()):
             i = ids[k]
             tok = self.tokens[i]
             if tok.single_word:
-                if start > 0 and _WORD.match(sentence, start - 1):
+                if start > 0 and word.match(sentence, start - 1):
                     continue
-                if stop < n and _WORD.match(sentence, stop):
+                if stop < n and word.match(sentence, stop):
                     continue
             if tok.lstrip:
                 s = start
@@ -503,7 +510,7 @@ def stitch(tok, rows, item_text, item_id, item_start, item_end, n_texts: int):
                    item_id.astype(np.int64), item_start.astype(np.int64), item_end.astype(np.int64), n_texts)
 
 
-@njit(cache=True, nogil=True)
+@kernel
 def _stitch(tok, rows, item_text, item_id, item_start, item_end, n_texts):
     n_items = item_id.size
     total = 0

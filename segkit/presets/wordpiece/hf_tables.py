@@ -45,20 +45,27 @@ def _hangul(cp: int) -> str:
     return out
 
 
+@lru_cache(maxsize=1)
+def _hangul_syllables() -> dict[int, str]:
+    """Every precomposed Hangul syllable's decomposition into jamo."""
+    return {cp: _hangul(cp) for cp in range(0xAC00, 0xD7A4)}
+
+
 def hf_mapping(strip_accents: bool, lowercase: bool) -> dict[int, str]:
     """Code point -> what HF's strip_accents (then lowercase) makes of it,
     for the code points that change."""
     t = hf_tables()
     strip = {int(k): v for k, v in t["strip"].items()} if strip_accents else {}
     lower = {int(k): v for k, v in t["lower"].items()} if lowercase else {}
-    candidates = set(strip) | set(lower)
-    if strip_accents:
-        candidates |= set(range(0xAC00, 0xD7A4))
-    out: dict[int, str] = {}
-    for cp in candidates:
+    hangul = _hangul_syllables() if strip_accents else {}
+    # The 11,172 syllables decompose into jamo, which lowercasing keeps (the
+    # usual case, checked): they are taken as they are, not one by one.
+    jamo_kept = not any(0x1100 <= cp <= 0x11FF for cp in lower)
+    out: dict[int, str] = dict(hangul) if jamo_kept else {}
+    for cp in set(strip) | set(lower) | (set() if jamo_kept else set(hangul)):
         s = chr(cp)
         if strip_accents:
-            s = _hangul(cp) if 0xAC00 <= cp <= 0xD7A3 else strip.get(cp, s)
+            s = hangul[cp] if 0xAC00 <= cp <= 0xD7A3 else strip.get(cp, s)
         if lowercase:
             s = "".join(lower.get(ord(ch), ch) for ch in s)
         if s != chr(cp):

@@ -21,7 +21,7 @@ from ...engine.automaton import _MAX_SCRATCH, join_code_points, to_code_points
 from ...engine.byte_offsets import to_byte_offsets
 from ...engine.dispatch import resolve_entry
 from ...engine.kernels import token_rows
-from ...engine.rewrite import READS_STR, SCRATCH_ROWS, segment_batch_rewritten, segment_rewritten_into
+from ...engine.rewrite import SCRATCH_ROWS, reads_str, segment_batch_rewritten, segment_rewritten_into
 from ...runtime.threads import check_threads, concat_segments, map_text_runs
 from ...runtime import interrupts
 from ...runtime.interrupts import checkpoint
@@ -176,11 +176,12 @@ class Matcher:
             return out, post.first_overflow(ovf)
         if type(text) is not str:  # a str subclass: the kernel's argument type is fixed
             text = str.__str__(text)
-        # The kernel reads the str itself (READS_STR): no conversion here,
+        # The kernel reads the str itself (reads_str()): no conversion here,
         # so no lone surrogate check by the conversion either.
-        if READS_STR and not text.isascii():
+        reads = reads_str()
+        if reads and not text.isascii():
             check_text(text, "text")
-        cps = text if READS_STR else to_code_points(text)
+        cps = text if reads else to_code_points(text)
         buf = getattr(self._local, "buf", None)
         if buf is None:  # (too small: the kernel says so, and how much it needs)
             buf = self._buffers(len(text) + 16)

@@ -43,7 +43,7 @@ old loop (the last such change: failure pops read through list headers).
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+from ...runtime.jit import kernel
 
 from ...engine.rewrite import SCRATCH_ROWS, segment_rewritten_into
 
@@ -111,7 +111,7 @@ def options_vector(slots, *, budget=0, mode=0, stride=0, trunc_left=False, pad_t
 # with array arguments costs atomic reference counting, too much per token.
 
 
-@njit(cache=True, nogil=True, inline="always")
+@kernel(inline="always")
 def _put_special(out, k0, k1, token_id, type_id, attention):
     """Template or padding rows ``k0:k1``: no offsets, no word, no sequence, special mask 1."""
     for k in range(k0, k1):
@@ -125,7 +125,7 @@ def _put_special(out, k0, k1, token_id, type_id, attention):
         out[7, k] = -1
 
 
-@njit(cache=True, nogil=True, inline="always")
+@kernel(inline="always")
 def _put_tokens(out, k, tok, q0, q1, type_id, seq):
     """Rows from ``k`` on for tokens ``q0:q1`` of ``tok`` (ids, starts, ends,
     words); returns the next free row."""
@@ -142,7 +142,7 @@ def _put_tokens(out, k, tok, q0, q1, type_id, seq):
     return k
 
 
-@njit(cache=True, nogil=True)
+@kernel
 def _truncated_lengths(la, lb, paired, budget, mode):
     # Returns (la, lb, ok) after truncation to ``budget`` tokens in all.
     if mode == 0 or la + lb <= budget:
@@ -185,7 +185,7 @@ def _truncated_lengths(la, lb, paired, budget, mode):
     return min(la, n1), min(lb, n2), True
 
 
-@njit(cache=True, nogil=True)
+@kernel
 def _n_pieces(n, m, stride):
     """Pieces of a sequence of ``n`` tokens cut to ``m`` (1: not cut)."""
     if m >= n:
@@ -196,7 +196,7 @@ def _n_pieces(n, m, stride):
     return 1 + (n - m + step - 1) // step
 
 
-@njit(cache=True, nogil=True)
+@kernel
 def _piece(n, m, stride, left, j):
     """Tokens ``(a, b)`` of piece ``j`` (0: the kept one) of a sequence of
     ``n`` tokens cut to ``m``."""
@@ -212,7 +212,7 @@ def _piece(n, m, stride, left, j):
     return a, min(a + m, n)
 
 
-@njit(cache=True, nogil=True, inline="always")
+@kernel(inline="always")
 def _put_encoding(out, k, tok, opts, a0, a1, a_kept, b0, b1, b_kept, target):
     """One encoding from row ``k`` on: padding, template slots with tokens
     ``a0:a1`` (sequence A) and ``b0:b1`` (sequence B) of ``tok``, padding up
@@ -248,7 +248,7 @@ def _put_encoding(out, k, tok, opts, a0, a1, a_kept, b0, b1, b_kept, target):
     return k
 
 
-@njit(cache=True, nogil=True)
+@kernel
 def _cut(rows, t, n_texts, paired, opts):
     """``(la, lb, ma, mb, status)`` of text ``t``: sequence lengths, the
     lengths they are cut to, and 0 or an ``E_*`` status."""
@@ -265,7 +265,7 @@ def _cut(rows, t, n_texts, paired, opts):
     return la, lb, ma, mb, 0
 
 
-@njit(cache=True, nogil=True)
+@kernel
 def _combo(c, pa, pb):
     """Pieces ``(i, j)`` of A and B of overflowing encoding ``c`` of a text
     whose sequences have ``pa`` and ``pb`` pieces, in HuggingFace's order:
@@ -277,7 +277,7 @@ def _combo(c, pa, pb):
     return 0, 1 + c - first
 
 
-@njit(cache=True, nogil=True)
+@kernel
 def _overflow_piece(c, pa, pb, b_first, la, ma, lb, mb, stride, left):
     """``(i, j, a0, a1, b0, b1)``: the pieces of A and B of overflowing
     encoding ``c`` (:func:`_combo`, B's pieces leading when the template
@@ -291,12 +291,12 @@ def _overflow_piece(c, pa, pb, b_first, la, ma, lb, mb, stride, left):
     return i, j, a0, a1, b0, b1
 
 
-@njit(cache=True, nogil=True)
+@kernel
 def _padded(n, target):
     return target if target > n else n
 
 
-@njit(cache=True, nogil=True)
+@kernel
 def assemble(tok, rows, n_texts, paired, opts):
     """Build the encodings of a batch from segmented tokens.
 
@@ -388,7 +388,7 @@ def assemble(tok, rows, n_texts, paired, opts):
     return out, out_rows, ovf, ovf_rows, ovf_texts, -1, 0
 
 
-@njit(cache=True, nogil=True)
+@kernel
 def encode_single(cps, auto, rw, opts, scratch):
     """One text, whole pipeline: rewrite, match, template, truncation, padding.
 

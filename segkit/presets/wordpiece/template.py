@@ -182,7 +182,7 @@ def template_slots(template: dict | None, vocab, which: str, add_special_tokens:
                 raise ValueError(f"template token {name!r} is neither in the template's special_tokens nor in the vocabulary")
             ids = [i]
         for i in ids:
-            if not 0 <= i < len(vocab.id_to_token) or vocab.id_to_token[i] is None:
+            if not vocab.has_id(i):
                 raise ValueError(f"template token {name!r}: id {i} is not in the vocabulary")
             out.append((K_SPECIAL, i, body["type_id"]))
     return out

@@ -1,0 +1,304 @@
+"""``segkit precompile``: compile every kernel the usual calls need, now.
+
+The same run fills the wheel's ``segkit/runtime/compiled`` folder when the
+package is built (``setup.py`` calls :func:`build`, with Numba compiling
+for a generic CPU: see :mod:`segkit.runtime.kernel_cache`), so that the
+first command after ``pip install .`` loads machine code instead of
+compiling it.  Run by hand, it compiles into the usual cache for this
+machine: after an upgrade of Numba, say, which makes earlier code unusable.
+
+What is compiled is what the calls below compile: the public entry points
+of every preset (WordPiece, ChineseMaxMatch, MaxMatch and RWKVWorld, BPE),
+trainer and command, on tiny inputs, each twice where a
+model can come from segkit's model cache (a model mapped from a file has
+read-only arrays, which Numba compiles separately).  A call missing here
+costs nothing but compiling at run time, with its notice.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import io
+import json
+import os
+import pickle
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Callable
+
+TEXTS = ["Hello, world! Fast WordPiece: 東京は日本の首都です. Привет, мир! naïve café", "a second text", ""]
+CHINESE = ["研究生命起源", "我来到北京清华大学 abc 123", "", "他说: \"你好\"\n"]
+CORPUS = ["the quick brown fox jumps over the lazy dog", "segkit tokenizes text for BERT, in linear time.",
+          "Привет, мир! 東京は日本の首都です", "naïve café déjà vu"] * 25
+
+
+def _wordpiece(folder: Path) -> None:
+    import segkit
+
+    for name in ("bert-base-uncased", "bert-base-multilingual-cased", "bert-base-chinese"):
+        for _ in range(2):  # built, then mapped from the model cache
+            try:
+                wp = segkit.WordPiece.from_pretrained(name)
+            except (KeyError, ValueError, OSError):
+                break
+            wp.tokenize(TEXTS[0])
+            wp.encode_ids(TEXTS[0])
+            wp.tokenize_word("unaffable")
+            e = wp.encode(TEXTS[0])
+            wp.decode(e.ids)
+            wp.encode(TEXTS[0], TEXTS[1], max_length=16, truncation=True, stride=2)
+            wp.encode(TEXTS[0], max_length=8, truncation=True, padding="max_length")
+            wp.encode_batch(TEXTS)
+            wp.encode_batch(TEXTS, padding=True).to_numpy()
+            wp.encode_batch(TEXTS, max_length=8, truncation=True, stride=1, padding=True)
+            wp.encode_pairs(TEXTS, TEXTS[::-1])
+            wp(TEXTS, padding=True, truncation=True, max_length=16, return_tensors="np")
+            wp(TEXTS[0])
+            wp.decode_batch([e.ids, e.ids])
+        path = folder / f"{name}.segkit"
+        wp.save(path)
+        loaded = segkit.load(path)
+        loaded.encode(TEXTS[0])
+        pickle.loads(pickle.dumps(loaded)).encode_batch(TEXTS)
+        tj = folder / f"{name}.tokenizer.json"
+        wp.save_tokenizer_json(tj)
+        segkit.WordPiece.from_tokenizer_json(tj).encode(TEXTS[0])
+    plain = segkit.WordPiece(["[UNK]", "un", "##aff", "##able", "a", "##b"])
+    plain.tokenize("unaffable ab")
+    plain.encode_batch(["unaffable", "ab"])
+    plain.add_special_tokens([segkit.AddedToken("<eot>", lstrip=True)])
+    plain.add_tokens(["hello"])
+    plain.encode("un <eot> hello ab")
+    plain.encode_batch(["un <eot> hello ab", "ab"])
+
+
+def _chinese(folder: Path) -> None:
+    import segkit
+
+    for mode in ("forward", "backward", "bidirectional"):
+        for keep in (False, True):
+            for _ in range(2):  # built, then mapped from the model cache
+                seg = segkit.ChineseMaxMatch(mode=mode, keep_whitespace=keep)
+                for text in CHINESE:
+                    seg.cut(text)
+                    seg.lcut(text)
+                    seg.tokenize(text)
+                seg.cut_batch(CHINESE)
+                seg.tokenize_batch(CHINESE)
+    seg = segkit.ChineseMaxMatch(["研究", "生命", "起源"])
+    seg.add_word("研究生")
+    seg.cut("研究生命起源")
+    path = folder / "chinese.segkit"
+    seg.save(path)
+    segkit.load(path).cut_batch(CHINESE)
+
+
+def _maxmatch(folder: Path) -> None:
+    import segkit
+
+    texts = ["Hello, 世界! 😀 naïve", "a second text", ""]
+    for _ in range(2):  # built, then mapped from the model cache
+        tok = segkit.RWKVWorld()
+        for text in texts:
+            ids = tok.encode(text)
+            tok.tokenize(text)
+            tok.encode_with_offsets(text)
+            tok.decode(ids)
+        tok.encode(texts[0].encode("utf-8"))
+        tok.encode_batch(texts)
+        tok.encode_batch([t.encode("utf-8") for t in texts])
+        tok.encode_batch_with_offsets(texts)
+        dec = tok.stream_decoder()
+        for i in tok.encode("a😀"):
+            dec.step(i)
+    path = folder / "rwkv.segkit"
+    tok.save(path)
+    segkit.load(path).encode_batch(texts)
+    for unit, direction, unknown in (("byte", "forward", "error"), ("byte", "backward", 0), ("char", "forward", 0),
+                                     ("char", "backward", "error")):
+        vocab = ["a", "aa", "b", "東京", "京", "東", "都", " "] if unit == "char" else \
+            [bytes([b]) for b in range(256)] + [b"aa", "東京".encode()]
+        mm = segkit.MaxMatch(vocab, unit=unit, direction=direction, unknown=unknown)
+        for text in ("aab 東京都", ""):
+            mm.encode(text)
+            mm.tokenize(text)
+            mm.encode_with_offsets(text)
+        mm.encode_batch(["aab 東京都", "b"])
+        mm.encode_batch_with_offsets(["aab 東京都", "b"])
+
+
+def _bpe(folder: Path) -> None:
+    import segkit
+
+    long_text = (TEXTS[0] + " ") * 1000  # > 64 KB: the batch kernels' path for long single texts
+    special = "hi<|endoftext|> there"
+    # Each bundled vocabulary has its own compiled pre-tokenizer.
+    for name in ("cl100k_base", "r50k_base", "o200k_base"):
+        for _ in range(2):  # built, then mapped from the model cache
+            enc = segkit.BPE.from_pretrained(name)
+            for text in TEXTS:
+                enc.encode(text)
+                enc.encode_ordinary(text)
+            enc.encode(special, allowed_special="all")
+            enc.encode(special, disallowed_special=())
+            enc.count(TEXTS[0])
+            enc.encode_with_offsets(TEXTS[0])
+            enc.encode_with_offsets(special, disallowed_special=())
+            enc.encode_batch(TEXTS)
+            enc.encode_batch(TEXTS, flat=True)
+            enc.encode_batch([special, *TEXTS], allowed_special="all")
+            enc.encode_ordinary_batch(TEXTS)
+            enc.encode_ordinary_batch(TEXTS, flat=True)
+            enc.encode(long_text)
+            enc.encode_ordinary(long_text)
+            ids = enc.encode(TEXTS[0])
+            enc.decode(ids)
+            enc.decode_bytes(ids)
+            enc.decode_single_token_bytes(ids[0])
+        path = folder / f"{name}.segkit"
+        enc.save(path)
+        loaded = segkit.load(path)
+        loaded.decode(loaded.encode(TEXTS[0]))  # a loaded model's decode tables are made on first use
+        again = pickle.loads(pickle.dumps(enc))
+        again.decode(again.encode_batch(TEXTS)[0])
+    vocab = {bytes([b]): b for b in range(256)} | {b"lo": 256, b"low": 257}
+    own = segkit.BPE(vocab, [(b"l", b"o"), (b"lo", b"w")], special_tokens={"<|end|>": 258})
+    own.encode("low lower<|end|>", allowed_special="all")
+    own.encode_batch(["low lower", "low"])
+    segkit.BPE(vocab, [(b"l", b"o"), (b"lo", b"w")], pattern=None).encode_batch(["low lower", "low"])
+
+
+def _training(folder: Path) -> None:
+    import segkit
+
+    corpus = folder / "corpus.txt"
+    corpus.write_text("\n".join(CORPUS), encoding="utf-8")
+    for source in (CORPUS, [corpus]):
+        bpe = segkit.train_bpe(source, 300, special_tokens=["<|endoftext|>"], show_progress=False)
+        bpe.save(folder / "bpe")
+        bpe.to_tokenizer_json(folder / "bpe" / "tokenizer.json")
+        bpe.encoder().encode_batch(CORPUS[:3], allowed_special="all")
+        hf = segkit.BPE.from_tokenizer_json(folder / "bpe" / "tokenizer.json")  # HuggingFace semantics
+        hf.encode(CORPUS[0])
+        hf.encode_batch(CORPUS[:3])
+        hf.encode_with_offsets(CORPUS[0])
+        segkit.train_wordpiece(source, 200, show_progress=False).encode(CORPUS[0])
+
+
+def _commands(folder: Path, main: Callable[[list[str]], int]) -> None:
+    zh = folder / "zh.txt"
+    zh.write_text("\n".join(CHINESE), encoding="utf-8")
+    en = folder / "en.txt"
+    en.write_text("\n".join(CORPUS), encoding="utf-8")
+    runs = [
+        ["tokenize", "segkit tokenizes text for BERT, in linear time."],
+        ["tokenize", "--format", "ids", "--input", str(en)],
+        ["tokenize", "--format", "json", "--pretrained", "bert-base-multilingual-cased", "x y"],
+        ["encode", "--format", "json", "--max-length", "8", "--padding", "max_length", "--input", str(en)],
+        ["tokenize", "--model", "rwkv-world", "Hello, 世界!"],
+        ["tokenize", "--model", "rwkv-world", "--format", "json", "--input", str(en)],
+        ["tokenize", "--model", "cl100k_base", "Hello, world! 東京"],
+        ["tokenize", "--model", "cl100k_base", "--format", "json", "--input", str(en)],
+        ["tokenize", "--model", "cl100k_base", "--format", "ids", "--input", str(en)],
+        ["cut", str(zh)],
+        ["cut", "--mode", "backward", "--keep-whitespace", str(zh)],
+        ["cut", "--mode", "bidirectional", str(zh)],
+        ["train", "bpe", "--vocab-size", "300", "--no-progress", str(en), "-o", str(folder / "cli-bpe")],
+        ["train", "wordpiece", "--vocab-size", "200", "--quiet", str(en), "-o", str(folder / "cli-wp")],
+    ]
+    for argv in runs:
+        with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()) as err:
+            status = main(argv)
+        if status:
+            raise RuntimeError(f"segkit {' '.join(argv)}: exit status {status}: {err.getvalue()[-500:]}")
+
+
+#: The calls of the Python API, by area (each gets a fresh folder); then
+#: the commands' (:func:`_commands`).
+EXERCISES: dict[str, Callable[[Path], None]] = {
+    "wordpiece": _wordpiece,
+    "chinese": _chinese,
+    "maxmatch": _maxmatch,
+    "bpe": _bpe,
+    "training": _training,
+}
+
+
+def run(log: Callable[[str], None] | None = None, cli_main: Callable[[list[str]], int] | None = None) -> dict:
+    """Run every exercise with a private, empty model cache (and the
+    commands, through ``cli_main``, the ``segkit`` entry point); returns
+    what was compiled and loaded (:data:`segkit.runtime.kernel_cache.STATS`)."""
+    exercises = dict(EXERCISES)
+    if cli_main is not None:
+        exercises["commands"] = lambda folder: _commands(folder, cli_main)
+    saved = os.environ.get("SEGKIT_CACHE_DIR")
+    with tempfile.TemporaryDirectory(prefix="segkit-precompile-") as tmp:
+        os.environ["SEGKIT_CACHE_DIR"] = str(Path(tmp) / "models")
+        try:
+            for name, exercise in exercises.items():
+                t0 = time.perf_counter()
+                folder = Path(tmp) / name
+                folder.mkdir()
+                exercise(folder)
+                if log:
+                    log(f"{name}: {time.perf_counter() - t0:.1f} s")
+        finally:
+            if saved is None:
+                os.environ.pop("SEGKIT_CACHE_DIR", None)
+            else:
+                os.environ["SEGKIT_CACHE_DIR"] = saved
+    from ..runtime import kernel_cache
+
+    return dict(kernel_cache.STATS)
+
+
+def build(out: str | os.PathLike, cli_main: Callable[[list[str]], int] | None) -> dict:
+    """Fill ``out`` with the compiled kernels of :func:`run` (the build step,
+    ``segkit precompile --into OUT`` in a fresh interpreter with
+    ``NUMBA_CPU_NAME=generic`` and ``SEGKIT_JIT_WRITE=OUT``: see setup.py).
+    Writes ``out/manifest.json``."""
+    import numba
+
+    out = Path(out).resolve()
+    if Path(os.environ.get("SEGKIT_JIT_WRITE", "")).resolve() != out:
+        raise RuntimeError("set SEGKIT_JIT_WRITE to the output folder before starting the interpreter")
+    stats = run(lambda line: print(f"segkit precompile: {line}", file=sys.stderr, flush=True), cli_main)
+    manifest = {
+        "numba": numba.__version__, "python": list(sys.version_info[:2]), "cpu": numba.config.CPU_NAME,
+        "kernels_compiled": stats["compiled"], "compile_seconds": round(stats["compile_seconds"], 1),
+        "files": sorted(p.name for p in out.iterdir() if p.suffix in (".nbi", ".nbc")),
+    }
+    (out / "manifest.json").write_text(json.dumps(manifest, indent=1), encoding="utf-8")
+    return manifest
+
+
+def add_parser(sub) -> None:
+    """Add ``segkit precompile`` to the subparsers ``sub``."""
+    p = sub.add_parser(
+        "precompile", help="compile every kernel now (first-run compiling is otherwise done on first use)",
+        description="Compile the kernels of every preset, trainer and command for this machine, into Numba's "
+        "usual cache, so that no later call compiles. pip install does this for a generic CPU already; run it "
+        "after upgrading Numba, or to get code tuned for this machine's CPU.",
+    )
+    p.add_argument("--quiet", "-q", action="store_true", help="print nothing")
+    p.add_argument("--into", metavar="DIR", help=argparse.SUPPRESS)  # the build step (setup.py)
+
+
+def main(args, cli_main: Callable[[list[str]], int]) -> int:
+    """Run ``segkit precompile``: everything not compiled for this machine
+    yet is compiled for it (the generic code in the package is not used).
+    ``cli_main`` is the ``segkit`` entry point, for the commands' calls."""
+    if args.into:
+        build(args.into, cli_main)
+        return 0
+    os.environ["SEGKIT_JIT_SHIPPED"] = "0"
+    log = None if args.quiet else (lambda line: print(f"segkit precompile: {line}", file=sys.stderr, flush=True))
+    t0 = time.perf_counter()
+    stats = run(log, cli_main)
+    if log:
+        log(f"{stats['compiled']} kernels compiled, {stats['loaded']} already compiled, "
+            f"{time.perf_counter() - t0:.1f} s in all")
+    return 0
