@@ -359,13 +359,63 @@ def section_build_load(results, repeat):
     results["build_load"] = out
 
 
+PLOT = Path(__file__).resolve().parents[1] / "docs" / "_static" / "bpe.png"
+
+
+def plot(results: dict) -> None:
+    """docs/_static/bpe.png from a run's results: MB/s per call and batched
+    (cl100k_base, o200k_base), and the worst case's time per byte against
+    the length of one piece without whitespace."""
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        print("SKIP plot: matplotlib is not installed")
+        return
+    fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(11, 4.2), dpi=110)
+    rows = []
+    for name in ("cl100k_base", "o200k_base"):
+        for key, label in ((f"per_call/{name}", "per call"), (f"batched/{name}", "batched")):
+            for system, mbs in results.get(key, {}).get("MB/s", {}).items():
+                rows.append((f"{name} {label}: {system}", mbs, system.startswith("segkit")))
+    for i, (label, mbs, ours) in enumerate(rows):
+        ax1.barh(i, mbs, color="tab:blue" if ours else "tab:gray")
+        ax1.text(mbs, i, f" {mbs:.1f}", va="center", fontsize=7)
+    ax1.set_yticks(range(len(rows)), [r[0] for r in rows], fontsize=7)
+    ax1.invert_yaxis()
+    ax1.set_xlabel("MB/s, multilingual corpus, one thread (higher is better)")
+    worst = results.get("worst_case", {}).get("a")  # a run of one character
+    if worst:
+        for system in [k for k in worst[0] if k != "bytes"]:
+            pts = [(r["bytes"], r[system] / r["bytes"] * 1e9) for r in worst if system in r]
+            ours = system == "segkit"
+            ax2.plot(*zip(*pts), marker="o", label=system, color="black" if ours else None, linewidth=2.5 if ours else 1)
+        ax2.set_xscale("log")
+        ax2.set_yscale("log")
+        ax2.set_xlabel("bytes in one piece without whitespace")
+        ax2.set_ylabel("ns per byte (flat = linear)")
+        ax2.legend(fontsize=7)
+    fig.suptitle(f"bench_bpe, load average {results.get('loadavg_start', '?')}", fontsize=9)
+    fig.tight_layout()
+    PLOT.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(PLOT)
+    print(f"plot written to {PLOT}")
+
+
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--quick", action="store_true", help="an eighth of the corpus, fewer rounds, sizes up to 10^6")
     p.add_argument("--repeat", type=int, default=None, help="rounds per system (default 3; 2 with --quick)")
     p.add_argument("--budget", type=float, default=3.0, help="seconds after which a peer stops growing (worst case)")
     p.add_argument("--only", help="comma-separated sections to run (1-6)")
+    p.add_argument("--plot-only", action="store_true", help="redraw docs/_static/bpe.png from the saved results")
     args = p.parse_args()
+    if args.plot_only:
+        saved = Path(__file__).resolve().parent / "results" / "bench_bpe.json"
+        plot(json.loads(saved.read_text(encoding="utf-8"))["results"])
+        return
     repeat = args.repeat or (2 if args.quick else 3)
     only = set(args.only.split(",")) if args.only else set("123456")
     texts = _corpus(args.quick)
@@ -389,6 +439,8 @@ def main() -> None:
     results["loadavg_end"] = _loadavg()
     print(f"\nload average at the end: {_loadavg()}")
     save_results("bench_bpe", results, args)
+    if not args.quick and only == set("123456"):
+        plot(results)
 
 
 if __name__ == "__main__":
