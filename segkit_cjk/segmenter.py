@@ -26,8 +26,7 @@ from segkit.presets.base import (
     triple_list_of,
     triples_of,
     valid_id_mask,
-    vocabulary_from_state,
-    vocabulary_keys,
+    vocabulary_and_keys,
     vocabulary_state,
     white_space,
 )
@@ -277,9 +276,8 @@ class ChineseMaxMatch(Preset):
         directions = ("forward", "backward") if mode == "bidirectional" else (mode,)
         if not isinstance(stored, dict) or set(stored) != set(directions):
             raise ValueError(f"{source}: mode {mode!r} needs automata {list(directions)}, found {list(stored)!r:.80}")
-        vocab = vocabulary_from_state(arrays, blobs, source=source)
+        vocab, keys = vocabulary_and_keys(arrays, blobs, source=source)
         ids = valid_id_mask(vocab, minus_one=True)
-        keys = vocabulary_keys(vocab)
         classes = _classes()
 
         def checked(d: str) -> Automaton:

@@ -1053,9 +1053,13 @@ def check_keys_and_relink(
         ids = np.concatenate([ids, ids[cont]])
         skip = np.concatenate([skip, np.full(int(cont.sum()), ls, dtype=np.int64)])
         roots = np.concatenate([roots, np.ones(int(cont.sum()), dtype=np.int8)])
-    status, k, new_fails, new_pool = verify.check_and_relink(
+    # The budget of the stored-data check: comparisons linear in the keys'
+    # length (files of this builder need at most about twice that).
+    budget = 4 * (int(cps.size) + int(starts.size) + size) + 4096
+    status, k, new_fails, new_pool, stored_hold = verify.check_and_relink(
         base, check, nsym, cmap, cps, starts, ends, ids, roots, skip, cfg.direction == "backward",
         cfg.unknown == "char", np.int32(cfg.char_id), sroot, byte_alphabet,
+        np.ascontiguousarray(fails).reshape(-1), np.ascontiguousarray(pool), budget,
     )
     if status:
         where = ""
@@ -1070,7 +1074,7 @@ def check_keys_and_relink(
     # is.  Older builders wrote every list out in full, ``[count, pairs]``
     # at its reference (in slot or in node order): those lists are compared
     # one by one, and the recomputed arrays are used.
-    if np.array_equal(new_fails, fails) and np.array_equal(new_pool, pool):
+    if stored_hold or (np.array_equal(new_fails, fails) and np.array_equal(new_pool, pool)):
         return packed
     if not _same_as_full_lists(new_fails, new_pool, fails, pool):
         raise bad("the stored failure links or pops are not the ones its trie gives")

@@ -30,12 +30,16 @@ def vocabulary_state(vocab: Vocabulary, prefix: str = "vocab") -> tuple[dict, di
     return arrays, blobs
 
 
-def vocabulary_from_state(arrays: dict, blobs: dict, prefix: str = "vocab", source: str = "model") -> Vocabulary:
+def vocabulary_from_state(arrays: dict, blobs: dict, prefix: str = "vocab", source: str = "model", *,
+                          with_code_points: bool = False) -> Vocabulary:
     """The vocabulary stored by :func:`vocabulary_state`, validated.
 
     The marisa-trie blob is never parsed (its reader trusts its input): the
     vocabulary is restored from the stored token list, whose UTF-8 and
     size are checked here, and from the id maps, checked against each other.
+    ``with_code_points`` (for :func:`vocabulary_and_keys`): return
+    ``(vocabulary, (code points, newline positions))`` of the token list
+    when the vocabulary comes from one.
     """
     mid_to_id = arrays[f"{prefix}.mid_to_id"]
     id_to_mid = arrays[f"{prefix}.id_to_mid"]
@@ -64,14 +68,32 @@ def vocabulary_from_state(arrays: dict, blobs: dict, prefix: str = "vocab", sour
                   "build the model again and save it")
     raw = bytes(blob)
     try:
-        raw.decode("utf-8")
+        text = raw.decode("utf-8")
     except UnicodeDecodeError as e:
         raise bad(f"token list is not UTF-8 (byte {raw[e.start]:#04x} at offset {e.start})") from None
-    n_tokens = raw.count(b"\n") + 1
+    if with_code_points:
+        # The keys' code points, read once here for vocabulary_keys.
+        cps = to_code_points(text, "token list")
+        breaks = np.flatnonzero(cps == 10)
+        n_tokens = breaks.size + 1
+    else:
+        n_tokens = raw.count(b"\n") + 1
+    del text
     if n_tokens != max(size, 1):
         raise bad(f"token list holds {n_tokens} tokens, expected {size}")
     # Copies: nothing keeps the file's buffer alive once load returns.
-    return Vocabulary.from_marisa(None, np.array(mid_to_id), np.array(id_to_mid), raw)
+    vocab = Vocabulary.from_marisa(None, np.array(mid_to_id), np.array(id_to_mid), raw)
+    return (vocab, (cps, breaks)) if with_code_points else vocab
+
+
+def vocabulary_and_keys(arrays: dict, blobs: dict, prefix: str = "vocab", source: str = "model"):
+    """``(vocabulary, keys)``: :func:`vocabulary_from_state` and
+    :func:`vocabulary_keys` of it, with the token list decoded once."""
+    got = vocabulary_from_state(arrays, blobs, prefix, source, with_code_points=True)
+    if isinstance(got, tuple):
+        vocab, cps = got
+        return vocab, vocabulary_keys(vocab, _code_points=cps)
+    return got, vocabulary_keys(got)
 
 
 def _vocabulary_from_json(raw: bytes, mid_to_id: np.ndarray, id_to_mid: np.ndarray, bad) -> Vocabulary:
@@ -125,13 +147,19 @@ def automaton_from_arrays(
     return automaton_from_state(config, sub, source=source, valid_ids=valid_ids, keys=keys, classes=classes)
 
 
-def vocabulary_keys(vocab: Vocabulary) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+def vocabulary_keys(vocab: Vocabulary, *, _code_points=None) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """The keys :meth:`Automaton.build` is given for ``vocab`` (its distinct,
     non-empty tokens with their ids) as ``(code points, starts, ends, ids)``,
-    read from a loaded vocabulary's token list without building its mapping."""
+    read from a loaded vocabulary's token list without building its mapping
+    (``_code_points``: that list's code points and newline positions, when
+    :func:`vocabulary_and_keys` has them)."""
     blob = vocab._blob if vocab._tokens is None else None
     if blob is not None:
-        text = bytes(blob).decode("utf-8")
+        if _code_points is None:
+            cps = to_code_points(bytes(blob).decode("utf-8"))
+            breaks = np.flatnonzero(cps == 10)
+        else:
+            cps, breaks = _code_points
         mid_to_id, id_to_mid = vocab._mid_to_id, vocab._id_to_mid
         n = id_to_mid.size
         chosen = id_to_mid >= 0
@@ -141,11 +169,7 @@ def vocabulary_keys(vocab: Vocabulary) -> tuple[np.ndarray, np.ndarray, np.ndarr
         n = len(by_id)
         chosen = np.zeros(n, dtype=bool)
         chosen[vocab.ids] = True
-        text = "\n".join(t or "" for t in by_id)
-    cps = to_code_points(text)
-    if blob is not None:
-        breaks = np.flatnonzero(cps == 10)
-    else:
+        cps = to_code_points("\n".join(t or "" for t in by_id))
         lengths = np.fromiter((len(t or "") for t in by_id), dtype=np.int64, count=n)
         breaks = np.cumsum(lengths + 1)[:-1] - 1
     starts = np.concatenate([[0], breaks + 1]).astype(np.int64)

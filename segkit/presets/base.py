@@ -31,7 +31,8 @@ plugin.
 
 * model parts: :func:`vocabulary_state`, :func:`vocabulary_from_state`,
   :func:`automaton_arrays`, :func:`automaton_from_arrays`,
-  :func:`valid_id_mask`, :func:`vocabulary_keys`; files:
+  :func:`valid_id_mask`, :func:`vocabulary_keys` (both at once:
+  :func:`vocabulary_and_keys`); files:
   :func:`read_utf8_file`, :func:`cacheable_file`, :func:`vocabularies_dir`;
 * threads: :func:`resolve_threads`, :func:`map_code_point_chunks`,
   :func:`map_text_runs`, :func:`concat_segments`;
@@ -100,6 +101,7 @@ from ..models.parts import (
     automaton_arrays,
     automaton_from_arrays,
     valid_id_mask,
+    vocabulary_and_keys,
     vocabulary_from_state,
     vocabulary_keys,
     vocabulary_state,
@@ -239,6 +241,7 @@ __all__ = [
     "automaton_from_arrays",
     "valid_id_mask",
     "vocabulary_keys",
+    "vocabulary_and_keys",
     "resolve_threads",
     "map_code_point_chunks",
     "map_text_runs",

@@ -9,8 +9,7 @@ from ...models.parts import (
     automaton_arrays,
     automaton_from_arrays,
     valid_id_mask,
-    vocabulary_from_state,
-    vocabulary_keys,
+    vocabulary_and_keys,
     vocabulary_state,
 )
 from . import added_tokens as _added
@@ -43,10 +42,10 @@ def from_model(cls, config: dict, arrays: dict, blobs: dict, source: str):
         raise ValueError(f"{source}: settings {missing} are missing")
     settings = {k: config[k] for k in SETTINGS}
     check_setting_types(settings)
-    vocab = vocabulary_from_state(arrays, blobs, source=source)
+    vocab, keys = vocabulary_and_keys(arrays, blobs, source=source)
     check_settings(settings, vocab)
     automaton = automaton_from_arrays(
-        config["automaton"], arrays, "automaton", source, valid_id_mask(vocab), vocabulary_keys(vocab),
+        config["automaton"], arrays, "automaton", source, valid_id_mask(vocab), keys,
         boundary_classes(settings),
     )
     expected = engine_config(settings, vocab)
