@@ -306,27 +306,9 @@ class Automaton:
         # Symbols of all keys, then one extra symbol per alphabet character
         # (the one-character keys of the "char" unknown policy).
         syms = np.concatenate([sym_of_cp[cps], np.arange(1, nsym + 1, dtype=np.int32)])
-        parts = [(starts, ends, 0, ids)]  # (start, end, tree, token id)
-        if sfx:
-            ls = len(sfx)
-            cont = lengths > ls
-            for j, ch in enumerate(to_code_points(sfx).astype(np.int64)):
-                cont[cont] = cps[starts[cont] + j] == ch
-            parts.append((starts[cont] + ls, ends[cont], 1, ids[cont]))
-        if config.unknown == "char":
-            one = np.arange(cps.size, cps.size + nsym, dtype=np.int64)
-            char_ids = np.full(nsym, config.char_id, dtype=np.int32)
-            parts.append((one, one + 1, 0, char_ids))
-            if sfx:
-                parts.append((one, one + 1, 1, char_ids))
-        key_start = np.concatenate([p[0] for p in parts])
-        key_end = np.concatenate([p[1] for p in parts])
-        key_tree = np.concatenate([np.full(p[0].size, p[2], dtype=np.int32) for p in parts])
-        key_tok = np.concatenate([p[3] for p in parts]).astype(np.int32)
-        sroot = 1 if sfx else 0
-        trans, fails, pool = build.build_automaton(
-            syms, key_start, key_end, key_tree, key_tok, nsym, sroot, config.direction == "backward"
-        )
+        sfx_units = to_code_points(sfx).astype(np.int64) if sfx else ()
+        keys = _keys_by_tree(cps, starts, ends, lengths, ids, sfx_units, nsym, config)
+        trans, fails, pool = build.build_automaton(syms, *keys, nsym, 1 if sfx else 0, config.direction == "backward")
         if classes is None:
             classes = np.zeros(MAX_CODE_POINT + 1, dtype=np.uint8)
         cmap = build_charmap(alphabet, classes)
@@ -344,27 +326,9 @@ class Automaton:
         starts = ends - lengths
         nsym = BYTE_SYMBOLS
         syms = np.concatenate([data.astype(np.int32) + 1, np.arange(1, nsym + 1, dtype=np.int32)])
-        parts = [(starts, ends, 0, ids)]
         sfx = config.suffix_indicator.encode("utf-8")
-        if sfx:
-            ls = len(sfx)
-            cont = lengths > ls
-            for j, ch in enumerate(sfx):
-                cont[cont] = data[starts[cont] + j] == ch
-            parts.append((starts[cont] + ls, ends[cont], 1, ids[cont]))
-        if config.unknown == "char":
-            one = np.arange(data.size, data.size + nsym, dtype=np.int64)
-            char_ids = np.full(nsym, config.char_id, dtype=np.int32)
-            parts.append((one, one + 1, 0, char_ids))
-            if sfx:
-                parts.append((one, one + 1, 1, char_ids))
-        key_start = np.concatenate([p[0] for p in parts])
-        key_end = np.concatenate([p[1] for p in parts])
-        key_tree = np.concatenate([np.full(p[0].size, p[2], dtype=np.int32) for p in parts])
-        key_tok = np.concatenate([p[3] for p in parts]).astype(np.int32)
-        trans, fails, pool = build.build_automaton(
-            syms, key_start, key_end, key_tree, key_tok, nsym, 1 if sfx else 0, config.direction == "backward"
-        )
+        keys = _keys_by_tree(data, starts, ends, lengths, ids, tuple(sfx), nsym, config)
+        trans, fails, pool = build.build_automaton(syms, *keys, nsym, 1 if sfx else 0, config.direction == "backward")
         cmap = np.zeros(0, dtype=np.int32)  # the byte alphabet has none
         return cls(kernels.pack(cmap, trans, fails, pool, expected_params(config)), config, nsym)
 
@@ -955,6 +919,34 @@ def _same_as_full_lists(new_fails: np.ndarray, new_pool: np.ndarray, fails: np.n
     within = np.arange(int(2 * cnt.sum()), dtype=np.int64) - np.repeat(first, 2 * cnt)
     return np.array_equal(new_pool[np.repeat(at, 2 * cnt) + within], pool[np.repeat(b + 1, 2 * cnt) + within])
 
+
+
+def _keys_by_tree(units, starts, ends, lengths, ids, sfx_units, nsym, config):
+    """The keys the builder inserts, as ``(start, end, tree, token id)``
+    arrays over ``units`` (the keys' code points or bytes, one extra symbol
+    per alphabet symbol assumed appended after them): every key in tree 0,
+    the keys that start with the suffix indicator (``sfx_units``) without
+    it in tree 1, and under the ``"char"`` unknown policy one key per
+    symbol in each tree."""
+    parts = [(starts, ends, 0, ids)]
+    ls = len(sfx_units)
+    if ls:
+        cont = lengths > ls
+        for j, ch in enumerate(sfx_units):
+            cont[cont] = units[starts[cont] + j] == ch
+        parts.append((starts[cont] + ls, ends[cont], 1, ids[cont]))
+    if config.unknown == "char":
+        one = np.arange(units.size, units.size + nsym, dtype=np.int64)
+        char_ids = np.full(nsym, config.char_id, dtype=np.int32)
+        parts.append((one, one + 1, 0, char_ids))
+        if ls:
+            parts.append((one, one + 1, 1, char_ids))
+    return (
+        np.concatenate([p[0] for p in parts]),
+        np.concatenate([p[1] for p in parts]),
+        np.concatenate([np.full(p[0].size, p[2], dtype=np.int32) for p in parts]),
+        np.concatenate([p[3] for p in parts]).astype(np.int32),
+    )
 
 def _automaton_reduce(a: Automaton):
     config, arrays = automaton_state(a)

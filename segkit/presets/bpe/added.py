@@ -19,22 +19,11 @@ which an added token occurs (one search finds out).
 
 from __future__ import annotations
 
-from functools import lru_cache
 
-import numpy as np
 import regex
 
-from ..base import white_space
+from ..added_matches import find_matches
 from .files import HFAdded, normalize
-
-#: Rust ``regex``'s Unicode ``\w`` (what HF's ``single_word`` test uses).
-_WORD = regex.compile(r"[\p{Alphabetic}\p{M}\p{Nd}\p{Pc}\p{Join_Control}]")
-
-
-@lru_cache(maxsize=1)
-def _spaces() -> frozenset:
-    """Unicode ``White_Space`` (what Rust calls ``\\s``; ``lstrip``/``rstrip`` strip it)."""
-    return frozenset(map(chr, np.flatnonzero(white_space()).tolist()))
 
 
 def _alternation(strings):
@@ -72,32 +61,9 @@ class AddedTokens:
                     or (self._norm_re is not None and self._norm_re.search(normalized)))
 
     def _find(self, text: str, pattern, ids: dict, out: list, plain) -> None:
-        n = len(text)
-        start_offset = 0
-        spaces = _spaces()
-        for m in pattern.finditer(text):
-            start, stop = m.span()
-            i = ids[m.group()]
-            tok = self.by_id[i]
-            if tok.single_word:
-                if start > 0 and _WORD.match(text, start - 1):
-                    continue
-                if stop < n and _WORD.match(text, stop):
-                    continue
-            if tok.lstrip:
-                s = start
-                while s > 0 and text[s - 1] in spaces:
-                    s -= 1
-                start = max(s, start_offset)
-            if tok.rstrip:
-                while stop < n and text[stop] in spaces:
-                    stop += 1
-            if start_offset < start:
-                plain(text[start_offset:start])
-            out.append((i, text[start:stop]))
-            start_offset = stop
-        if start_offset < n:
-            plain(text[start_offset:])
+        matches = ((m.start(), m.end(), ids[m.group()]) for m in pattern.finditer(text))
+        find_matches(text, matches, self.by_id.__getitem__,
+                     lambda i, a, b: out.append((i, text[a:b])), lambda a, b: plain(text[a:b]))
 
     def split(self, text: str) -> list[tuple[int, str]]:
         """``text`` as ``(id, string)`` stretches (see the module docstring)."""

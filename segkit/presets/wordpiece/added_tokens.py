@@ -40,27 +40,14 @@ from ...runtime.jit import kernel
 
 from ...runtime import interrupts
 from ...runtime.surrogates import check_text
+from ..added_matches import find_matches
+from ..added_matches import spaces as _spaces
 
-#: Rust ``regex``'s Unicode ``\w`` (what HF's boundary tests use; ``\s`` is :func:`_spaces`).
-@lru_cache(maxsize=1)
-def _word():
-    """A word character, as HF's single_word sees one (``regex`` is
-    imported on first use: about 20 ms)."""
-    import regex
-
-    return regex.compile(r"[\p{Alphabetic}\p{M}\p{Nd}\p{Pc}\p{Join_Control}]")
 #: HuggingFace BertNormalizer's CJK ranges (``handle_chinese_chars``).
 _CJK = ((0x4E00, 0x9FFF), (0x3400, 0x4DBF), (0x20000, 0x2A6DF), (0x2A700, 0x2B73F), (0x2B740, 0x2B81F),
         (0x2B920, 0x2CEAF), (0xF900, 0xFAFF), (0x2F800, 0x2FA1F))
 
 
-@lru_cache(maxsize=1)
-def _spaces() -> frozenset:
-    """Unicode ``White_Space`` characters (Rust's ``\\s``), from the mask the
-    pre-tokenizer already built (:func:`segkit.runtime.unicode.white_space`)."""
-    from ...runtime.unicode import white_space
-
-    return frozenset(map(chr, np.flatnonzero(white_space()).tolist()))
 
 
 #: Limits for added tokens read from files (a crafted file must not exhaust memory).
@@ -338,34 +325,10 @@ class AddedVocabulary:
         if already made): ``out`` gets ``(id, start, end)`` for tokens and
         ``plain(start, end)`` is called for the text between them.
         ``search``: ``(LiteralSearch, ids of its strings)``."""
-        n = len(sentence)
-        start_offset = 0
-        spaces = _spaces()
-        word = _word()
         finder, ids = search
         starts, stops, which = finder.find_code_points(_code_points(sentence) if cps is None else cps)
-        for start, stop, k in zip(starts.tolist(), stops.tolist(), which.tolist()):
-            i = ids[k]
-            tok = self.tokens[i]
-            if tok.single_word:
-                if start > 0 and word.match(sentence, start - 1):
-                    continue
-                if stop < n and word.match(sentence, stop):
-                    continue
-            if tok.lstrip:
-                s = start
-                while s > 0 and sentence[s - 1] in spaces:
-                    s -= 1
-                start = max(s, start_offset)
-            if tok.rstrip:
-                while stop < n and sentence[stop] in spaces:
-                    stop += 1
-            if start_offset < start:
-                plain(start_offset, start)
-            out.append((i, start, stop))
-            start_offset = stop
-        if start_offset < n:
-            plain(start_offset, n)
+        matches = zip(starts.tolist(), stops.tolist(), [ids[k] for k in which.tolist()])
+        find_matches(sentence, matches, self.tokens.__getitem__, lambda i, a, b: out.append((i, a, b)), plain)
 
     def split(self, text: str) -> list[tuple[int, int, int]]:
         """The pieces of ``text``: ``(id, start, end)`` for added tokens and
