@@ -162,6 +162,20 @@ def others() -> None:
     fuzz("MaxMatch", "tokens", ("token",), lambda v: segkit.MaxMatch(v))
     for kw in ("unit", "direction", "ids", "unknown"):
         fuzz("MaxMatch", kw, (kw, "id"), lambda v, k=kw: segkit.MaxMatch([b"a", b"b"], **{k: v}))
+    rwkv = segkit.RWKVWorld()
+    fuzz("RWKVWorld.encode", "text", ("text",), lambda v: rwkv.encode(v))
+    fuzz("RWKVWorld.decode", "ids", ("id",), lambda v: rwkv.decode(v))
+    bpe = segkit.BPE.from_pretrained("gpt2")
+    fuzz("BPE.encode", "text", ("text",), lambda v: bpe.encode(v))
+    fuzz("BPE.encode", "allowed_special", ("allowed_special", "special"),
+         lambda v: bpe.encode("a <|endoftext|>", allowed_special=v))
+    fuzz("BPE.encode", "disallowed_special", ("disallowed_special", "special"),
+         lambda v: bpe.encode("a <|endoftext|>", disallowed_special=v))
+    fuzz("BPE.encode_ordinary", "text", ("text",), lambda v: bpe.encode_ordinary(v))
+    fuzz("BPE.encode_batch", "texts", ("text",), lambda v: bpe.encode_batch(v))
+    fuzz("BPE.encode_batch", "num_threads", ("num_threads",), lambda v: bpe.encode_batch(["ab"], num_threads=v))
+    fuzz("BPE.decode", "ids", ("id", "token"), lambda v: bpe.decode(v))
+    fuzz("BPE.from_pretrained", "name", ("name", "pretrained"), lambda v: segkit.BPE.from_pretrained(v))
     fuzz("Vocabulary.load", "source", ("vocab", "token", "file"), lambda v: segkit.Vocabulary.load(v))
     fuzz("Vocabulary.load", "duplicates", ("duplicates",), lambda v: segkit.Vocabulary.load(["a", "a"], duplicates=v))
     # paths of the wrong type, or naming nothing (random bytes in files are

@@ -577,6 +577,8 @@ class BPE(Preset):
     def _batch(self, texts, plan, ordinary, num_threads, flat):
         if isinstance(texts, str):
             raise TypeError("texts must be a sequence of str, found a single str (wrap it in a list)")
+        if isinstance(texts, bytes) or not hasattr(texts, "__iter__"):
+            raise TypeError(f"texts must be a sequence of str, found {type(texts).__name__} {texts!r:.40}")
         texts = list(texts)
         from ...runtime.threads import _pool, resolve_threads
 
@@ -731,6 +733,8 @@ class BPE(Preset):
         >>> segkit.BPE.from_pretrained("cl100k_base").decode_bytes([15339, 1917])
         b'hello world'
         """
+        if isinstance(ids, (str, bytes)) or not hasattr(ids, "__iter__"):
+            raise TypeError(f"ids must be a sequence of ints, found {type(ids).__name__} {ids!r:.40}")
         arr = np.asarray(ids if isinstance(ids, np.ndarray) else list(ids))
         if arr.size == 0:
             return b""

@@ -386,6 +386,8 @@ class MaxMatch(Preset):
         return self.decode_bytes(ids).decode("utf-8", errors)
 
     def _raise_bad_id(self, ids) -> None:
+        if isinstance(ids, (str, bytes)) or not hasattr(ids, "__iter__"):
+            raise TypeError(f"expected a sequence of token ids, found {type(ids).__name__} {ids!r:.40}")
         by_id = self._table.by_id
         for k, i in enumerate(ids):
             if isinstance(i, bool) or not isinstance(i, (int, np.integer)):
