@@ -10,6 +10,9 @@ Public API
     Results of ``encode`` / ``encode_batch``.
 :class:`ModelInputs`
     Result of calling a :class:`WordPiece` as a transformers tokenizer.
+:func:`from_pretrained`, :func:`from_tokenizer_json`
+    One loader: a bundled name, a HF model folder, a tokenizer.json, a
+    tiktoken file, an RWKV vocabulary or a vocab.txt, recognised by content.
 :func:`load`, :class:`ModelFileError`
     Load any preset saved with ``.save(path)`` (every value checked; see docs/saving.rst).
 :class:`Vocabulary`, :class:`VocabularyError`
@@ -50,6 +53,8 @@ _PUBLIC = {
     "train_bpe": "segkit.training",
     "TrainedBPE": "segkit.training",
     "train_wordpiece": "segkit.training",
+    "from_pretrained": "segkit.presets.loader",
+    "from_tokenizer_json": "segkit.presets.loader",
 }
 
 
@@ -89,6 +94,8 @@ __all__ = [
     "Automaton",
     "EngineConfig",
     "load",
+    "from_pretrained",
+    "from_tokenizer_json",
     "ModelFileError",
     "train_bpe",
     "TrainedBPE",
