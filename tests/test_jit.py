@@ -534,3 +534,121 @@ def test_training_compiles_before_its_first_bar(monkeypatch, trainer: str) -> No
     events.clear()
     getattr(segkit, trainer)(corpus, 270 if trainer == "train_bpe" else 60, show_progress=False)
     assert events == []
+
+
+# ------------------------------------------- one compile per machine (issue 33)
+def _generic_entries(tmp_path: Path) -> Path:
+    """The probe's kernels compiled for a generic CPU, as the build step does."""
+    shipped = tmp_path / "built"
+    built = _run(tmp_path, {"NUMBA_CPU_NAME": "generic", "SEGKIT_JIT_WRITE": str(shipped)})
+    assert built["stats"]["compiled"] == 2 and len(list(shipped.glob("*.nbk"))) == 2
+    return shipped
+
+
+def test_a_checkout_loads_the_installed_distributions_compiled_kernels(tmp_path: Path) -> None:
+    # pytest from the clone root imports the checkout, not the installed
+    # package: the installed package's compiled code serves it without any
+    # environment variable when the sources' digests match.
+    import shutil
+
+    _probe(tmp_path)
+    shipped = _generic_entries(tmp_path)
+    site = tmp_path / "site"
+    (site / "segkit-9.9.dist-info").mkdir(parents=True)
+    (site / "segkit-9.9.dist-info" / "METADATA").write_text("Metadata-Version: 2.1\nName: segkit\nVersion: 9.9\n")
+    shutil.copytree(shipped, site / "segkit" / "runtime" / "compiled")
+    env = {"PYTHONPATH": os.pathsep.join([str(tmp_path / "src"), str(ROOT), str(site)]),
+           "NUMBA_CACHE_DIR": str(tmp_path / "empty-cache")}
+    out = _run(tmp_path, env)
+    assert out["result"] == 41 and out["stats"]["compiled"] == 0 and out["stats"]["loaded_portable"] == 1
+    # Other sources (a changed callee): not loaded from there, compiled.
+    (tmp_path / "src" / "probe" / "b.py").write_text(PROBE_B.replace("x * 2", "x * 3"), encoding="utf-8")
+    out = _run(tmp_path, dict(env, NUMBA_CACHE_DIR=str(tmp_path / "empty-cache-2")))
+    assert out["result"] == 61 and out["stats"]["loaded"] == 0
+
+
+@pytest.mark.parametrize("trusted", [True, False])
+def test_a_kept_build_in_the_user_cache_serves_processes_if_only_the_user_could_write_it(tmp_path: Path,
+                                                                                        trusted: bool) -> None:
+    import shutil
+
+    _probe(tmp_path)
+    shipped = _generic_entries(tmp_path)
+    kept = tmp_path / "local-cache" / "segkit" / "builds" / "0123abcd"
+    kept.parent.mkdir(parents=True, mode=0o700)
+    shutil.copytree(shipped, kept)
+    if not trusted:
+        for p in kept.iterdir():
+            os.chmod(p, 0o666)
+    proc_out, err = _run_raw(tmp_path, {}, drop=("SEGKIT_JIT_SHIPPED",))
+    assert proc_out["result"] == 41
+    if trusted:
+        assert proc_out["stats"]["compiled"] == 0 and proc_out["stats"]["loaded_portable"] == 1
+    else:
+        assert proc_out["stats"]["loaded"] == 0 and "writable by other users" in err
+
+
+def test_a_build_keeps_its_output_and_the_next_build_of_the_same_sources_copies_it(tmp_path: Path,
+                                                                                  monkeypatch) -> None:
+    from numba.core import config
+
+    from segkit.cli import precompile
+    from segkit.runtime import kernel_cache as kc
+
+    monkeypatch.setattr(config, "CACHE_DIR", "")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    said: list = []
+    out1 = tmp_path / "out1"
+    out1.mkdir()
+    names = [f"m.k{i}-1.py311.abc-{i:024d}.nbk" for i in range(3)]
+    for i, n in enumerate(names):
+        (out1 / n).write_bytes(kc.entry_bytes(f"{i:064x}", b"payload %d" % i))
+    manifest = {"files": names, "wall_seconds": 123.0}
+    precompile.keep_build("d1", out1, manifest, said.append)
+    builds = tmp_path / "xdg" / "segkit" / "kernels" / "builds"
+    assert oct((builds / "d1").stat().st_mode & 0o777) == "0o700"
+    assert {oct(p.stat().st_mode & 0o777) for p in (builds / "d1").iterdir()} == {"0o600"}
+    assert precompile._estimate() == 123  # the notice's estimate: what the last build here took
+
+    out2 = tmp_path / "out2"
+    out2.mkdir()
+    assert precompile.reuse_build("other-sources", out2, said.append) is None and not list(out2.iterdir())
+    got = precompile.reuse_build("d1", out2, said.append)
+    assert got is not None and got["files"] == names and said == []
+    assert sorted(p.name for p in out2.iterdir()) == sorted(names)
+    assert all((out2 / n).read_bytes() == (out1 / n).read_bytes() for n in names)
+    assert {oct((out2 / n).stat().st_mode & 0o777) for n in names} == {"0o644"}  # into the wheel
+
+    # Damaged, or writable by others: compiled instead, said why.
+    victim = builds / "d1" / names[1]
+    good = victim.read_bytes()
+    victim.write_bytes(good[:-1] + bytes([good[-1] ^ 1]))
+    assert precompile.reuse_build("d1", tmp_path / "out2", said.append) is None
+    assert "checksum" in said[-1]
+    victim.write_bytes(good)
+    os.chmod(victim, 0o664)
+    assert precompile.reuse_build("d1", tmp_path / "out2", said.append) is None
+    assert "writable by other users" in said[-1]
+    os.chmod(victim, 0o600)
+    assert precompile.reuse_build("d1", tmp_path / "out2", said.append) is not None
+
+    # At most KEPT_BUILDS are kept, the least recently used go.
+    for i, d in enumerate(["d2", "d3", "d4"]):
+        os.utime(builds / "d1", (1000 + i, 1000 + i))
+        precompile.keep_build(d, out1, manifest, said.append)
+    assert sorted(p.name for p in builds.iterdir()) == ["d2", "d3", "d4"]
+
+
+def test_the_sources_digest_follows_every_python_file(tmp_path: Path, monkeypatch) -> None:
+    import shutil
+
+    from segkit.cli import precompile
+    from segkit.runtime import kernel_cache as kc
+
+    copy = tmp_path / "segkit"
+    shutil.copytree(ROOT / "segkit", copy, ignore=shutil.ignore_patterns("__pycache__", "compiled"))
+    monkeypatch.setattr(kc, "SEGKIT_ROOT", copy)
+    first = precompile.sources_digest()
+    assert precompile.sources_digest() == first
+    (copy / "cli" / "precompile.py").write_text((copy / "cli" / "precompile.py").read_text() + "\n# more\n")
+    assert precompile.sources_digest() != first

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import hashlib
 import io
 import json
 import os
@@ -255,22 +256,191 @@ def run(log: Callable[[str], None] | None = None, cli_main: Callable[[list[str]]
     return dict(kernel_cache.STATS)
 
 
-def build(out: str | os.PathLike, cli_main: Callable[[list[str]], int] | None) -> dict:
+#: What compiling everything for the wheel took here (wall seconds, the
+#: build step of ``pip install .`` on 2 shared cores, 2026-12-01, load
+#: average 1.3-2.6): the notice's estimate when no earlier build on this
+#: machine says better.
+MEASURED_BUILD_SECONDS = 360
+
+#: Earlier builds kept in the user's kernel cache (least recently used go).
+KEPT_BUILDS = 3
+
+
+def sources_digest() -> str:
+    """Digest of every Python file of the packages being built (segkit and
+    its bundled plugin segkit_cjk), of the versions that compiled code
+    depends on and of the machine: two builds with the same digest compile
+    the same kernels to the same code."""
+    import platform
+
+    import llvmlite
+    import numba
+    import numpy
+
+    from ..runtime.kernel_cache import SEGKIT_ROOT
+
+    h = hashlib.sha256()
+    h.update(json.dumps([numba.__version__, llvmlite.__version__, numpy.__version__, sys.version,
+                         getattr(sys, "abiflags", ""), platform.machine(), numba.config.CPU_NAME]).encode())
+    for top in (SEGKIT_ROOT, SEGKIT_ROOT.parent / "segkit_cjk"):
+        if not top.is_dir():
+            continue
+        for path in sorted(top.rglob("*.py")):
+            if "__pycache__" in path.parts:
+                continue
+            h.update(path.relative_to(top.parent).as_posix().encode() + b"\0")
+            h.update(hashlib.sha256(path.read_bytes()).digest())
+    return h.hexdigest()[:32]
+
+
+def _builds_root() -> Path | None:
+    from ..runtime.kernel_cache import user_root
+
+    root = user_root()
+    return None if root is None else root / "builds"
+
+
+def reuse_build(digest: str, out: Path, log: Callable[[str], None]) -> dict | None:
+    """Copy the entries an earlier build of the same sources kept (see
+    :func:`keep_build`) into ``out``; returns that build's manifest, or
+    None when there is none or it cannot be trusted or is damaged (said)."""
+    from ..runtime import kernel_cache, private_files
+
+    root = _builds_root()
+    if root is None:
+        return None
+    folder = root / digest
+    if not folder.is_dir():
+        return None
+    problem = private_files.folder_problem(folder, "kept build folder")
+    try:
+        if problem is not None:
+            raise private_files.UntrustedFile(problem)
+        manifest = json.loads(private_files.read_private(folder / "manifest.json", "kept build manifest"))
+        names = manifest["files"]
+        if not isinstance(names, list) or not all(isinstance(n, str) and n.endswith(kernel_cache.SUFFIX)
+                                                  and "/" not in n and not n.startswith(".") for n in names):
+            raise ValueError("its list of files is not a list of entry names")
+        entries = []
+        for name in names:
+            data = private_files.read_private(folder / name, "kept kernel entry")
+            kernel_cache.entry_key(data)  # whole, or DamagedEntry
+            entries.append((name, data))
+    except (OSError, ValueError, KeyError, TypeError) as e:
+        log(f"not reusing the kept build {folder}: {e}")
+        return None
+    for name, data in entries:
+        private_files.write_private(out, name, data, mode=0o644)
+    try:
+        os.utime(folder)  # recently used: kept by the pruning
+    except OSError:
+        pass
+    return manifest
+
+
+def keep_build(digest: str, out: Path, manifest: dict, log: Callable[[str], None]) -> None:
+    """Keep a copy of ``out``'s entries in the user's kernel cache
+    (``builds/<digest>/``, private), for the next build of the same sources
+    and for processes that import a checkout of them; at most
+    :data:`KEPT_BUILDS` are kept."""
+    import shutil
+
+    from ..runtime import private_files
+
+    root = _builds_root()
+    if root is None:
+        return
+    problem = private_files.make_private_folder(root, "kept builds folder")
+    if problem is not None:
+        log(f"not keeping this build for the next one: {problem}")
+        return
+    try:
+        tmp = Path(tempfile.mkdtemp(prefix=".tmp-", dir=root))  # 0700
+        for p in sorted(out.iterdir()):
+            if p.suffix == ".nbk":
+                private_files.write_private(tmp, p.name, p.read_bytes())
+        private_files.write_private(tmp, "manifest.json", json.dumps(manifest, indent=1).encode())
+        final = root / digest
+        if final.exists():
+            shutil.rmtree(final, ignore_errors=True)
+        os.replace(tmp, final)
+    except OSError as e:
+        log(f"not keeping this build for the next one: {e}")
+        shutil.rmtree(tmp, ignore_errors=True)
+        return
+    now = time.time()
+    kept = []
+    for p in root.iterdir():
+        try:
+            st = os.lstat(p)
+        except OSError:
+            continue
+        if p.name.startswith(".tmp-"):
+            if now - st.st_mtime > 3600:  # left by a build that died
+                shutil.rmtree(p, ignore_errors=True)
+        elif p.is_dir():
+            kept.append((st.st_mtime, p))
+    for _, p in sorted(kept, reverse=True)[KEPT_BUILDS:]:
+        shutil.rmtree(p, ignore_errors=True)
+
+
+def _estimate() -> int:
+    """Seconds the compiling will take: what the last build kept here took,
+    else :data:`MEASURED_BUILD_SECONDS`."""
+    root = _builds_root()
+    best = None
+    try:
+        for p in root.iterdir() if root is not None else ():
+            try:
+                m = json.loads((p / "manifest.json").read_text(encoding="utf-8"))
+                secs = float(m["wall_seconds"])
+            except (OSError, ValueError, KeyError, TypeError):
+                continue
+            mtime = p.stat().st_mtime
+            if best is None or mtime > best[0]:
+                best = (mtime, secs)
+    except OSError:
+        pass
+    return int(best[1]) if best else MEASURED_BUILD_SECONDS
+
+
+def build(out: str | os.PathLike, cli_main: Callable[[list[str]], int] | None, reuse: bool = True) -> dict:
     """Fill ``out`` with the compiled kernels of :func:`run` (the build step,
     ``segkit precompile --into OUT`` in a fresh interpreter with
     ``NUMBA_CPU_NAME=generic`` and ``SEGKIT_JIT_WRITE=OUT``: see setup.py).
-    Writes ``out/manifest.json``."""
+    An earlier build of the same sources on this machine
+    (:func:`sources_digest`) is copied instead (:func:`reuse_build`), and
+    this one is kept for the next (:func:`keep_build`).  Writes
+    ``out/manifest.json``."""
     import numba
 
     out = Path(out).resolve()
     if Path(os.environ.get("SEGKIT_JIT_WRITE", "")).resolve() != out:
         raise RuntimeError("set SEGKIT_JIT_WRITE to the output folder before starting the interpreter")
-    stats = run(lambda line: print(f"segkit precompile: {line}", file=sys.stderr, flush=True), cli_main)
-    manifest = {
-        "numba": numba.__version__, "python": list(sys.version_info[:2]), "cpu": numba.config.CPU_NAME,
-        "kernels_compiled": stats["compiled"], "compile_seconds": round(stats["compile_seconds"], 1),
-        "files": sorted(p.name for p in out.iterdir() if p.suffix in (".nbi", ".nbc")),
-    }
+
+    def log(line: str) -> None:
+        print(f"segkit precompile: {line}", file=sys.stderr, flush=True)
+
+    t0 = time.perf_counter()
+    digest = sources_digest()
+    kept = reuse_build(digest, out, log) if reuse else None
+    if kept is not None:
+        log(f"reused the {len(kept['files'])} compiled kernels of an earlier build of the same sources "
+            f"(kept in {_builds_root()}; compiling them took {kept.get('wall_seconds', '?')} s then) "
+            f"in {time.perf_counter() - t0:.1f} s")
+        manifest = dict(kept, reused=True)
+    else:
+        minutes = max(1, round(_estimate() / 60))
+        log(f"compiling the kernels for a generic CPU, once per machine for these sources (about {minutes} "
+            f"minute{'s' if minutes > 1 else ''} on 2 cores; SEGKIT_PRECOMPILE=0 skips it) ...")
+        stats = run(log, cli_main)
+        manifest = {
+            "numba": numba.__version__, "python": list(sys.version_info[:2]), "cpu": numba.config.CPU_NAME,
+            "kernels_compiled": stats["compiled"], "compile_seconds": round(stats["compile_seconds"], 1),
+            "wall_seconds": round(time.perf_counter() - t0, 1), "sources": digest,
+            "files": sorted(p.name for p in out.iterdir() if p.suffix == ".nbk"),
+        }
+        keep_build(digest, out, manifest, log)
     (out / "manifest.json").write_text(json.dumps(manifest, indent=1), encoding="utf-8")
     return manifest
 

@@ -380,6 +380,21 @@ def parse_entry(data: bytes, key: str) -> bytes:
     return payload
 
 
+def entry_key(data: bytes) -> str:
+    """The key digest an entry was stored for, once the entry is checked to
+    be whole (:class:`DamagedEntry` if not): to copy entries between
+    folders without knowing their kernels."""
+    end = data.find(b"\n", len(ENTRY_MAGIC), len(ENTRY_MAGIC) + 1024)
+    try:
+        key = json.loads(data[len(ENTRY_MAGIC):end].decode("ascii"))["key"] if end > 0 else None
+    except (UnicodeDecodeError, ValueError, TypeError, KeyError):
+        key = None
+    if not isinstance(key, str):
+        raise DamagedEntry("its header names no key")
+    parse_entry(data, key)
+    return key
+
+
 def _type_name(t: Any) -> str:
     return f"{type(t).__module__}.{type(t).__qualname__}:{t}"
 
