@@ -557,6 +557,10 @@ def test_a_checkout_loads_the_installed_distributions_compiled_kernels(tmp_path:
     (site / "segkit-9.9.dist-info").mkdir(parents=True)
     (site / "segkit-9.9.dist-info" / "METADATA").write_text("Metadata-Version: 2.1\nName: segkit\nVersion: 9.9\n")
     shutil.copytree(shipped, site / "segkit" / "runtime" / "compiled")
+    # A build from the clone leaves segkit.egg-info in it, ahead on the path,
+    # naming the checkout (which has no compiled folder): looked past.
+    (tmp_path / "src" / "segkit.egg-info").mkdir()
+    (tmp_path / "src" / "segkit.egg-info" / "PKG-INFO").write_text("Metadata-Version: 2.1\nName: segkit\nVersion: 9.9\n")
     env = {"PYTHONPATH": os.pathsep.join([str(tmp_path / "src"), str(ROOT), str(site)]),
            "NUMBA_CACHE_DIR": str(tmp_path / "empty-cache")}
     out = _run(tmp_path, env)

@@ -290,22 +290,26 @@ def _host_folder() -> Path | None:
 
 
 def installed_compiled_dir() -> Path | None:
-    """The ``segkit/runtime/compiled`` folder of the installed distribution of
+    """The ``segkit/runtime/compiled`` folder of an installed distribution of
     segkit, when this process imports another copy of the sources (a
     checkout: ``python -m pytest`` from the clone root).  Its entries serve
-    here wherever the sources' digests match."""
+    here wherever the sources' digests match.  Every distribution on the
+    path is looked at: a build from the clone leaves ``segkit.egg-info``
+    there, which names the checkout itself."""
     try:
         from importlib import metadata
 
-        found = Path(metadata.distribution("segkit").locate_file("segkit/runtime/compiled"))
-    except Exception:  # not installed, or an odd distribution
+        dists = list(metadata.distributions(name="segkit"))
+    except Exception:  # an odd path entry
         return None
-    try:
-        if not found.is_dir() or found.resolve() == SHIPPED_DIR:
-            return None
-    except OSError:
-        return None
-    return found
+    for dist in dists:
+        try:
+            found = Path(dist.locate_file("segkit/runtime/compiled"))
+            if found.is_dir() and found.resolve() != SHIPPED_DIR:
+                return found
+        except (OSError, TypeError, ValueError):
+            continue
+    return None
 
 
 def build_folders() -> list[Path]:
