@@ -656,3 +656,26 @@ def test_the_sources_digest_follows_every_python_file(tmp_path: Path, monkeypatc
     assert precompile.sources_digest() == first
     (copy / "cli" / "precompile.py").write_text((copy / "cli" / "precompile.py").read_text() + "\n# more\n")
     assert precompile.sources_digest() != first
+
+
+def test_saving_an_entry_removes_those_of_sources_older_than_the_last_other(tmp_path: Path) -> None:
+    # A checkout switched back and forth keeps both versions' entries; a
+    # third version's save removes the oldest.
+    import time
+
+    from segkit.runtime import kernel_cache as kc
+
+    def f(x):
+        return x
+
+    cache = kc.KernelCache(f, lambda: None)
+    base, _, _, tag = cache._setup()
+    names = {t: tmp_path / f"{base}.{t}-{'0' * 24}.nbk" for t in ("old000000000", "mid000000000", tag)}
+    for i, p in enumerate(names.values()):
+        p.write_bytes(b"x")
+        os.utime(p, (time.time() - 100 + i, time.time() - 100 + i))
+    other = tmp_path / f"other.kernel-1.py311.old000000000-{'0' * 24}.nbk"
+    other.write_bytes(b"x")
+    cache._prune(tmp_path, names[tag].name)
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted([names["mid000000000"].name, names[tag].name,
+                                                                  other.name])

@@ -184,10 +184,12 @@ def source_digest(root: str) -> str:
 
 
 def _package_root(py_file: str, module: str) -> Path:
-    """The folder of the top-level package of ``module`` (defined in ``py_file``)."""
+    """The folder of the top-level package of ``module`` (defined in
+    ``py_file``); a top-level module outside any package is its own file
+    (its folder may be a home folder: never scanned)."""
     path = Path(py_file).resolve()
     depth = module.count(".") - 1 + (path.name == "__init__.py")
-    return path.parents[depth]
+    return path if depth < 0 else path.parents[depth]
 
 
 #: The folder of the segkit package.
@@ -199,7 +201,11 @@ def _stamp(package_root: str) -> tuple:
     own = str(SEGKIT_ROOT)
     parts = [("segkit", source_digest(own))]
     if package_root != own:
-        parts.append((Path(package_root).name, source_digest(package_root)))
+        root = Path(package_root)
+        if root.is_file():  # a module of its own: its contents
+            parts.append((root.name, hashlib.sha256(root.read_bytes()).hexdigest()))
+        else:
+            parts.append((root.name, source_digest(package_root)))
     return ("segkit-kernels-1", tuple(parts))
 
 
