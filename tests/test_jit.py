@@ -658,7 +658,7 @@ def test_the_sources_digest_follows_every_python_file(tmp_path: Path, monkeypatc
     assert precompile.sources_digest() != first
 
 
-def test_saving_an_entry_removes_those_of_sources_older_than_the_last_other(tmp_path: Path) -> None:
+def test_saving_an_entry_removes_those_of_sources_older_than_the_last_other(tmp_path: Path, monkeypatch) -> None:
     # A checkout switched back and forth keeps both versions' entries; a
     # third version's save removes the oldest.
     import time
@@ -670,6 +670,7 @@ def test_saving_an_entry_removes_those_of_sources_older_than_the_last_other(tmp_
 
     cache = kc.KernelCache(f, lambda: None)
     base, _, _, tag = cache._setup()
+    monkeypatch.setattr(kc, "KEPT_OTHER_SOURCES", 1)
     names = {t: tmp_path / f"{base}.{t}-{'0' * 24}.nbk" for t in ("old000000000", "mid000000000", tag)}
     for i, p in enumerate(names.values()):
         p.write_bytes(b"x")

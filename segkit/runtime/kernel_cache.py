@@ -213,6 +213,9 @@ def _stamp(package_root: str) -> tuple:
 #: The suffix of segkit's cache entries (never Numba's ``.nbi``/``.nbc``
 #: pickles, which segkit neither reads nor writes).
 SUFFIX = ".nbk"
+#: Entries of this many other versions of the sources are kept per kernel
+#: (about 13 MB per version of segkit) besides the current one's.
+KEPT_OTHER_SOURCES = 4
 #: The first line of every entry.
 ENTRY_MAGIC = b"segkit-kernel-entry 1\n"
 
@@ -544,9 +547,9 @@ class KernelCache(caching._Cache):
             self._prune(folder, name)
 
     def _prune(self, folder: Path, keep: str) -> None:
-        """Remove this kernel's entries of sources other than the current and
-        the most recent other one (a checkout switched back and forth keeps
-        both)."""
+        """Remove this kernel's entries of sources other than the current one
+        and the :data:`KEPT_OTHER_SOURCES` most recent others (checkouts
+        switched back and forth, or several worktrees, keep theirs)."""
         base, _, _, stamp_tag = self._setup()
         by_tag: dict[str, list[tuple[float, Path]]] = {}
         try:
@@ -556,7 +559,7 @@ class KernelCache(caching._Cache):
         except OSError:
             return
         others = sorted((max(m for m, _ in v), t) for t, v in by_tag.items() if t != stamp_tag)
-        for _, tag in others[:-1]:
+        for _, tag in others[:-KEPT_OTHER_SOURCES]:
             for _, p in by_tag[tag]:
                 try:
                     p.unlink()
