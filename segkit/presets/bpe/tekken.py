@@ -171,8 +171,9 @@ def read_tekken(path: str | os.PathLike) -> TekkenSpec:
             names.append(s)
             where_of[k] = w
     if len(names) > n_special:
-        raise _bad(path, "config.default_num_special_tokens",
-                   f"{n_special} control tokens, but special_tokens lists {len(names)}")
+        listing = f"special_tokens lists {len(names)}" if listed is not None else \
+            f"a file of version {version} without special_tokens has Tekkenizer's {len(names)} defaults"
+        raise _bad(path, "config.default_num_special_tokens", f"{n_special} control tokens, but {listing}")
     names += [f"<SPECIAL_{i}>" for i in range(len(names), n_special)]
     first: dict[str, int] = {}
     for k, s in enumerate(names):
