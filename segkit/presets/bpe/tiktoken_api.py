@@ -13,6 +13,12 @@ surrogate U+FFFD.  segkit does the same for the models that follow tiktoken
 ``BPE(vocab, merges)``, ``encode_with_offsets``, and ``encode_to_numpy`` and
 ``encode_single_token``, which tiktoken does not repair either) a lone
 surrogate is a ValueError naming its position.
+
+One difference remains, for special tokens of one's own only: tiktoken
+looks for disallowed special tokens in the text before the repair, segkit
+after it, so a disallowed special token that holds U+FFFD or a character
+outside the BMP and appears only once the text is repaired is an error in
+segkit and ordinary text in tiktoken (no encoding tiktoken ships has one).
 """
 
 from __future__ import annotations
