@@ -23,6 +23,9 @@ Public API
     Byte-level BPE (tiktoken and HuggingFace vocabularies, trained ones), exact and linear-time.
 :func:`train_bpe`, :class:`TrainedBPE`
     Train byte-level BPE (GPT-2 semantics) from files or texts.
+:func:`encoding_for_model`, :func:`list_encoding_names`
+    tiktoken's functions: the :class:`BPE` of an OpenAI model, and the
+    encoding names ``BPE.from_pretrained`` takes.
 :func:`train_wordpiece`
     Learn a WordPiece vocabulary from a corpus (HuggingFace's trainer's rules).
 :class:`MaxMatch`, :class:`RWKVWorld`
@@ -55,6 +58,8 @@ _PUBLIC = {
     "train_wordpiece": "segkit.training",
     "from_pretrained": "segkit.presets.loader",
     "from_tokenizer_json": "segkit.presets.loader",
+    "encoding_for_model": "segkit.presets.bpe.encodings",
+    "list_encoding_names": "segkit.presets.bpe.encodings",
 }
 
 
@@ -100,5 +105,7 @@ __all__ = [
     "train_bpe",
     "TrainedBPE",
     "train_wordpiece",
+    "encoding_for_model",
+    "list_encoding_names",
     "__version__",
 ]

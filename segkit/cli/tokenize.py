@@ -41,7 +41,8 @@ def add_parsers(sub) -> None:
     src.add_argument("--tokenizer-json", metavar="PATH", help="a HuggingFace tokenizer.json with a WordPiece model")
     src.add_argument("--model", metavar="PATH|NAME",
                      help=f"a model file written by segkit's save(), or a named model: {', '.join(NAMED_MODELS)}, "
-                     "gpt2, r50k_base, cl100k_base, o200k_base (byte-level: tokenize only; tokens are printed as "
+                     "gpt2, r50k_base, p50k_base, p50k_edit, cl100k_base, o200k_base, o200k_harmony "
+                     "(byte-level: tokenize only; tokens are printed as "
                      "UTF-8 with \\x escapes where they cut a character, BPE tokens in GPT-2's byte-level "
                      "spelling)")
     common.add_argument("--cased", action="store_true", help="with --vocab: do not lowercase or strip accents")

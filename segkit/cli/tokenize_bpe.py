@@ -18,9 +18,9 @@ from .io import CliError, InputError, Output, batches, lines, reading_stdin_note
 
 def is_bpe_name(name: str) -> bool:
     """Whether ``name`` is a bundled BPE vocabulary."""
-    from ..presets.bpe.pretrained import ALIASES, PRETRAINED
+    from ..presets.bpe.encodings import ENCODING_NAMES
 
-    return name in PRETRAINED or name in ALIASES
+    return name in ENCODING_NAMES
 
 
 def byte_level(token: bytes) -> str:
