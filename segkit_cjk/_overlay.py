@@ -111,6 +111,7 @@ def overlay_tokens(cps, bounds, ids, st, en, rows, base, added, dead, charid):
     ost = np.empty(cap, np.int32)
     oen = np.empty(cap, np.int32)
     orows = np.empty(nt + 1, np.int64)
+    acmap = added[added[0] : added[1]]
     k = 0
     for t in range(nt):
         a = bounds[t]
@@ -123,7 +124,13 @@ def overlay_tokens(cps, bounds, ids, st, en, rows, base, added, dead, charid):
             s = st[q]
             e = en[q]
             tid = ids[q]
-            la, aid = _longest(cps, a + s, b, added, dead, 0)
+            # Most tokens start with a character no added word starts with:
+            # one lookup, and no call (a call costs reference counting).
+            c = cps[a + s]
+            la = 0
+            aid = 0
+            if c <= _MAX_CODE_POINT and (acmap[acmap[c >> 8] + (c & 255)] >> 2) != 0:
+                la, aid = _longest(cps, a + s, b, added, dead, 0)
             if 0 <= tid < ndead and dead[tid]:
                 lb, bid = _longest(cps, a + s, b, base, dead, ndead)
                 if lb == 0:

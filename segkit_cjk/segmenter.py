@@ -347,7 +347,7 @@ class ChineseMaxMatch(Preset):
             segmented = _kernels.fill_gaps(cps, bounds, *segmented)
         return segmented
 
-    def _state(self) -> tuple[tuple, "_WordCache"]:
+    def _state(self, n_chars: int = 0) -> tuple[tuple, "_WordCache"]:
         """What segments by one dictionary state (the state read once), and
         its string cache: taken once per call, so that a call, and the
         threads of one call, never mix two dictionaries when add_word or
@@ -355,6 +355,16 @@ class ChineseMaxMatch(Preset):
         base automata of this mode's directions and None, or the added
         words' automata and the deleted mask (see :func:`_changed`)."""
         state = self._dict
+        if state.changed and n_chars:
+            # Correcting tokens costs about as much again as matching them:
+            # once a state has corrected as many characters as a rebuild
+            # costs, fold the changes in (one rebuild, then full speed).
+            state.corrected += n_chars
+            if state.corrected > FOLD_CHARS:
+                with self._lock:
+                    if self._dict is state:
+                        self._dict = state.folded()
+                state = self._dict
         automata = self._snapshot(self._directions(), state)
         changes = None
         if state.changed:
@@ -389,7 +399,7 @@ class ChineseMaxMatch(Preset):
         while making objects.  All threads use one dictionary state."""
         texts = _check_batch(texts)
         cps, bounds = join_code_points(texts)
-        automata, cache = self._state()
+        automata, cache = self._state(cps.size)
 
         def run(cps, bounds):
             return _word_results(cps, bounds, *self._tokens_cps(cps, bounds, automata), self.alnum_runs, cache,
@@ -558,7 +568,7 @@ class _Dictionary:
     """
 
     __slots__ = ("vocab", "automata", "strings", "one", "added", "added_at", "n_added", "dead", "n_dead",
-                 "overlay", "_folded")
+                 "overlay", "_folded", "corrected")
 
     def __init__(self, vocab: Vocabulary, automata: dict | None = None, added: list[str] | None = None,
                  added_at: dict[str, int] | None = None, n_added: int = 0, dead: np.ndarray | None = None,
@@ -574,6 +584,7 @@ class _Dictionary:
         self.strings = _WordCache(vocab.size + n_added)
         self.one = None  # what ChineseMaxMatch._one needs, made on first use
         self._folded: "_Dictionary | None" = None
+        self.corrected = 0  # characters segmented with the changes kept apart (see ChineseMaxMatch._state)
 
     @property
     def changed(self) -> bool:
@@ -638,7 +649,13 @@ class _Dictionary:
 #: an eighth of the base, if more) before they are folded into a new base.
 FOLD_WORDS = 20_000
 
+#: Characters segmented with changes kept apart, at most, before they are
+#: folded in (a rebuild of the default dictionary costs about as much as
+#: correcting the tokens of 10-20 million characters).
+FOLD_CHARS = 16_000_000
+
 NO_DEAD = np.zeros(0, dtype=np.bool_)
+NO_DEAD.setflags(write=False)  # read-only as every deleted mask: one specialization of the kernel
 
 
 class _WordCache:

@@ -203,3 +203,19 @@ def test_long_random_text(mode):
         assert seg.tokenize(text) == expected
         _prefetch_ahead(seg)
         assert seg.tokenize(text) == expected
+
+
+def test_changes_are_folded_in_after_enough_text(monkeypatch):
+    """Once a state with changes has segmented FOLD_CHARS characters, the
+    changes are folded into a new base; results do not change."""
+    from segkit_cjk import segmenter
+
+    monkeypatch.setattr(segmenter, "FOLD_CHARS", 20)
+    seg = segkit.ChineseMaxMatch(["研究", "研究生", "生命", "命", "起源"])
+    seg.add_word("命起")
+    seg.del_word("研究生")
+    texts = ["研究生命起源", "命起源 研究生"]
+    expected = segkit.ChineseMaxMatch(["研究", "生命", "命", "起源", "命起"]).cut_batch(texts)
+    assert seg.cut_batch(texts) == expected and seg._dict.changed
+    assert seg.cut_batch(texts * 3) == expected * 3
+    assert not seg._dict.changed and seg.cut_batch(texts) == expected
