@@ -114,8 +114,11 @@ class ChineseMaxMatch(Preset):
         if dictionary is None:
             from .default import default_segmenter
 
+            from .default import default_source
+
             loaded = default_segmenter(ChineseMaxMatch, _check_mode(mode))
             self._assemble(loaded._vocab, mode, alnum_runs, loaded._automata, ws)
+            self._source = ("chinese-default", default_source())
             return
         source = cacheable_file(dictionary)
         if source is not None:
@@ -126,6 +129,7 @@ class ChineseMaxMatch(Preset):
                                       lambda: Vocabulary(read_dictionary(dictionary)))
             if isinstance(loaded, ChineseMaxMatch) and loaded.mode == mode:
                 self._assemble(loaded._vocab, mode, alnum_runs, loaded._automata, ws)
+                self._source = ("chinese-file", source)
                 return
         if isinstance(dictionary, (str, os.PathLike)):
             words = read_dictionary(dictionary)
@@ -140,6 +144,8 @@ class ChineseMaxMatch(Preset):
         self.alnum_runs = _check_flag("alnum_runs", alnum_runs)
         self.keep_whitespace = _check_flag("keep_whitespace", keep_whitespace)
         self._lock = threading.Lock()  # serializes changes and automaton builds
+        # (kind, bytes) the unchanged dictionary was cached under (None: not cached), see load_userdict
+        self._source: tuple[str, bytes] | None = None
         self._dict = _Dictionary(vocab, automata)
 
     # One dictionary state, read once per call (see _Dictionary).
@@ -190,6 +196,7 @@ class ChineseMaxMatch(Preset):
         self._add_clean(clean_words(words, "add_word"))
 
     def _add_clean(self, new: list[str]) -> None:
+        self._source = None  # changed: no longer the cached dictionary
         with self._lock:
             state = self._dict
             fresh = [w for w in dict.fromkeys(new) if not state.has(w)]
@@ -225,8 +232,35 @@ class ChineseMaxMatch(Preset):
         Read as jieba reads it (see :func:`segkit_cjk.dictionary.read_dictionary`):
         a word containing spaces (``Edu Trust认证 2000``) is kept, with one
         warning per file, though it can never match.
+
+        A large file (more words than are kept beside the dictionary, see
+        :data:`FOLD_WORDS`) added to a dictionary that came from segkit's
+        model cache (the default one, or a large file) gives a dictionary
+        that is cached too, under both sources' bytes: the next process
+        with the same files loads it instead of building it.
         """
-        self._add_clean(read_dictionary(path))
+        words = read_dictionary(path)
+        source = self._source
+        with self._lock:
+            state = self._dict
+            fresh = [w for w in dict.fromkeys(words) if not state.has(w)]
+            big = len(fresh) + state.n_added > max(FOLD_WORDS, state.vocab.size // 8)
+            if not (big and source is not None and not state.changed):
+                self._source = None
+            else:
+                from pathlib import Path
+
+                from .default import cached_segmenter
+
+                merged = source[1] + b"\0userdict\0" + Path(path).read_bytes()
+                loaded = cached_segmenter(ChineseMaxMatch, f"{source[0]}+userdict", merged, self.mode,
+                                          lambda: Vocabulary(state.words() + fresh))
+                if isinstance(loaded, ChineseMaxMatch) and loaded.mode == self.mode:
+                    self._dict = _Dictionary(loaded._vocab, loaded._automata)
+                    self._source = (f"{source[0]}+userdict", merged)
+                    return
+                self._source = None
+        self._add_clean(words)
 
     def _automaton(self, direction: str) -> Automaton:
         return self._snapshot((direction,), self._dict)[0]
