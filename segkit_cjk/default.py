@@ -66,9 +66,12 @@ def cached_segmenter(cls, kind: str, source: bytes, mode: str, vocabulary):
     file's bytes ``source``."""
 
     def build():
+        from segkit.models.cache import cache_dir
+
         what = "with a user dictionary " if "userdict" in kind else ""
-        notice(f"segkit: building the Chinese dictionary's automata {what}({mode}) once; it takes a few seconds, "
-               "then later runs load them from segkit's model cache")
+        later = ("then later runs load them from segkit's model cache" if cache_dir() is not None
+                 else "and again every run: the model cache is off (SEGKIT_CACHE_DIR)")
+        notice(f"segkit: building the Chinese dictionary's automata {what}({mode}); it takes a few seconds, {later}")
         seg = cls.__new__(cls)
         seg._assemble(vocabulary(), mode, True, {})
         seg._snapshot(tuple(seg._directions()))
