@@ -297,6 +297,30 @@ def reading_stdin_note(what: str = "texts") -> None:
               "or give texts as arguments or files with --input FILE, or --help)", file=sys.stderr)
 
 
+def check_output_folder(out: "os.PathLike[str] | str", probe: bool = False) -> None:
+    """Refuse an output folder that cannot be one, before any work: it
+    exists and is not a folder, or a parent of it is a file."""
+    out = Path(out)
+    if out.exists() and not out.is_dir():
+        raise CliError(f"-o {shown_path(str(out))}: exists and is not a folder; the output is a folder of files "
+                       "(give a new or existing folder)")
+    for parent in [out, *out.parents]:
+        if parent.exists():
+            if not parent.is_dir():
+                raise CliError(f"-o {shown_path(str(out))}: {shown_path(str(parent))} is a file, not a folder")
+            break
+    else:
+        return
+    if probe:  # a folder can be made there (a read-only place, /proc): said before the work, not after
+        import tempfile
+
+        try:
+            os.rmdir(tempfile.mkdtemp(prefix=".segkit-probe-", dir=parent))
+        except OSError as e:
+            raise CliError(f"-o {shown_path(str(out))}: cannot write there "
+                           f"({e.strerror or type(e).__name__})") from None
+
+
 @contextmanager
 def staged_output(out: os.PathLike[str] | str) -> Iterator[Path]:
     """A folder to write a command's output files into, all or nothing.
@@ -314,11 +338,20 @@ def staged_output(out: os.PathLike[str] | str) -> Iterator[Path]:
     import threading
 
     out = Path(out)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    stage = Path(tempfile.mkdtemp(prefix=f".{out.name}.partial-", dir=out.parent))
+    check_output_folder(out)
+    try:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        stage = Path(tempfile.mkdtemp(prefix=f".{out.name}.partial-", dir=out.parent))
+    except OSError as e:
+        raise CliError(f"-o {shown_path(str(out))}: cannot create the output folder there "
+                       f"({e.strerror or type(e).__name__})") from None
     try:
         yield stage
-        out.mkdir(parents=True, exist_ok=True)
+        try:
+            out.mkdir(parents=True, exist_ok=True)
+        except OSError as e:
+            raise CliError(f"-o {shown_path(str(out))}: cannot create the output folder "
+                           f"({e.strerror or type(e).__name__}); nothing was written") from None
         held: list[int] = []
         main = threading.current_thread() is threading.main_thread()
         previous = signal.signal(signal.SIGINT, lambda signum, frame: held.append(signum)) if main else None

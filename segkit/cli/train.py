@@ -40,6 +40,9 @@ def run(args: argparse.Namespace) -> int:
     if empty and len(empty) == len(args.files):
         print("segkit: warning: the input holds no text: the vocabulary will hold only the initial tokens",
               file=sys.stderr)
+    from .io import check_output_folder
+
+    check_output_folder(args.output, probe=True)  # before training, not after
     try:
         return args.func(args)
     except MemoryError:
