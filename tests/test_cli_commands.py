@@ -353,3 +353,24 @@ def test_bpe_output_lines_match_a_per_token_join(fmt, capsys, tmp_path: Path, mo
         else:
             expected.append(" ".join("".join(spell[b] for b in enc.decode_single_token_bytes(i)) for i in ids))
     assert out == "".join(line + "\n" for line in expected)
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="pseudo-terminals are POSIX")
+@pytest.mark.parametrize("quiet", [False, True])
+def test_cut_stdin_notice_is_right_and_quiet_drops_it(quiet, tmp_path: Path) -> None:
+    import pty
+
+    leader, follower = pty.openpty()
+    try:
+        proc = subprocess.Popen([sys.executable, "-m", "segkit", "cut", *(["-q"] if quiet else [])], stdin=follower,
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=tmp_path,
+                                env={**os.environ, "PYTHONPATH": str(REPO)})
+        os.write(leader, "研究生命起源\n\x04".encode("utf-8"))  # a line, then Ctrl-D
+        out, err = proc.communicate(timeout=300)
+    finally:
+        os.close(leader)
+        os.close(follower)
+    assert proc.returncode == 0 and out.decode() == "研究 / 生命 / 起源\n", err
+    note = b"segkit: reading texts from standard input, one per line (end with Ctrl-D; or give texts as arguments " \
+           b"or files with --input FILE, or --help)\n"
+    assert err == (b"" if quiet else note)

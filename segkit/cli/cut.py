@@ -125,7 +125,7 @@ def run(args, out: Output) -> int:
     if "-" in paths:
         stdin_stream()  # closed: an error now, before the dictionary loads
         if not args.quiet and not args.input and not args.texts:
-            reading_stdin_note("lines")
+            reading_stdin_note()
     for option, path in [("--dict", args.dict)] + [("--userdict", u) for u in args.userdict]:
         if path is not None and not os.path.exists(path):
             raise CliError(f"{option} {shown_path(path)}: not found")
