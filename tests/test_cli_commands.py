@@ -335,9 +335,6 @@ def _gpt2_spelling() -> dict[int, str]:
 
 @pytest.mark.parametrize("fmt", ["tokens", "ids"])
 def test_bpe_output_lines_match_a_per_token_join(fmt, capsys, tmp_path: Path, monkeypatch) -> None:
-    from segkit.cli import token_text
-
-    monkeypatch.setattr(token_text, "CHUNK_TOKENS", 7)  # chunks end inside lines
     texts = ["hello world", "", "", "héllo wörld 東京 🎉 \x00 a  b", "", "x" * 50 + " ok", ""]
     f = tmp_path / "in.txt"
     f.write_text("\n".join(texts) + "\n", encoding="utf-8")

@@ -1,140 +1,123 @@
-"""Output lines of token strings or ids, written with NumPy, not per token
-in Python.
+"""Output lines of token strings or ids, built with array operations, not
+per token in Python.
 
 ``segkit tokenize`` prints one line per text: its tokens (or ids) joined by
-spaces.  Joining Python strings token by token ran at about 0.5 MB of text a
-second for BPE; these functions build the output bytes of a whole batch with
-array operations instead, a chunk of tokens at a time (memory stays bounded
-for one very long line).
-
-The layout: token ``t`` of the flat ``ids`` is written as its text followed
-by a space, or by a newline when it is the last token of its row; an empty
-row is a newline alone, written before the next token (or at the end).
+spaces.  Spelling each token in Python as it was printed (its bytes, then
+GPT-2's byte-level spelling, then a str join) ran at about 0.5 MB of text a
+second for BPE.  Here each id's output is made once per model for the whole
+vocabulary (:func:`spelled_table`, :func:`id_table`), each followed by a
+space, and a batch's output is one gather of those bytes, a chunk of tokens
+at a time (memory stays bounded for one very long line); the last token of
+each line gets a newline instead of its space, and an empty line is a
+newline inserted before the next token (or at the end).
 
 >>> import numpy as np
 >>> ids, rows = np.array([7, 42, 0, 123]), np.array([0, 2, 2, 4, 4])
->>> id_lines(ids, rows)
+>>> table_lines(ids, rows, id_table(124))
 b'7 42\\n\\n0 123\\n\\n'
->>> data = np.frombuffer(b"ab world", np.uint8)
->>> table_lines(np.array([0, 1]), np.array([0, 2]), data, np.array([0, 2]), np.array([2, 8]))
-b'ab  world\\n'
+>>> data, start, end = np.frombuffer(b"ab world", np.uint8), np.array([0, 2]), np.array([2, 8])
+>>> table_lines(np.array([0, 1]), np.array([0, 2]), spelled_table(data, start, end, gpt2_byte_map()))
+b'ab \\xc4\\xa0world\\n'
 """
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numpy as np
 
-#: Tokens per chunk of output (bounded memory for one long line).
+#: Tokens per chunk of output.
 CHUNK_TOKENS = 1 << 20
 
-_POW10 = 10 ** np.arange(19, dtype=np.int64)
+
+class Table(NamedTuple):
+    """Id ``i`` is written as ``data[start[i]:start[i] + length[i]]``: its
+    spelling followed by one space."""
+
+    data: np.ndarray
+    start: np.ndarray
+    length: np.ndarray
 
 
 def _exclusive_cumsum(a: np.ndarray) -> np.ndarray:
-    out = np.empty(a.size, dtype=np.int64)
-    if a.size:
-        out[0] = 0
+    out = np.zeros(a.size, dtype=np.int64)
+    if a.size > 1:
         np.cumsum(a[:-1], out=out[1:])
     return out
 
 
-def _layout(ids: np.ndarray, rows: np.ndarray):
-    """Per token: its separator byte and the number of empty rows written
-    before it; and the number of empty rows after the last token."""
-    counts = np.diff(rows)
-    sep = np.full(ids.size, 0x20, dtype=np.uint8)
-    nonempty = counts > 0
-    sep[rows[1:][nonempty] - 1] = 0x0A
-    empty = (~nonempty).astype(np.int64)
-    before = np.cumsum(empty)  # empty rows up to and including each row
-    pre = np.zeros(ids.size, dtype=np.int64)
-    firsts = rows[:-1][nonempty]
-    prior = np.concatenate([[0], before[:-1]])[nonempty]  # empty rows before each non-empty row
-    pre[firsts] = np.diff(np.concatenate([[0], prior]))
-    tail = int(before[-1] - (prior[-1] if prior.size else 0)) if counts.size else 0
-    return sep, pre, tail
+def _with_spaces(data: np.ndarray, start: np.ndarray, end: np.ndarray) -> Table:
+    lens = (end - start).astype(np.int64)
+    lengths = lens + 1
+    new_start = _exclusive_cumsum(lengths)
+    out = np.full(int(lengths.sum()), 0x20, dtype=np.uint8)
+    k = np.repeat(np.arange(lens.size), lens)
+    offset = np.arange(k.size) - np.repeat(_exclusive_cumsum(lens), lens)
+    out[new_start[k] + offset] = data[start[k] + offset]
+    return Table(out, new_start, lengths)
 
 
-def _assemble(raw: np.ndarray, lens: np.ndarray, sep: np.ndarray, pre: np.ndarray,
-              byte_map: "tuple[np.ndarray, np.ndarray, np.ndarray] | None") -> np.ndarray:
-    """The output bytes of one chunk of tokens: token ``k`` is the bytes
-    ``raw[sum(lens[:k]):sum(lens[:k + 1])]`` (each byte spelled through
-    ``byte_map``, a ``(length, first, second)`` table of 1- or 2-byte
-    spellings), after ``pre[k]`` newlines and before ``sep[k]``."""
-    k = lens.size
-    first_byte = _exclusive_cumsum(lens)
-    if byte_map is None:
-        nb = None
-        out_lens = lens
-    else:
-        nb = byte_map[0][raw]
-        c = np.zeros(raw.size + 1, dtype=np.int64)
-        np.cumsum(nb, out=c[1:])
-        out_lens = c[first_byte + lens] - c[first_byte]
-    item = pre + out_lens + 1
-    start = _exclusive_cumsum(item)
-    total = int(item.sum()) if k else 0
-    out = np.empty(total, dtype=np.uint8)
-    text_start = start + pre
-    tok_of_byte = np.repeat(np.arange(k), lens)
-    if nb is None:
-        pos = text_start[tok_of_byte] + (np.arange(raw.size) - first_byte[tok_of_byte])
-        out[pos] = raw
-    else:
-        pos = text_start[tok_of_byte] + (c[:-1] - c[first_byte][tok_of_byte])
-        out[pos] = byte_map[1][raw]
+def id_table(n: int) -> Table:
+    """The decimal spelling of every id below ``n``."""
+    blob = np.frombuffer(b"".join(b"%d" % i for i in range(n)), dtype=np.uint8)
+    lens = np.array([len(b"%d" % i) for i in range(n)], dtype=np.int64)
+    start = _exclusive_cumsum(lens)
+    return _with_spaces(blob, start, start + lens)
+
+
+def spelled_table(data: np.ndarray, start: np.ndarray, end: np.ndarray, byte_map=None) -> Table:
+    """Every id's spelling: id ``i`` is ``data[start[i]:end[i]]``, each byte
+    spelled through ``byte_map`` (a ``(length, first, second)`` table of 1-
+    or 2-byte UTF-8 spellings, see :func:`gpt2_byte_map`) when given."""
+    data = np.asarray(data, dtype=np.uint8)
+    start = np.asarray(start, dtype=np.int64)
+    end = np.asarray(end, dtype=np.int64)
+    if byte_map is not None:
+        length, first, second = byte_map
+        nb = length[data]
+        pos = np.zeros(data.size + 1, dtype=np.int64)
+        np.cumsum(nb, out=pos[1:])
+        out = np.empty(int(pos[-1]), dtype=np.uint8)
+        out[pos[:-1]] = first[data]
         two = nb == 2
-        out[pos[two] + 1] = byte_map[2][raw[two]]
-    out[text_start + out_lens] = sep
-    if pre.any():
-        n = pre[pre > 0]
-        s = start[pre > 0]
-        out[np.repeat(s, n) + (np.arange(int(n.sum())) - np.repeat(_exclusive_cumsum(n), n))] = 0x0A
-    return out
+        out[pos[:-1][two] + 1] = second[data[two]]
+        data, start, end = out, pos[start], pos[end]
+    return _with_spaces(data, start, end)
 
 
-def _lines(ids: np.ndarray, rows: np.ndarray, pieces, byte_map) -> bytes:
+def table_lines(ids: np.ndarray, rows: np.ndarray, table: Table) -> bytes:
+    """The output lines of a batch: the ids of row ``r`` are
+    ``ids[rows[r]:rows[r + 1]]``, written through ``table``."""
     ids = np.asarray(ids, dtype=np.int64)
     rows = np.asarray(rows, dtype=np.int64)
-    sep, pre, tail = _layout(ids, rows)
+    counts = np.diff(rows)
+    if counts.size == 0:
+        return b""
+    last = np.zeros(ids.size, dtype=bool)
+    nonempty = counts > 0
+    last[rows[1:][nonempty] - 1] = True
+    empty_before = np.cumsum(~nonempty)  # empty rows up to each row
+    prior = np.concatenate([[0], empty_before[:-1]])[nonempty]
+    pre = np.zeros(ids.size, dtype=np.int64)  # newlines before each token (empty rows)
+    pre[rows[:-1][nonempty]] = np.diff(np.concatenate([[0], prior]))
+    tail = int(empty_before[-1] - (prior[-1] if prior.size else 0))
     parts = []
     for a in range(0, ids.size, CHUNK_TOKENS):
-        b = min(a + CHUNK_TOKENS, ids.size)
-        raw, lens = pieces(ids[a:b])
-        parts.append(_assemble(raw, lens, sep[a:b], pre[a:b], byte_map).tobytes())
+        chunk = ids[a : a + CHUNK_TOKENS]
+        s = table.start[chunk]
+        n = table.length[chunk]
+        ends = np.cumsum(n)
+        idx = np.arange(int(ends[-1]), dtype=np.int64)
+        idx += np.repeat(s - (ends - n), n)
+        out = table.data[idx]
+        out[ends[last[a : a + CHUNK_TOKENS]] - 1] = 0x0A
+        p = pre[a : a + CHUNK_TOKENS]
+        if p.any():
+            where = np.repeat(ends - n, p)
+            out = np.insert(out, where, 0x0A)
+        parts.append(out.tobytes())
     parts.append(b"\n" * tail)
     return b"".join(parts)
-
-
-def id_lines(ids: np.ndarray, rows: np.ndarray) -> bytes:
-    """The lines of ``--format ids``: each row's ids in decimal, joined by
-    spaces (ids are non-negative)."""
-
-    def digits(chunk: np.ndarray):
-        nd = np.searchsorted(_POW10, chunk, side="right")
-        nd = np.maximum(nd, 1)
-        rep = np.repeat(chunk, nd)
-        ndr = np.repeat(nd, nd)
-        k = np.arange(rep.size) - np.repeat(_exclusive_cumsum(nd), nd)
-        raw = (rep // _POW10[ndr - 1 - k] % 10 + 48).astype(np.uint8)
-        return raw, nd
-
-    return _lines(ids, rows, digits, None)
-
-
-def table_lines(ids: np.ndarray, rows: np.ndarray, data: np.ndarray, start: np.ndarray, end: np.ndarray,
-                byte_map=None) -> bytes:
-    """The lines of token strings: id ``i`` is ``data[start[i]:end[i]]``,
-    each byte spelled through ``byte_map`` when given (see
-    :func:`gpt2_byte_map`)."""
-
-    def gather(chunk: np.ndarray):
-        s = start[chunk].astype(np.int64)
-        lens = end[chunk].astype(np.int64) - s
-        idx = np.arange(int(lens.sum())) + np.repeat(s - _exclusive_cumsum(lens), lens)
-        return data[idx], lens
-
-    return _lines(ids, rows, gather, byte_map)
 
 
 _GPT2: list = []

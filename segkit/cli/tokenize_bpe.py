@@ -70,7 +70,7 @@ def allowed_special(bpe, value: str):
 
 def run(bpe, args, out: Output) -> int:
     """Tokenize with a :class:`segkit.BPE`."""
-    from .token_text import gpt2_byte_map, id_lines, table_lines
+    from .token_text import gpt2_byte_map, id_table, spelled_table, table_lines
 
     if args.command != "tokenize":
         raise CliError(f"'segkit {args.command}' is for WordPiece models; use 'segkit tokenize' with a BPE model")
@@ -86,16 +86,17 @@ def run(bpe, args, out: Output) -> int:
             return bpe.encode_batch(batch, flat=True)
         return bpe.encode_batch(batch, flat=True, allowed_special=allowed, disallowed_special=())
 
+    table = None  # every id's output bytes, made on first use
     try:
         for batch in batches(texts, args.batch_size):
             with out.sigint_deferred():
                 ids, rows = encode_flat(batch)
-            if args.format == "ids":
-                out.write_bytes(id_lines(ids, rows), len(batch))
-                continue
-            data, start, end = bpe._dec
-            if args.format == "tokens":
-                out.write_bytes(table_lines(ids, rows, data, start, end, gpt2_byte_map()), len(batch))
+            if args.format != "json":
+                if table is None:
+                    data, start, end = bpe._dec
+                    table = id_table(start.size) if args.format == "ids" else \
+                        spelled_table(data, start, end, gpt2_byte_map())
+                out.write_bytes(table_lines(ids, rows, table), len(batch))
                 continue
             written = []
             for t, text in enumerate(batch):
