@@ -371,3 +371,13 @@ def test_cut_stdin_notice_is_right_and_quiet_drops_it(quiet, tmp_path: Path) -> 
     note = b"segkit: reading texts from standard input, one per line (end with Ctrl-D; or give texts as arguments " \
            b"or files with --input FILE, or --help)\n"
     assert err == (b"" if quiet else note)
+
+
+@pytest.mark.parametrize("argv", [["tokenize", "--vocab", "{p}", "x"], ["tokenize", "--tokenizer-json", "{p}", "x"],
+                                  ["train", "bpe", "--vocab-size", "300", "{p}", "-o", "{o}"],
+                                  ["cut", "-D", "{p}", "x"]])
+def test_every_error_about_a_path_with_a_newline_is_one_line(argv, capsys, tmp_path: Path) -> None:
+    bad = tmp_path / "new\nline.txt"  # (no such file)
+    code, _, err = run(capsys, *[a.format(p=bad, o=tmp_path / "o") for a in argv])
+    line = one_error(err)
+    assert code == 2 and "new\\nline.txt" in line, line

@@ -48,6 +48,18 @@ def shown_path(path: str) -> str:
     return "'" + "".join(c if c.isprintable() else repr(c)[1:-1] for c in text) + "'"
 
 
+def one_line(message: str) -> str:
+    """``message`` with line breaks and other control characters escaped
+    (``\\n``), so that an error naming a path that holds one stays one line.
+
+    >>> print(one_line("vocabulary file not found: a\\nb.txt"))
+    vocabulary file not found: a\\nb.txt
+    """
+    if message.isprintable():
+        return message
+    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in message)
+
+
 def stdin_stream():
     """The binary standard input, or an InputError when it is closed."""
     stream = getattr(sys.stdin, "buffer", None)
