@@ -381,3 +381,21 @@ def test_every_error_about_a_path_with_a_newline_is_one_line(argv, capsys, tmp_p
     code, _, err = run(capsys, *[a.format(p=bad, o=tmp_path / "o") for a in argv])
     line = one_error(err)
     assert code == 2 and "new\\nline.txt" in line, line
+
+
+@pytest.mark.parametrize("fmt", ["tokens", "ids"])
+def test_rwkv_output_lines_match_a_per_token_join(fmt, capsys, tmp_path: Path) -> None:
+    texts = ["hello world", "", "héllo 東京 🎉", "", ""]
+    f = tmp_path / "in.txt"
+    f.write_text("\n".join(texts) + "\n", encoding="utf-8")
+    code, out, err = run(capsys, "tokenize", "--model", "rwkv-world", "-f", fmt, "-i", str(f), "--batch-size", "2")
+    assert code == 0, err
+    rwkv = segkit.RWKVWorld()
+    expected = []
+    for t in texts:
+        ids = rwkv.encode(t)
+        if fmt == "ids":
+            expected.append(" ".join(map(str, ids)))
+        else:  # each token's bytes as UTF-8, \x escapes where it cuts a character
+            expected.append(" ".join(rwkv.decode_bytes([i]).decode("utf-8", "backslashreplace") for i in ids))
+    assert out == "".join(line + "\n" for line in expected)

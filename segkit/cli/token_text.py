@@ -65,6 +65,14 @@ def id_table(n: int) -> Table:
     return _with_spaces(blob, start, start + lens)
 
 
+def bytes_table(spellings: list) -> Table:
+    """A table of the given spellings (``bytes``), id ``i`` being
+    ``spellings[i]``."""
+    lens = np.fromiter((len(b) for b in spellings), dtype=np.int64, count=len(spellings))
+    start = _exclusive_cumsum(lens)
+    return _with_spaces(np.frombuffer(b"".join(spellings), dtype=np.uint8), start, start + lens)
+
+
 def spelled_table(data: np.ndarray, start: np.ndarray, end: np.ndarray, byte_map=None) -> Table:
     """Every id's spelling: id ``i`` is ``data[start[i]:end[i]]``, each byte
     spelled through ``byte_map`` (a ``(length, first, second)`` table of 1-

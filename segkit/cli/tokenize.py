@@ -225,8 +225,20 @@ def _run_maxmatch(args, out: Output, tok) -> int:
         reading_stdin_note()
     texts: Iterable = args.texts if args.texts else lines(args.input or ["-"])
     by_id = tok._table.by_id
+    table = None  # every id's output bytes, made on first use (see token_text)
     try:
         for batch in batches(texts, args.batch_size):
+            if args.format != "json":
+                from .token_text import bytes_table, id_table, table_lines
+
+                with out.sigint_deferred():
+                    ids, rows = tok.encode_batch(batch, flat=True)
+                if table is None:
+                    table = id_table(len(by_id)) if args.format == "ids" else bytes_table(
+                        [(_shown(t) if t is not None else f"<{i}>").encode("utf-8", "surrogateescape")
+                         for i, t in enumerate(by_id)])
+                out.write_bytes(table_lines(ids, rows, table), len(batch))
+                continue
             with out.sigint_deferred():
                 if args.format == "json":
                     ids, starts, ends, rows = tok.encode_batch_with_offsets(batch)
