@@ -1,5 +1,5 @@
 """``segkit tokenize --model cl100k_base``: MB/s of text through the command
-line, token strings and ids (best of ``--repeat``), against
+line, token strings and ids (best of ``--repeat``; one RWKV World row), against
 ``encode_ordinary_batch`` alone (texts already in memory) and the
 per-token Python join the command used before (issue 33: 0.5 MB/s).
 
@@ -98,6 +98,9 @@ def main() -> None:
         t_old = time.perf_counter() - t
         rows.append((f"{name} ({'~100 B lines' if name == 'lines' else 'one line'})", mb / t_enc, mb / t_tok,
                      mb / t_ids, part_mb / t_old, t_old / part_mb * mb / t_tok))
+    path = folder / "lines.txt"
+    t_rwkv = min(cli_seconds(["tokenize", "--model", "rwkv-world", "-i", str(path)]) for _ in range(args.repeat))
+    rows.append(("lines, --model rwkv-world", "-", mb / t_rwkv, "-", "-", "-"))
     _common.print_table(
         ["input", "encode MB/s", "CLI tokens MB/s", "CLI ids MB/s", "old join MB/s", "tokens speed-up"], rows,
         title=f"segkit tokenize --model cl100k_base, {mb:.1f} MB of English (goal: CLI tokens >= 20 MB/s)",
