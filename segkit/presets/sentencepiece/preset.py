@@ -193,7 +193,11 @@ class SentencePieceBPE(Preset):
         return [row for part in parts for row in part]
 
     def tokenize(self, text: str) -> list[str]:
-        """The pieces of ``text`` (``encode(text, out_type=str)``)."""
+        """The pieces of the ids of ``text`` (``id_to_piece`` of each).
+
+        As ``encode(text, out_type=str)`` except for ``unk``: SentencePiece
+        gives the text it covers, this gives the ``unk`` piece (``<unk>``).
+        """
         pieces = self._t.pieces
         return [pieces[i] for i in self.encode(text)]
 
@@ -263,7 +267,8 @@ class SentencePieceBPE(Preset):
     def _model_state(self):
         t = self._t
         config = {"settings": t.settings}
-        arrays = {"poff": t.poff, "scores": t.scores, "ptype": t.ptype, "darts": t.darts, "nblob": t.nblob}
+        arrays = {"poff": t.poff, "scores": t.scores.view(np.uint32),  # float32 bits: the file stores ints
+                   "ptype": t.ptype, "darts": t.darts, "nblob": t.nblob}
         return config, arrays, {"pieces": t.pbuf.tobytes()}
 
     @classmethod
@@ -273,10 +278,13 @@ class SentencePieceBPE(Preset):
         for key in ("poff", "scores", "ptype", "darts", "nblob"):
             if key not in arrays:
                 raise ModelFileError(f"{source}: array {key!r} is missing")
-        if not isinstance(blobs.get("pieces"), (bytes, bytearray)):
+        if not isinstance(blobs.get("pieces"), (bytes, bytearray, memoryview)):
             raise ModelFileError(f"{source}: blob 'pieces' is missing")
         pbuf = np.frombuffer(bytes(blobs["pieces"]), np.uint8)
-        t = build_tables(pbuf, np.asarray(arrays["poff"]), np.asarray(arrays["scores"]), np.asarray(arrays["ptype"]),
+        scores = np.asarray(arrays["scores"])
+        if scores.dtype != np.uint32 or scores.ndim != 1:
+            raise ModelFileError(f"{source}: array 'scores': expected 1-D uint32 (float32 bits), found {scores.dtype}")
+        t = build_tables(pbuf, np.asarray(arrays["poff"]), scores.view(np.float32), np.asarray(arrays["ptype"]),
                          np.asarray(arrays["darts"]), np.asarray(arrays["nblob"]), config["settings"], source)
         obj = cls.__new__(cls)
         obj._set(t)

@@ -154,6 +154,8 @@ def build_tables(pbuf: np.ndarray, poff: np.ndarray, scores: np.ndarray, ptype: 
 def tables_from_proto(model: dict, source: str) -> Tables:
     """:class:`Tables` of a parsed ``ModelProto`` (see :func:`.proto.read_model_proto`)."""
     trainer = model["trainer_spec"]
+    if not model["pieces"]:
+        raise ModelFileError(f"{source}: pieces: the model has no pieces (an empty file, or not a .model file)")
     kind = trainer["model_type"]
     if kind == "UNIGRAM":
         raise ModelFileError(f"{source}: trainer_spec.model_type: model_type UNIGRAM is not supported yet "
