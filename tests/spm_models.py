@@ -23,6 +23,9 @@ OPTIONS: dict[str, dict] = {
     # no dummy prefix; some pieces marked UNUSED after training (resegmentation)
     "unused": {"normalization_rule_name": "nfkc", "add_dummy_prefix": False, "byte_fallback": True,
                "edit": "unused"},
+    # a character of longer pieces is no piece itself (edited: the piece
+    # renamed): merges start from symbols without an id (the span encoder)
+    "nochar": {"normalization_rule_name": "identity", "byte_fallback": True, "edit": "drop_char"},
     # spaces not escaped (edited), whitespace-only pieces allowed
     "spaces": {"normalization_rule_name": "identity", "allow_whitespace_only_pieces": True,
                "remove_extra_whitespaces": False, "edit": "no_escape"},
@@ -55,6 +58,14 @@ def train(name: str, directory: Path) -> Path:
                 k += 1
                 if k % 5 == 0:
                     p.type = 5
+    elif edit == "drop_char":
+        longer = "".join(p.piece for p in proto.pieces if p.type == 1 and len(p.piece) > 1)
+        dropped = 0
+        for i, p in enumerate(proto.pieces):
+            if p.type == 1 and len(p.piece) == 1 and p.piece in longer and p.piece in "aeiouéè":
+                p.piece = f"\u2603{i}"
+                dropped += 1
+        assert dropped >= 3, dropped
     elif edit == "no_escape":
         proto.normalizer_spec.escape_whitespaces = False
     path = Path(directory) / f"{name}.model"

@@ -104,6 +104,25 @@ def test_the_options_are_the_ones_meant(models, trained) -> None:
     u = got["unused"]
     assert sum(u.piece_type(i) == "UNUSED" for i in range(len(u))) > 20 and not u.settings["add_dummy_prefix"]
     assert not got["spaces"].settings["escape_whitespaces"]
+    from segkit.presets.sentencepiece import kernels as K
+
+    fast = {name: bool(m._t.flags[K.F_FAST]) for name, m in got.items()}
+    assert fast == {name: name != "nochar" for name in got}, fast
+
+
+@pytest.mark.parametrize("name", [*spm_models.OPTIONS, "tokenizer.model.v1", "mistral_instruct_tokenizer_240323.model.v3"])
+def test_the_span_encoder_matches_too(models, trained, name) -> None:
+    """The encoder on spans (run when some character of a piece is no
+    piece) gives the peer's ids on every model, forced where the faster
+    encoder on ids would run."""
+    from segkit.presets.sentencepiece import kernels as K
+    from segkit.presets.sentencepiece.tables import packed
+
+    model, sp, path = _model(models, trained, name)
+    slow = segkit.SentencePieceBPE(path)
+    slow._t.flags[K.F_FAST] = 0
+    slow._args = packed(slow._t)
+    assert slow.encode_batch(TEXTS) == [sp.encode(t) for t in TEXTS]
 
 
 def _corpus(shared_data: Path, n: int | None) -> list[str]:

@@ -50,12 +50,15 @@ F_ESCAPE = 2
 F_SUFFIX = 3
 F_BYTE_FALLBACK = 4
 F_UNK = 5
-N_FLAGS = 6
+F_HAS_UNUSED = 6
+F_FAST = 7
+F_PAIR_BITS = 8
+N_FLAGS = 9
 
 T_NORMAL, T_UNKNOWN, T_CONTROL, T_USER, T_UNUSED, T_BYTE = 1, 2, 3, 4, 5, 6
 
 
-@kernel
+@kernel(inline="always")
 def span_hash(src, a, b):
     h = _FNV_OFFSET
     for i in range(a, b):
@@ -63,7 +66,7 @@ def span_hash(src, a, b):
     return h
 
 
-@kernel
+@kernel(inline="always")
 def lookup(src, a, b, pbuf, poff, htab):
     """The id of the piece spelt by ``src[a:b]``, or -1."""
     mask = np.uint64(htab.size - 1)
@@ -85,7 +88,7 @@ def lookup(src, a, b, pbuf, poff, htab):
         h = (h + np.uint64(1)) & mask
 
 
-@kernel
+@kernel(inline="always")
 def _user_match(src, p, end, pbuf, poff, ustart, uids):
     """Length of the longest user-defined symbol at ``src[p:end]`` (0: none)."""
     c = src[p]
@@ -106,7 +109,7 @@ def _user_match(src, p, end, pbuf, poff, ustart, uids):
     return best
 
 
-@kernel
+@kernel(inline="always")
 def _charsmap_match(src, p, end, darts, nblob):
     """Longest charsmap rule at ``src[p:end]``: (length consumed, start of
     its replacement in ``nblob``); length 0 when none."""
@@ -136,7 +139,7 @@ def _charsmap_match(src, p, end, darts, nblob):
     return best, value
 
 
-@kernel
+@kernel(inline="always")
 def _one_char(src, p, end):
     """(length of the UTF-8 character at p, valid?) as SentencePiece's
     IsValidDecodeUTF8: a malformed sequence is one invalid byte."""
@@ -177,25 +180,6 @@ def _grow(arr, need):
 
 
 @kernel
-def _put(nb, k, byte):
-    nb = _grow(nb, k + 1)
-    nb[k] = byte
-    return nb
-
-
-@kernel
-def _put_ws(nb, k, escape):
-    if escape:
-        nb = _grow(nb, k + 3)
-        nb[k] = 0xE2
-        nb[k + 1] = 0x96
-        nb[k + 2] = 0x81
-        return nb, k + 3
-    nb = _put(nb, k, 0x20)
-    return nb, k + 1
-
-
-@kernel
 def _normalize(buf, a, b, nb, pbuf, poff, ustart, uids, darts, nblob, flags):
     """Normalize ``buf[a:b]`` into ``nb`` (grown as needed): (nb, length)."""
     add_dummy = flags[F_ADD_DUMMY] != 0
@@ -206,7 +190,41 @@ def _normalize(buf, a, b, nb, pbuf, poff, ustart, uids, darts, nblob, flags):
     p = a
     if p >= b:
         return nb, 0
-    fffd = np.array([0xEF, 0xBF, 0xBD], np.uint8)
+    if darts.size == 0 and not remove_extra:
+        # Identity without whitespace removal: every replacement is the
+        # text itself (user-defined symbols included; the input is the
+        # UTF-8 of a str, so never malformed), spaces escaped.
+        if 3 * (b - a) + 6 > nb.size:
+            nb = _grow(nb, 3 * (b - a) + 6)
+        if add_dummy and not suffix:
+            if escape:
+                nb[0] = 0xE2
+                nb[1] = 0x96
+                nb[2] = 0x81
+                k = 3
+            else:
+                nb[0] = 0x20
+                k = 1
+        for q in range(a, b):
+            c = buf[q]
+            if c == 0x20 and escape:
+                nb[k] = 0xE2
+                nb[k + 1] = 0x96
+                nb[k + 2] = 0x81
+                k += 3
+            else:
+                nb[k] = c
+                k += 1
+        if add_dummy and suffix:
+            if escape:
+                nb[k] = 0xE2
+                nb[k + 1] = 0x96
+                nb[k + 2] = 0x81
+                k += 3
+            else:
+                nb[k] = 0x20
+                k += 1
+        return nb, k
     # The replacement of the prefix at p: (source kind, start, length, consumed)
     # kind 0: buf, 1: nblob, 2: U+FFFD
     first = True
@@ -250,7 +268,16 @@ def _normalize(buf, a, b, nb, pbuf, poff, ustart, uids, darts, nblob, flags):
                     continue
             first = False
             if add_dummy and not suffix:
-                nb, k = _put_ws(nb, k, escape)
+                if k + 3 > nb.size:
+                    nb = _grow(nb, k + 3)
+                if escape:
+                    nb[k] = 0xE2
+                    nb[k + 1] = 0x96
+                    nb[k + 2] = 0x81
+                    k += 3
+                else:
+                    nb[k] = 0x20
+                    k += 1
         # Leading spaces of the replacement after a space are dropped.
         j = 0
         if is_prev_space:
@@ -260,11 +287,13 @@ def _normalize(buf, a, b, nb, pbuf, poff, ustart, uids, darts, nblob, flags):
                 elif kind == 1:
                     c = nblob[rs + j]
                 else:
-                    c = fffd[j]
+                    c = 0xEF if j == 0 else 0xBF if j == 1 else 0xBD
                 if c != 0x20:
                     break
                 j += 1
         if j < rn:
+            if k + 3 * (rn - j) + 3 > nb.size:
+                nb = _grow(nb, k + 3 * (rn - j) + 3)
             last = 0
             while j < rn:
                 if kind == 0:
@@ -272,11 +301,14 @@ def _normalize(buf, a, b, nb, pbuf, poff, ustart, uids, darts, nblob, flags):
                 elif kind == 1:
                     c = nblob[rs + j]
                 else:
-                    c = fffd[j]
+                    c = 0xEF if j == 0 else 0xBF if j == 1 else 0xBD
                 if c == 0x20 and escape:
-                    nb, k = _put_ws(nb, k, True)
+                    nb[k] = 0xE2
+                    nb[k + 1] = 0x96
+                    nb[k + 2] = 0x81
+                    k += 3
                 else:
-                    nb = _put(nb, k, c)
+                    nb[k] = c
                     k += 1
                 last = c
                 j += 1
@@ -297,7 +329,16 @@ def _normalize(buf, a, b, nb, pbuf, poff, ustart, uids, darts, nblob, flags):
                 continue
             break
     if suffix and add_dummy:
-        nb, k = _put_ws(nb, k, escape)
+        if k + 3 > nb.size:
+            nb = _grow(nb, k + 3)
+        if escape:
+            nb[k] = 0xE2
+            nb[k + 1] = 0x96
+            nb[k + 2] = 0x81
+            k += 3
+        else:
+            nb[k] = 0x20
+            k += 1
     return nb, k
 
 
@@ -427,17 +468,20 @@ def _bpe(nb, n, pbuf, poff, ptype, prank, htab, ustart, uids, byte_ids, flags,
                 t = unk
             if ptype[t] == T_UNKNOWN:
                 if byte_fallback:
-                    out = _grow(out, k + (b - a))
+                    if k + (b - a) > out.size:
+                        out = _grow(out, k + (b - a))
                     for q in range(a, b):
                         out[k] = byte_ids[nb[q]]
                         k += 1
                 elif not prev_unk:
-                    out = _grow(out, k + 1)
+                    if k + 1 > out.size:
+                        out = _grow(out, k + 1)
                     out[k] = t
                     k += 1
                 prev_unk = True
             else:
-                out = _grow(out, k + 1)
+                if k + 1 > out.size:
+                    out = _grow(out, k + 1)
                 out[k] = t
                 k += 1
                 prev_unk = False
@@ -445,9 +489,294 @@ def _bpe(nb, n, pbuf, poff, ptype, prank, htab, ustart, uids, byte_ids, flags,
     return out, k
 
 
+_GOLDEN = np.uint64(0x9E3779B97F4A7C15)
+
+
+@kernel(inline="always")
+def pair_slot(x, y, bits):
+    key = (np.uint64(x) << np.uint64(32)) | np.uint64(y)
+    return np.int64((key * _GOLDEN) >> np.uint64(64 - bits))
+
+
+@kernel(inline="always")
+def pair_lookup(x, y, pkey, pval, bits):
+    """``rank << 32 | piece`` of the piece made of the pieces ``x`` and
+    ``y`` (the rank with it: one memory access), or -1."""
+    if x < 0 or y < 0:
+        return -1
+    key = (np.int64(x) << 32) | np.int64(y)
+    mask = (pkey.size >> 1) - 1
+    h = pair_slot(x, y, bits)
+    while True:
+        k = pkey[2 * h]
+        if k == key:
+            return pkey[2 * h + 1]
+        if k < 0:
+            return -1
+        h = (h + 1) & mask
+
+
 @kernel
-def encode_batch(buf, offs, pbuf, poff, ptype, prank, htab, ustart, uids, darts, nblob, byte_ids, flags):
-    """Ids of every text ``buf[offs[r]:offs[r + 1]]``: (ids, row ends)."""
+def build_pairs(pbuf, poff, ptype, prank, htab):
+    """For the fast path: ``(char_ids, pkey, pval, bits, fast)``.
+
+    ``char_ids[cp]`` is the piece of the one character ``cp`` (below
+    U+10000), or -1; the pair table maps two pieces ``(x, y)`` to the piece
+    spelt by their concatenation, for every mergeable piece and every split
+    of it into two pieces.  ``fast`` is False when some character of a
+    normal or unused piece is not itself a mergeable piece: a merge could then start
+    from a symbol that has no id, and the span encoder must run instead.
+    """
+    n = ptype.size
+    char_ids = np.full(0x10000, -1, np.int64)
+    total = 0
+    for t in range(n):
+        ty = ptype[t]
+        if ty != T_NORMAL and ty != T_USER and ty != T_UNUSED:
+            continue
+        a = poff[t]
+        b = poff[t + 1]
+        for q in range(a + 1, b):
+            if (pbuf[q] & 0xC0) != 0x80:  # a split point of piece t into two pieces?
+                x = lookup(pbuf, a, q, pbuf, poff, htab)
+                y = lookup(pbuf, q, b, pbuf, poff, htab)
+                if x >= 0 and y >= 0:
+                    total += 1
+    bits = 4
+    while (1 << bits) < 2 * total + 16:
+        bits += 1
+    pkey = np.full(2 << bits, -1, np.int64)  # (key, value) pairs side by side: one cache line per probe
+    pval = np.zeros(0, np.int64)
+    mask = (1 << bits) - 1
+    fast = True
+    for t in range(n):
+        a = poff[t]
+        b = poff[t + 1]
+        c = pbuf[a]
+        size = 1 if c < 0xC0 else 2 if c < 0xE0 else 3 if c < 0xF0 else 4
+        if a + size == b and size <= 3:
+            cp = np.int64(c) & (0x7F >> (size - 1) if size > 1 else 0x7F)
+            if size == 2:
+                cp = np.int64(c) & 0x1F
+            elif size == 3:
+                cp = np.int64(c) & 0x0F
+            for q in range(a + 1, b):
+                cp = (cp << 6) | (np.int64(pbuf[q]) & 0x3F)
+            if cp < 0x10000:
+                char_ids[cp] = t
+        ty = ptype[t]
+        if ty != T_NORMAL and ty != T_UNUSED:
+            # A user-defined piece is never made by a merge: wherever its
+            # text starts at a symbol, the matcher made it (or a longer one)
+            # one frozen symbol.
+            continue
+        p = a
+        while p < b:
+            c = pbuf[p]
+            size = 1 if c < 0xC0 else 2 if c < 0xE0 else 3 if c < 0xF0 else 4
+            e = min(p + size, b)
+            one = lookup(pbuf, p, e, pbuf, poff, htab)
+            if one < 0 or (ptype[one] != T_NORMAL and ptype[one] != T_USER and ptype[one] != T_UNUSED):
+                fast = False
+            if p > a:
+                x = lookup(pbuf, a, p, pbuf, poff, htab)
+                y = lookup(pbuf, p, b, pbuf, poff, htab)
+                if x >= 0 and y >= 0:
+                    tx = ptype[x]
+                    ty2 = ptype[y]
+                    if (tx == T_NORMAL or tx == T_USER or tx == T_UNUSED) and (
+                            ty2 == T_NORMAL or ty2 == T_USER or ty2 == T_UNUSED):
+                        h = pair_slot(x, y, bits)
+                        while pkey[2 * h] >= 0:
+                            h = (h + 1) & mask
+                        pkey[2 * h] = (np.int64(x) << 32) | np.int64(y)
+                        pkey[2 * h + 1] = (np.int64(prank[t]) << 32) | t  # rank and piece
+            p = e
+    return char_ids, pkey, pval, bits, fast
+
+
+@kernel
+def _bpe_ids(nb, n, pbuf, poff, ptype, prank, htab, ustart, uids, byte_ids, flags, char_ids, pkey, pval, bits,
+             start, end, nxt, prv, frozen, tok, cand, heap, rev, stamp, cur, out, k):
+    """:func:`_bpe` on piece ids (same results), for models where every
+    character of a mergeable piece is a mergeable piece: a pair is merged
+    only if both symbols are pieces, so the pair table of ids replaces the
+    hashing of spans.  ``cand[i]`` is the piece the current pair at symbol
+    ``i`` makes (-1: none), set whenever that pair changes, so a popped
+    entry is checked without a look-up."""
+    unk = flags[F_UNK]
+    has_unused = flags[F_HAS_UNUSED] != 0
+    byte_fallback = flags[F_BYTE_FALLBACK] != 0
+    m = 0
+    p = 0
+    while p < n:
+        used = 0
+        if uids.size > 0:
+            used = _user_match(nb, p, n, pbuf, poff, ustart, uids)
+        if used > 0:
+            frozen[m] = True
+            tok[m] = lookup(nb, p, p + used, pbuf, poff, htab)
+        else:
+            frozen[m] = False
+            c = nb[p]
+            if c < 0x80:
+                used = 1
+                tok[m] = char_ids[c]
+            elif c < 0xE0 and p + 2 <= n:
+                used = 2
+                tok[m] = char_ids[((np.int64(c) & 0x1F) << 6) | (np.int64(nb[p + 1]) & 0x3F)]
+            elif c < 0xF0 and p + 3 <= n:
+                used = 3
+                tok[m] = char_ids[((np.int64(c) & 0x0F) << 12) | ((np.int64(nb[p + 1]) & 0x3F) << 6)
+                                  | (np.int64(nb[p + 2]) & 0x3F)]
+            else:
+                used = 1 if c < 0xC0 else 2 if c < 0xE0 else 3 if c < 0xF0 else 4
+                if p + used > n:
+                    used = n - p
+                tok[m] = lookup(nb, p, p + used, pbuf, poff, htab)
+        start[m] = p
+        end[m] = p + used
+        nxt[m] = m + 1
+        prv[m] = m - 1
+        cand[m] = -1
+        m += 1
+        p += used
+    if m == 0:
+        return out, k
+    nxt[m - 1] = -1
+    size = 0
+    step = -1
+    while True:
+        step += 1
+        if step < m - 1:
+            left = step
+            right = step + 1
+            nleft = -1
+        elif size == 0:
+            break
+        else:
+            key = heap[0]
+            size -= 1
+            heap[0] = heap[size]
+            r = 0
+            while True:
+                c2 = 2 * r + 1
+                if c2 >= size:
+                    break
+                if c2 + 1 < size and heap[c2 + 1] < heap[c2]:
+                    c2 += 1
+                if heap[r] <= heap[c2]:
+                    break
+                heap[r], heap[c2] = heap[c2], heap[r]
+                r = c2
+            i = key & _LOW
+            v = cand[i]
+            if start[i] < 0 or v < 0 or (v >> 32) != key >> 32:
+                continue
+            t = v & _LOW
+            j = nxt[i]
+            tok[i] = t
+            end[i] = end[j]
+            start[j] = -1
+            nxt[i] = nxt[j]
+            if nxt[j] >= 0:
+                prv[nxt[j]] = i
+            left = prv[i]
+            right = i
+            nleft = i
+        for side in range(2):
+            if side == 1:
+                if nleft < 0:
+                    break
+                left = nleft
+                right = nxt[nleft]
+            if left < 0:
+                continue
+            cand[left] = -1
+            if right < 0 or frozen[left] or frozen[right]:
+                continue
+            v = pair_lookup(tok[left], tok[right], pkey, pval, bits)
+            if v < 0:
+                continue
+            cand[left] = v
+            r = size
+            heap[r] = (v & ~_LOW) | left
+            size += 1
+            while r > 0 and heap[(r - 1) >> 1] > heap[r]:
+                heap[(r - 1) >> 1], heap[r] = heap[r], heap[(r - 1) >> 1]
+                r = (r - 1) >> 1
+            t = v & _LOW
+            if has_unused and ptype[t] == T_UNUSED:
+                rev[3 * t] = tok[left]
+                rev[3 * t + 1] = tok[right]
+                stamp[t] = cur
+    prev_unk = False
+    i = 0
+    while i >= 0:
+        t = tok[i]
+        if t < 0 or ptype[t] == T_UNKNOWN:
+            a = start[i]
+            b = end[i]
+            if byte_fallback:
+                if k + (b - a) > out.size:
+                    out = _grow(out, k + (b - a))
+                for q in range(a, b):
+                    out[k] = byte_ids[nb[q]]
+                    k += 1
+            elif not prev_unk:
+                if k + 1 > out.size:
+                    out = _grow(out, k + 1)
+                out[k] = unk
+                k += 1
+            prev_unk = True
+        elif ptype[t] != T_UNUSED or stamp.size == 0 or stamp[t] != cur:
+            if k + 1 > out.size:
+                out = _grow(out, k + 1)
+            out[k] = t
+            k += 1
+            prev_unk = False
+        else:
+            sp = 1
+            heap[0] = t
+            while sp > 0:
+                sp -= 1
+                t = heap[sp]
+                if ptype[t] == T_UNUSED and stamp[t] == cur:
+                    heap[sp] = rev[3 * t + 1]
+                    heap[sp + 1] = rev[3 * t]
+                    sp += 2
+                    continue
+                if k + 1 > out.size:
+                    out = _grow(out, k + 1)
+                out[k] = t
+                k += 1
+            prev_unk = False
+        i = nxt[i]
+    return out, k
+
+
+@kernel
+def encode_batch(buf, offs, mb, mi):
+    """Ids of every text ``buf[offs[r]:offs[r + 1]]`` (UTF-8 of Python
+    strings): (ids, row ends).  ``mb`` and ``mi`` are the model's bytes and
+    integers packed by :func:`pack` (few arguments: a call costs less)."""
+    pbuf = mb[mi[0] : mi[1]]
+    nblob = mb[mi[1] : mi[2]]
+    base = 16
+    poff = mi[base + mi[3] : base + mi[4]]
+    ptype = mi[base + mi[4] : base + mi[5]]
+    prank = mi[base + mi[5] : base + mi[6]]
+    htab = mi[base + mi[6] : base + mi[7]]
+    ustart = mi[base + mi[7] : base + mi[8]]
+    uids = mi[base + mi[8] : base + mi[9]]
+    darts = mi[base + mi[9] : base + mi[10]]
+    byte_ids = mi[base + mi[10] : base + mi[11]]
+    flags = mi[base + mi[11] : base + mi[12]]
+    char_ids = mi[base + mi[12] : base + mi[13]]
+    pkey = mi[base + mi[13] : base + mi[14]]
+    pval = mi[base + mi[14] : base + mi[15]]
+    fast = flags[F_FAST] != 0
+    bits = flags[F_PAIR_BITS]
     rows = offs.size - 1
     longest = 1
     for r in range(rows):
@@ -459,9 +788,11 @@ def encode_batch(buf, offs, pbuf, poff, ptype, prank, htab, ustart, uids, darts,
     end = np.empty(cap, np.int64)
     nxt = np.empty(cap, np.int64)
     prv = np.empty(cap, np.int64)
+    tok = np.empty(cap, np.int64)
+    cand = np.empty(cap, np.int64)
     frozen = np.empty(cap, np.bool_)
     heap = np.empty(3 * cap + 4, np.int64)
-    n_pieces = ptype.size
+    n_pieces = ptype.size if flags[F_HAS_UNUSED] != 0 else 0  # read for UNUSED pieces only
     rev = np.empty(3 * n_pieces, np.int64)
     stamp = np.full(n_pieces, -1, np.int64)
     out = np.empty(max(16, buf.size + 4 * rows), np.int32)
@@ -475,9 +806,30 @@ def encode_batch(buf, offs, pbuf, poff, ptype, prank, htab, ustart, uids, darts,
             end = np.empty(cap, np.int64)
             nxt = np.empty(cap, np.int64)
             prv = np.empty(cap, np.int64)
+            tok = np.empty(cap, np.int64)
+            cand = np.empty(cap, np.int64)
             frozen = np.empty(cap, np.bool_)
             heap = np.empty(3 * cap + 4, np.int64)
-        out, k = _bpe(nb, n, pbuf, poff, ptype, prank, htab, ustart, uids, byte_ids, flags,
-                      start, end, nxt, prv, frozen, heap, rev, stamp, r, out, k)
+        if fast:
+            out, k = _bpe_ids(nb, n, pbuf, poff, ptype, prank, htab, ustart, uids, byte_ids, flags, char_ids, pkey,
+                              pval, bits, start, end, nxt, prv, frozen, tok, cand, heap, rev, stamp, r, out, k)
+        else:
+            out, k = _bpe(nb, n, pbuf, poff, ptype, prank, htab, ustart, uids, byte_ids, flags,
+                          start, end, nxt, prv, frozen, heap, rev, stamp, r, out, k)
         row_ends[r] = k
     return out[:k], row_ends
+
+
+def pack(pbuf, nblob, parts) -> tuple:
+    """``(mb, mi)`` for :func:`encode_batch`: the bytes, and a header of
+    16 offsets followed by the integer arrays ``parts`` (poff, ptype, prank,
+    htab, ustart, uids, darts, byte_ids, flags, char_ids, pkey, pval), all
+    as int64."""
+    assert len(parts) == 12
+    mb = np.concatenate([pbuf, nblob]).astype(np.uint8)
+    sizes = [int(p.size) for p in parts]
+    header = np.zeros(16, np.int64)
+    header[0], header[1], header[2] = 0, pbuf.size, pbuf.size + nblob.size
+    header[3:16] = np.concatenate([[0], np.cumsum(sizes)])
+    mi = np.concatenate([header] + [np.asarray(p, np.int64) for p in parts])
+    return mb, mi

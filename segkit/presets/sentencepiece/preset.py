@@ -18,7 +18,7 @@ from ...models.files import ModelFileError
 from ..base import Preset, check_text, int_lists_of, map_text_runs
 from . import kernels as K
 from .proto import read_model_proto
-from .tables import TYPE_CODES, Tables, build_tables, tables_from_proto
+from .tables import TYPE_CODES, Tables, build_tables, packed, tables_from_proto
 
 _TYPE_NAMES = {v: k for k, v in TYPE_CODES.items()}
 _SPACE = "\u2581"
@@ -82,7 +82,7 @@ class SentencePieceBPE(Preset):
             t.pieces = [raw[offs[i] : offs[i + 1]].decode("utf-8") for i in range(len(offs) - 1)]
         self._ids = {p: i for i, p in enumerate(t.pieces)}
         self._types = t.ptype.tolist()
-        self._args = (t.pbuf, t.poff, t.ptype, t.prank, t.htab, t.ustart, t.uids, t.darts, t.nblob, t.byte_ids, t.flags)
+        self._args = packed(t)
 
     # ------------------------------------------------------------ vocabulary
     @property

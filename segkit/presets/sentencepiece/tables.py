@@ -49,7 +49,7 @@ class Tables:
     """The arrays the kernels read, and the settings (see :func:`build_tables`)."""
 
     __slots__ = ("pbuf", "poff", "scores", "ptype", "prank", "htab", "ustart", "uids", "darts", "nblob",
-                 "byte_ids", "flags", "settings", "pieces")
+                 "byte_ids", "flags", "settings", "pieces", "char_ids", "pkey", "pval")
 
 
 SETTINGS = ("add_dummy_prefix", "remove_extra_whitespaces", "escape_whitespaces", "treat_whitespace_as_suffix",
@@ -145,10 +145,20 @@ def build_tables(pbuf: np.ndarray, poff: np.ndarray, scores: np.ndarray, ptype: 
     flags[K.F_SUFFIX] = settings["treat_whitespace_as_suffix"]
     flags[K.F_BYTE_FALLBACK] = byte_fallback
     flags[K.F_UNK] = int(unks[0])
+    flags[K.F_HAS_UNUSED] = bool((ptype == TYPE_CODES["UNUSED"]).any())
+    t.char_ids, t.pkey, t.pval, bits, fast = K.build_pairs(pbuf, poff, ptype, t.prank, htab)
+    flags[K.F_FAST] = bool(fast)
+    flags[K.F_PAIR_BITS] = int(bits)
     t.flags = flags
     t.settings = dict(settings)
     t.pieces = None
     return t
+
+
+def packed(t: Tables) -> tuple:
+    """The two arrays :func:`.kernels.encode_batch` reads."""
+    return K.pack(t.pbuf, t.nblob, [t.poff, t.ptype, t.prank, t.htab, t.ustart, t.uids, t.darts, t.byte_ids, t.flags,
+                                    t.char_ids, t.pkey, t.pval])
 
 
 def tables_from_proto(model: dict, source: str) -> Tables:
