@@ -200,6 +200,10 @@ def test_bad_arguments(models, trained) -> None:
         model.encode("a\ud800b")
     with pytest.raises(TypeError, match="texts"):
         model.encode_batch("one string")
+    with pytest.raises(ValueError, match=r"texts\[2\]"):
+        model.encode_batch(["a", "b", "c\udc00"], num_threads=2)
+    with pytest.raises(TypeError, match=r"texts\[1\]"):
+        model.encode_batch(["a", 5])
     with pytest.raises(ValueError, match="ids"):
         model.decode([len(model)])
     with pytest.raises(ValueError, match="ids"):

@@ -145,13 +145,16 @@ class SentencePieceBPE(Preset):
 
     # -------------------------------------------------------------- encoding
     def _run(self, texts: list) -> tuple[np.ndarray, np.ndarray]:
-        encoded = [t.encode("utf-8") for t in texts]
+        encoded = []
+        for i, t in enumerate(texts):
+            try:
+                encoded.append(t.encode("utf-8"))
+            except (UnicodeEncodeError, AttributeError):
+                self._check(t, f"texts[{i}]")  # raises, naming the text
+                raise
         offs = np.zeros(len(encoded) + 1, np.int64)
         np.cumsum([len(e) for e in encoded], out=offs[1:])
-        buf = np.frombuffer(b"".join(encoded), np.uint8)
-        if buf.size == 0:
-            buf = np.zeros(1, np.uint8)[:0]
-        return K.encode_batch(buf, offs, *self._args)
+        return K.encode_batch(np.frombuffer(b"".join(encoded), np.uint8), offs, *self._args)
 
     def _check(self, text: object, what: str) -> str:
         if not isinstance(text, str):
@@ -168,8 +171,14 @@ class SentencePieceBPE(Preset):
         ValueError
             ``text`` has a lone surrogate (no UTF-8 spells it).
         """
-        self._check(text, "text")
-        ids, _ = self._run([text])
+        if type(text) is not str:
+            self._check(text, "text")
+        try:
+            raw = text.encode("utf-8")
+        except UnicodeEncodeError:
+            self._check(text, "text")  # raises, naming the position
+            raise
+        ids, _ = K.encode_batch(np.frombuffer(raw, np.uint8), np.array((0, len(raw)), np.int64), *self._args)
         return ids.tolist()
 
     def encode_batch(self, texts: Sequence[str], *, num_threads: int | None = None) -> list[list[int]]:
@@ -178,8 +187,6 @@ class SentencePieceBPE(Preset):
         if isinstance(texts, str) or not isinstance(texts, Sequence):
             raise TypeError(f"texts: expected a list of str, found {type(texts).__name__}")
         texts = list(texts)
-        for i, t in enumerate(texts):
-            self._check(t, f"texts[{i}]")
 
         def run(part: list) -> list[list[int]]:
             ids, ends = self._run(part)
@@ -189,7 +196,12 @@ class SentencePieceBPE(Preset):
 
         if not texts:
             return []
-        parts, _ = map_text_runs(run, texts, num_threads)
+        try:
+            parts, _ = map_text_runs(run, texts, num_threads)
+        except (TypeError, ValueError):
+            for i, t in enumerate(texts):  # name the text by its index in the whole batch
+                self._check(t, f"texts[{i}]")
+            raise
         return [row for part in parts for row in part]
 
     def tokenize(self, text: str) -> list[str]:
