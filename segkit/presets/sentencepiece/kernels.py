@@ -501,18 +501,20 @@ def pair_slot(x, y, bits):
 @kernel(inline="always")
 def pair_lookup(x, y, pkey, pval, bits):
     """``rank << 32 | piece`` of the piece made of the pieces ``x`` and
-    ``y`` (the rank with it: one memory access), or -1."""
+    ``y``, or -1.  A slot is one int64: ``(x << 16 | y) << 32 | rank << 16 |
+    piece`` (ids and ranks below 2^16; -1: empty), so a probe reads 8 bytes."""
     if x < 0 or y < 0:
         return -1
-    key = (np.int64(x) << 32) | np.int64(y)
-    mask = (pkey.size >> 1) - 1
+    key = np.uint64((x << 16) | y)
+    mask = pkey.size - 1
     h = pair_slot(x, y, bits)
     while True:
-        k = pkey[2 * h]
-        if k == key:
-            return pkey[2 * h + 1]
-        if k < 0:
+        e = pkey[h]
+        if e == -1:
             return -1
+        if (np.uint64(e) >> np.uint64(32)) == key:
+            v = e & 0xFFFFFFFF
+            return ((v >> 16) << 32) | (v & 0xFFFF)
         h = (h + 1) & mask
 
 
@@ -545,10 +547,10 @@ def build_pairs(pbuf, poff, ptype, prank, htab):
     bits = 4
     while (1 << bits) < 2 * total + 16:
         bits += 1
-    pkey = np.full(2 << bits, -1, np.int64)  # (key, value) pairs side by side: one cache line per probe
+    pkey = np.full(1 << bits, -1, np.int64)  # see pair_lookup
     pval = np.zeros(0, np.int64)
     mask = (1 << bits) - 1
-    fast = True
+    fast = n <= 0xFFFF  # ids and ranks fit the table's 16-bit fields
     for t in range(n):
         a = poff[t]
         b = poff[t + 1]
@@ -587,10 +589,10 @@ def build_pairs(pbuf, poff, ptype, prank, htab):
                     if (tx == T_NORMAL or tx == T_USER or tx == T_UNUSED) and (
                             ty2 == T_NORMAL or ty2 == T_USER or ty2 == T_UNUSED):
                         h = pair_slot(x, y, bits)
-                        while pkey[2 * h] >= 0:
+                        while pkey[h] != -1:
                             h = (h + 1) & mask
-                        pkey[2 * h] = (np.int64(x) << 32) | np.int64(y)
-                        pkey[2 * h + 1] = (np.int64(prank[t]) << 32) | t  # rank and piece
+                        pkey[h] = np.int64((np.uint64((x << 16) | y) << np.uint64(32))
+                                           | np.uint64((np.int64(prank[t]) << 16) | t))
             p = e
     return char_ids, pkey, pval, bits, fast
 
