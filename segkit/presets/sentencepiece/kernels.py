@@ -797,7 +797,7 @@ def encode_batch(buf, offs, mb, mi):
     n_pieces = ptype.size if flags[F_HAS_UNUSED] != 0 else 0  # read for UNUSED pieces only
     rev = np.empty(3 * n_pieces, np.int64)
     stamp = np.full(n_pieces, -1, np.int64)
-    out = np.empty(max(16, buf.size + 4 * rows), np.int32)
+    out = np.empty(max(16, len(buf) + 4 * rows), np.int32)
     row_ends = np.empty(rows, np.int64)
     k = 0
     for r in range(rows):
@@ -835,3 +835,16 @@ def pack(pbuf, nblob, parts) -> tuple:
     header[3:16] = np.concatenate([[0], np.cumsum(sizes)])
     mi = np.concatenate([header] + [np.asarray(p, np.int64) for p in parts])
     return mb, mi
+
+
+@kernel
+def encode_text(data, mb, mi):
+    """The ids of one text given as its UTF-8 ``bytes`` (the path of
+    :meth:`~segkit.presets.sentencepiece.SentencePieceBPE.encode`, called
+    through its compiled entry point: no dispatch, no offsets array from
+    Python)."""
+    offs = np.empty(2, np.int64)
+    offs[0] = 0
+    offs[1] = len(data)
+    ids, _ = encode_batch(data, offs, mb, mi)
+    return ids

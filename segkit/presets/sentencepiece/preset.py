@@ -83,6 +83,7 @@ class SentencePieceBPE(Preset):
         self._ids = {p: i for i, p in enumerate(t.pieces)}
         self._types = t.ptype.tolist()
         self._args = packed(t)
+        self._entry = None  # encode_text's compiled entry point, once resolved
 
     # ------------------------------------------------------------ vocabulary
     @property
@@ -178,8 +179,14 @@ class SentencePieceBPE(Preset):
         except UnicodeEncodeError:
             self._check(text, "text")  # raises, naming the position
             raise
-        ids, _ = K.encode_batch(np.frombuffer(raw, np.uint8), np.array((0, len(raw)), np.int64), *self._args)
-        return ids.tolist()
+        entry = self._entry
+        if entry is None:
+            from ...engine.dispatch import resolve_entry
+
+            ids, entry = resolve_entry(K.encode_text, raw, *self._args)
+            self._entry = entry
+            return ids.tolist()
+        return entry(raw, *self._args).tolist()
 
     def encode_batch(self, texts: Sequence[str], *, num_threads: int | None = None) -> list[list[int]]:
         """:meth:`encode` of each text, one compiled call per run of texts
