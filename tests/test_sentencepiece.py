@@ -108,25 +108,6 @@ def test_the_options_are_the_ones_meant(models, trained) -> None:
 
     fast = {name: bool(m._t.flags[K.F_FAST]) for name, m in got.items()}
     assert fast == {name: name != "nochar" for name in got}, fast
-    # words encoded apart (and remembered per call) where no merge crosses a ▁ run's start
-    words = {name: bool(m._t.flags[K.F_WORDS]) for name, m in got.items()}
-    assert words == {"nfkc": True, "bytes": True, "suffix": False, "unused": False, "nochar": True,
-                     "spaces": False}, words
-
-
-@pytest.mark.parametrize("name", ["nfkc", "bytes", "tokenizer.model.v1", "mistral_instruct_tokenizer_241114.model.v7"])
-def test_whole_texts_match_without_the_word_cache(models, trained, name) -> None:
-    """The merges over the whole text (no word split, no cache) give the
-    peer's ids too, forced where words would be encoded apart."""
-    from segkit.presets.sentencepiece import kernels as K
-    from segkit.presets.sentencepiece.tables import packed
-
-    _, sp, path = _model(models, trained, name)
-    whole = segkit.SentencePieceBPE(path)
-    whole._t.flags[K.F_WORDS] = 0
-    whole._args = packed(whole._t)
-    texts = TEXTS + [" ".join(TEXTS[:50])]
-    assert whole.encode_batch(texts) == [sp.encode(t) for t in texts]
 
 
 @pytest.mark.parametrize("name", [*spm_models.OPTIONS, "tokenizer.model.v1", "mistral_instruct_tokenizer_240323.model.v3"])

@@ -53,8 +53,7 @@ F_UNK = 5
 F_HAS_UNUSED = 6
 F_FAST = 7
 F_PAIR_BITS = 8
-F_WORDS = 9
-N_FLAGS = 10
+N_FLAGS = 9
 
 T_NORMAL, T_UNKNOWN, T_CONTROL, T_USER, T_UNUSED, T_BYTE = 1, 2, 3, 4, 5, 6
 
@@ -599,7 +598,7 @@ def build_pairs(pbuf, poff, ptype, prank, htab):
 
 
 @kernel
-def _bpe_ids(nb, a, n, pbuf, poff, ptype, prank, htab, ustart, uids, byte_ids, flags, char_ids, pkey, pval, bits,
+def _bpe_ids(nb, n, pbuf, poff, ptype, prank, htab, ustart, uids, byte_ids, flags, char_ids, pkey, pval, bits,
              start, end, nxt, prv, frozen, tok, cand, heap, rev, stamp, cur, out, k):
     """:func:`_bpe` on piece ids (same results), for models where every
     character of a mergeable piece is a mergeable piece: a pair is merged
@@ -611,7 +610,7 @@ def _bpe_ids(nb, a, n, pbuf, poff, ptype, prank, htab, ustart, uids, byte_ids, f
     has_unused = flags[F_HAS_UNUSED] != 0
     byte_fallback = flags[F_BYTE_FALLBACK] != 0
     m = 0
-    p = a
+    p = 0
     while p < n:
         used = 0
         if uids.size > 0:
@@ -800,26 +799,6 @@ def encode_batch(buf, offs, mb, mi):
     stamp = np.full(n_pieces, -1, np.int64)
     out = np.empty(max(16, len(buf) + 4 * rows), np.int32)
     row_ends = np.empty(rows, np.int64)
-    # The word cache of this call: an open-addressing table of entries
-    # (the word's bytes in wbytes, its ids in cids), at most half full.
-    words = fast and flags[F_WORDS] != 0
-    byte_fallback = flags[F_BYTE_FALLBACK] != 0
-    unk = flags[F_UNK]
-    cslots = 64
-    while cslots < len(buf) // 2 and cslots < (1 << 16):
-        cslots *= 2
-    cmask = cslots - 1
-    cap_entries = cslots // 2
-    ctab = np.full(cslots if words else 1, -1, np.int64)
-    ewstart = np.empty(cap_entries, np.int64)
-    elen = np.empty(cap_entries, np.int64)
-    eistart = np.empty(cap_entries, np.int64)
-    eilen = np.empty(cap_entries, np.int64)
-    wbytes = np.empty(256, np.uint8)
-    cids = np.empty(256, np.int32)
-    n_entries = 0
-    wlen_used = 0
-    ilen_used = 0
     k = 0
     for r in range(rows):
         nb, n = _normalize(buf, offs[r], offs[r + 1], nb, pbuf, poff, ustart, uids, darts, nblob, flags)
@@ -833,82 +812,8 @@ def encode_batch(buf, offs, mb, mi):
             cand = np.empty(cap, np.int64)
             frozen = np.empty(cap, np.bool_)
             heap = np.empty(3 * cap + 4, np.int64)
-        if fast and words:
-            # Word by word, each word's ids computed once per call (see
-            # F_WORDS in tables.py: no merge crosses the start of a ▁ run).
-            p = 0
-            prev_unk = False
-            while p < n:
-                q = p + 1
-                while q < n:
-                    if nb[q] == 0xE2 and q + 2 < n and nb[q + 1] == 0x96 and nb[q + 2] == 0x81 and not (
-                            q >= 3 and nb[q - 3] == 0xE2 and nb[q - 2] == 0x96 and nb[q - 1] == 0x81):
-                        break
-                    q += 1
-                length = q - p
-                hit = -1
-                if length <= 64:
-                    h = _FNV_OFFSET
-                    for z in range(p, q):
-                        h = (h ^ np.uint64(nb[z])) * _FNV_PRIME
-                    slot = np.int64(h & np.uint64(cmask))
-                    while True:
-                        e = ctab[slot]
-                        if e < 0:
-                            break
-                        if elen[e] == length:
-                            ws = ewstart[e]
-                            same = True
-                            for z in range(length):
-                                if wbytes[ws + z] != nb[p + z]:
-                                    same = False
-                                    break
-                            if same:
-                                hit = e
-                                break
-                        slot = (slot + 1) & cmask
-                k0 = k
-                if hit >= 0:
-                    i0 = eistart[hit]
-                    cnt = eilen[hit]
-                    if k + cnt > out.size:
-                        out = _grow(out, k + cnt)
-                    for z in range(cnt):
-                        out[k + z] = cids[i0 + z]
-                    k += cnt
-                else:
-                    out, k = _bpe_ids(nb, p, q, pbuf, poff, ptype, prank, htab, ustart, uids, byte_ids, flags,
-                                      char_ids, pkey, pval, bits, start, end, nxt, prv, frozen, tok, cand, heap, rev,
-                                      stamp, r, out, k)
-                    if length <= 64 and n_entries < cap_entries:
-                        cnt = k - k0
-                        if wlen_used + length > wbytes.size:
-                            wbytes = _grow(wbytes, wlen_used + length)
-                        if ilen_used + cnt > cids.size:
-                            cids = _grow(cids, ilen_used + cnt)
-                        for z in range(length):
-                            wbytes[wlen_used + z] = nb[p + z]
-                        for z in range(cnt):
-                            cids[ilen_used + z] = out[k0 + z]
-                        ewstart[n_entries] = wlen_used
-                        elen[n_entries] = length
-                        eistart[n_entries] = ilen_used
-                        eilen[n_entries] = cnt
-                        ctab[slot] = n_entries
-                        n_entries += 1
-                        wlen_used += length
-                        ilen_used += cnt
-                # A run of unk across the words is one unk (no byte fallback).
-                if k > k0:
-                    last_unk = ptype[out[k - 1]] == T_UNKNOWN
-                    if not byte_fallback and prev_unk and out[k0] == unk:
-                        for z in range(k0, k - 1):
-                            out[z] = out[z + 1]
-                        k -= 1
-                    prev_unk = last_unk
-                p = q
-        elif fast:
-            out, k = _bpe_ids(nb, 0, n, pbuf, poff, ptype, prank, htab, ustart, uids, byte_ids, flags, char_ids, pkey,
+        if fast:
+            out, k = _bpe_ids(nb, n, pbuf, poff, ptype, prank, htab, ustart, uids, byte_ids, flags, char_ids, pkey,
                               pval, bits, start, end, nxt, prv, frozen, tok, cand, heap, rev, stamp, r, out, k)
         else:
             out, k = _bpe(nb, n, pbuf, poff, ptype, prank, htab, ustart, uids, byte_ids, flags,

@@ -149,24 +149,6 @@ def build_tables(pbuf: np.ndarray, poff: np.ndarray, scores: np.ndarray, ptype: 
     t.char_ids, t.pkey, t.pval, bits, fast = K.build_pairs(pbuf, poff, ptype, t.prank, htab)
     flags[K.F_FAST] = bool(fast)
     flags[K.F_PAIR_BITS] = int(bits)
-    # Words may be encoded apart (and remembered) when no merge can cross
-    # the start of a run of ▁: no piece that merges or matches holds a ▁
-    # after another character, and no UNUSED piece (their resegmentation
-    # depends on the whole text's merges).
-    space = "\u2581".encode()
-    mergeable = np.isin(ptype, [TYPE_CODES["NORMAL"], TYPE_CODES["USER_DEFINED"], TYPE_CODES["UNUSED"]])
-    crossing = False
-    for i in np.nonzero(mergeable)[0].tolist():
-        piece = raw[poff[i] : poff[i + 1]]
-        at = piece.find(space, 1)
-        while at > 0:
-            if piece[at - 3 : at] != space:
-                crossing = True
-                break
-            at = piece.find(space, at + 1)
-        if crossing:
-            break
-    flags[K.F_WORDS] = not crossing and not flags[K.F_HAS_UNUSED] and settings["escape_whitespaces"]
     t.flags = flags
     t.settings = dict(settings)
     t.pieces = None
