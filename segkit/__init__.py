@@ -21,6 +21,8 @@ Public API
     The preset-agnostic LinMaxMatch engine, for writing new segmenters.
 :class:`BPE`
     Byte-level BPE (tiktoken and HuggingFace vocabularies, trained ones), exact and linear-time.
+:class:`SentencePieceBPE`
+    SentencePiece BPE models (``.model`` files: Llama 2, Mistral), exact.
 :func:`train_bpe`, :class:`TrainedBPE`
     Train byte-level BPE (GPT-2 semantics) from files or texts.
 :func:`encoding_for_model`, :func:`list_encoding_names`
@@ -53,6 +55,7 @@ _PUBLIC = {
     "WordPiece": "segkit.presets.wordpiece",
     "ModelInputs": "segkit.presets.wordpiece.call",
     "AddedToken": "segkit.presets.wordpiece.added_tokens",
+    "SentencePieceBPE": "segkit.presets.sentencepiece",
     "train_bpe": "segkit.training",
     "TrainedBPE": "segkit.training",
     "train_wordpiece": "segkit.training",
@@ -90,6 +93,7 @@ __all__ = [
     "BPE",
     "MaxMatch",
     "RWKVWorld",
+    "SentencePieceBPE",
     "AddedToken",
     "Encoding",
     "BatchEncoding",
