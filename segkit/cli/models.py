@@ -37,10 +37,10 @@ class ModelChoice:
 def bundled_names() -> dict[str, str]:
     """Every name ``--model`` takes -> its kind, in a stable order."""
     from ..models.bundled import BUNDLED_VOCABULARIES
-    from ..presets.bpe.pretrained import ALIASES, PRETRAINED
+    from ..presets.bpe.encodings import list_encoding_names
 
     names = {n: "bert" for n in sorted(BUNDLED_VOCABULARIES)}
-    names.update({n: "bpe" for n in sorted([*PRETRAINED, *ALIASES])})
+    names.update({n: "bpe" for n in list_encoding_names()})
     names.update({n: "named" for n in NAMED_MODELS})
     return names
 

@@ -46,7 +46,7 @@ def add_parsers(sub) -> None:
         "tokenize", parents=[common], help="split texts into tokens (WordPiece, BPE or RWKV World; no special tokens)",
         description="Split texts into the tokens of a model, one output line per text: a BERT WordPiece model "
         "(the default, bert-base-uncased: BERT's normalization and pre-tokenization, then WordPiece), a "
-        "byte-level BPE encoding (gpt2, r50k_base, cl100k_base, o200k_base: the pattern's pre-tokenization, "
+        "byte-level BPE encoding (gpt2, r50k_base, p50k_base, p50k_edit, cl100k_base, o200k_base, o200k_harmony: the pattern's pre-tokenization, "
         "then BPE, ids as tiktoken's; tokens printed in GPT-2's byte-level spelling, 'Ġworld' for ' world'), "
         "RWKV World (greedy longest match over bytes; tokens as UTF-8 with \\x escapes where they cut a "
         "character), or a model file saved by segkit.  No special tokens are added.  Texts come from the "

@@ -52,10 +52,10 @@ def looks_like_a_path(name: str) -> bool:
 def bundled_names() -> dict[str, str]:
     """Every bundled name -> the preset it gives."""
     from ..models.bundled import BUNDLED_VOCABULARIES
-    from .bpe.pretrained import ALIASES, PRETRAINED
+    from .bpe.encodings import list_encoding_names
 
     names = {n: "WordPiece" for n in BUNDLED_VOCABULARIES}
-    names.update({n: "BPE" for n in (*PRETRAINED, *ALIASES)})
+    names.update({n: "BPE" for n in list_encoding_names()})
     names["rwkv-world"] = "RWKVWorld"
     return names
 
