@@ -16,6 +16,8 @@ lines of ``base64 rank`` (tiktoken;    :meth:`segkit.BPE.from_tiktoken`
 gzip-compressed too)
 lines of ``id literal length`` (the    :class:`segkit.RWKVWorld`
 RWKV World vocabulary format)
+a Mistral Tekken ``.json``             :meth:`segkit.BPE.from_tekken`
+a SentencePiece ``.model`` (protobuf)  :class:`segkit.SentencePieceBPE`
 one token per line (``vocab.txt``)     :meth:`segkit.WordPiece.from_pretrained`
                                        (BERT's pipeline)
 a folder                               its ``tokenizer.json`` (with
@@ -105,7 +107,7 @@ def from_pretrained(name_or_path: str | os.PathLike) -> Any:
 
 def from_tokenizer_json(path: str | os.PathLike) -> Any:
     """The tokenizer of a HF ``tokenizer.json`` (or of a model folder's), as
-    the preset of its model (``WordPiece`` or ``BPE``)."""
+    the preset of its model (``WordPiece`` or ``BPE``; a Tekken file too)."""
     if not isinstance(path, (str, os.PathLike)):
         raise TypeError(f"from_tokenizer_json: path must be a str or a path, found {type(path).__name__}")
     p = Path(os.fspath(path))
@@ -128,6 +130,10 @@ def _from_folder(path: Path) -> Any:
         from .wordpiece import WordPiece
 
         return WordPiece.from_pretrained(path)
+    if (path / "tokenizer.model").exists():
+        return _from_file(path / "tokenizer.model")
+    if (path / "tekken.json").exists():
+        return _from_file(path / "tekken.json")
     if (path / "vocab.json").exists() and (path / "merges.txt").exists():
         raise ValueError(f"{path}: vocab.json and merges.txt without a tokenizer.json are not read yet; "
                          "expected a tokenizer.json or a vocab.txt")
@@ -156,6 +162,10 @@ def _model_type(path: Path) -> str:
         doc = json.loads(raw)
     except (UnicodeDecodeError, json.JSONDecodeError, RecursionError) as e:
         raise ValueError(f"{path}: not a JSON file ({type(e).__name__}: {str(e)[:200]})") from None
+    from .bpe.tekken import is_tekken_data
+
+    if is_tekken_data(doc):
+        return "Tekken"
     model = doc.get("model") if isinstance(doc, dict) else None
     if not isinstance(model, dict):
         raise ValueError(f"{path}: expected a tokenizer.json (a JSON object with a 'model' object), found "
@@ -169,6 +179,10 @@ def _model_type(path: Path) -> str:
 
 
 def _tokenizer_json(path: Path, kind: str) -> Any:
+    if kind == "Tekken":
+        from .bpe import BPE
+
+        return BPE.from_tekken(path)
     if kind == "WordPiece":
         from .wordpiece import WordPiece
 
@@ -195,9 +209,13 @@ def _from_file(path: Path) -> Any:
         from .maxmatch import RWKVWorld
 
         return RWKVWorld(path)
+    if head[:1] == b"\x0a":  # protobuf field 1 (pieces), length-delimited: a SentencePiece model
+        from .sentencepiece import SentencePieceBPE
+
+        return SentencePieceBPE.from_file(path)
     if b"\x00" in head:
         raise ValueError(f"{path}: not a tokenizer file segkit reads (binary content); expected a tokenizer.json, "
-                         "a tiktoken file, an RWKV vocabulary, a vocab.txt or a segkit model file")
+                         "a tiktoken file, an RWKV vocabulary, a Tekken or SentencePiece model, a vocab.txt or a segkit model file")
     from .wordpiece import WordPiece
 
     try:
