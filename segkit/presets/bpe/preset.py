@@ -28,11 +28,11 @@ from ..base import Preset
 from .added import AddedTokens
 from .batch import kernel_for, uses_backtrack
 from .codec import char_offsets, gather_bytes, token_spans
-from .files import normalize, read_tiktoken, read_tokenizer_json
+from .files import BPEFileError, normalize, read_tiktoken, read_tokenizer_json
 from .inputs import check_specials, interleave, renumbered, tokens_from_vocab, utf8_rows
 from .model_file import MODES as _MODES, from_state
 from .pieces import Pieces, RegexSplitter, make_plan, utf8
-from .tables import build_tables
+from .tables import VocabularyError, build_tables
 
 #: Single texts up to this many UTF-8 bytes go through the fused kernel on
 #: per-thread scratch; longer ones through the batch kernels.
@@ -116,9 +116,13 @@ class BPE(Preset):
 
     # ------------------------------------------------------------ building
     def _setup(self, mode, tokens, ranks, merges, pattern, specials, *, whole_any, added=None, normalizer=None,
-               strings=None, name=None, gaps=False) -> None:
-        """Build the tables from a token list and set everything up."""
-        tables = build_tables(tokens, ranks=ranks, merges=merges, whole_any=whole_any)
+               strings=None, name=None, gaps=False, source="vocab", error=VocabularyError) -> None:
+        """Build the tables from a token list and set everything up; a
+        vocabulary BPE cannot use is ``error`` naming ``source``."""
+        try:
+            tables = build_tables(tokens, ranks=ranks, merges=merges, whole_any=whole_any)
+        except VocabularyError as e:
+            raise error(f"{source}: {e}") from None
         m = np.asarray(merges if merges is not None else [], dtype=np.int32).reshape(-1, 2)
         self._assemble(mode, tables, m, pattern, specials, whole_any=whole_any, added=added,
                        normalizer=normalizer, strings=strings, name=name, gaps=gaps)
@@ -298,13 +302,15 @@ class BPE(Preset):
         Raises
         ------
         segkit.presets.bpe.files.BPEFileError
-            The file is unreadable: the message names the line.
+            The file is unreadable or not a vocabulary BPE can use (a
+            :class:`segkit.VocabularyError`): the message names the file
+            and the line.
         """
         tokens = read_tiktoken(path)
         specials = check_specials(special_tokens, len(tokens), range(len(tokens)))
         obj = cls.__new__(cls)
         obj._setup("tiktoken", tokens, np.arange(len(tokens), dtype=np.int32), None, pattern, specials,
-                   whole_any=True, name=name or Path(path).name.split(".")[0])
+                   whole_any=True, name=name or Path(path).name.split(".")[0], source=path, error=BPEFileError)
         return obj
 
     @classmethod
@@ -318,13 +324,14 @@ class BPE(Preset):
         ------
         segkit.presets.bpe.files.BPEFileError
             The file is unreadable or holds a component segkit does not run
-            (the message names it).
+            (a :class:`segkit.VocabularyError`; the message names the file
+            and the JSON path).
         """
         spec = read_tokenizer_json(path)
         obj = cls.__new__(cls)
         obj._setup("tokenizer.json", spec.tokens, None, spec.merges, spec.pattern, {}, whole_any=spec.ignore_merges,
                    added=spec.added, normalizer=spec.normalizer, strings=spec.strings,
-                   name=Path(path).name, gaps=True)
+                   name=Path(path).name, gaps=True, source=path, error=BPEFileError)
         return obj
 
     @classmethod
@@ -735,17 +742,32 @@ class BPE(Preset):
         """
         if isinstance(ids, (str, bytes)) or not hasattr(ids, "__iter__"):
             raise TypeError(f"ids must be a sequence of ints, found {type(ids).__name__} {ids!r:.40}")
-        arr = np.asarray(ids if isinstance(ids, np.ndarray) else list(ids))
+        given = ids if isinstance(ids, np.ndarray) else list(ids)
+        arr = np.asarray(given)
         if arr.size == 0:
             return b""
         if arr.ndim != 1 or not np.issubdtype(arr.dtype, np.integer):
-            raise TypeError(f"ids must be a sequence of ints, found {arr.dtype} of shape {arr.shape}")
+            self._raise_not_ids(given, arr)
         data, start, end = self._dec
         out, bad = gather_bytes(arr.astype(np.int64), start, end, data)
         if bad >= 0:
             raise ValueError(f"id {int(arr[bad])} at position {bad} is not a token of this vocabulary "
                              f"(ids are below {self._n_ids})")
         return out.tobytes()
+
+    def _raise_not_ids(self, given, arr: np.ndarray) -> None:
+        """The error for ids NumPy made no integer array of: the first item
+        that is not an int (TypeError) or the first int out of range (too
+        large for int64, so NumPy made objects or floats of them:
+        ValueError, with its value)."""
+        if isinstance(given, list):
+            for k, x in enumerate(given):
+                if isinstance(x, bool) or not isinstance(x, (int, np.integer)):
+                    raise TypeError(f"ids must be ints, found {type(x).__name__} {x!r:.40} at position {k}")
+                if not 0 <= x < self._n_ids:
+                    raise ValueError(f"id {x} at position {k} is not a token of this vocabulary "
+                                     f"(ids are below {self._n_ids})")
+        raise TypeError(f"ids must be a sequence of ints, found {arr.dtype} of shape {arr.shape}")
 
     def decode(self, ids: Iterable[int], errors: str = "replace") -> str:
         """The text of the tokens ``ids`` (their bytes as UTF-8; ``errors`` as
