@@ -24,6 +24,7 @@ from typing import Any, Iterable
 
 import numpy as np
 
+from ...runtime import interrupts
 from ..base import Preset
 from .added import AddedTokens
 from .batch import kernel_for, uses_backtrack
@@ -259,9 +260,7 @@ class BPE(Preset):
         except AttributeError:
             raise TypeError(f"text must be a str, found {type(text).__name__}") from None
         if len(data) > SCRATCH_BYTES:
-            buf = np.frombuffer(data, dtype=np.uint8)
-            pieces = self._pre._split(buf, np.array([0, buf.size], dtype=np.int64), plan, single=True)
-            ids, _ = self._run(pieces)
+            ids = self._long_ids(data, plan)
             return ids, 0, ids.size
         arr, off, _ = self._scratch_for(plan).get(len(data))
         entry = self._entry
@@ -282,7 +281,22 @@ class BPE(Preset):
             raise disallowed_error(token_string(plan, int(arr[3])), len(data[:p].decode("utf-8")))
         return arr, off, k
 
+    @interrupts.interruptible()
+    def _long_ids(self, data: bytes, plan: np.ndarray) -> np.ndarray:
+        """The ids of one long text (UTF-8) through the batch kernels, off
+        the main thread (Ctrl-C: :mod:`segkit.runtime.interrupts`)."""
+        buf = np.frombuffer(data, dtype=np.uint8)
+        pieces = self._pre._split(buf, np.array([0, buf.size], dtype=np.int64), plan, single=True)
+        return self._run(pieces)[0]
+
+    @interrupts.interruptible("text")
+    def _text_ids(self, text: str, plan, ordinary: bool) -> np.ndarray:
+        """The ids of one text through the Python splitter and the batch
+        kernels (off the main thread when the text is long)."""
+        return self._run(self._pieces([text], plan, ordinary))[0]
+
     @classmethod
+    @interrupts.interruptible(source="path")
     def from_tiktoken(
         cls, path: str | os.PathLike, *, pattern: str | None, special_tokens: Mapping[str, int] | None = None,
         name: str | None = None,
@@ -314,6 +328,7 @@ class BPE(Preset):
         return obj
 
     @classmethod
+    @interrupts.interruptible(source="path")
     def from_tokenizer_json(cls, path: str | os.PathLike) -> "BPE":
         """A tokenizer from a HuggingFace ``tokenizer.json`` (byte-level BPE),
         with HuggingFace's semantics: :meth:`encode` applies the normalizer
@@ -509,8 +524,7 @@ class BPE(Preset):
             normed = normalize(self._normalizer, text)
             if not self._added.may_occur(text, normed):
                 return self._fast_list(normed, self._sc_ordinary)
-        ids, _ = self._run(self._pieces([text], self._plan(allowed_special, disallowed_special), False))
-        return ids.tolist()
+        return self._text_ids(text, self._plan(allowed_special, disallowed_special), False).tolist()
 
     def _fast_list(self, text: str, sc) -> list[int]:
         """The ids of one text through the fused kernel, as a list (the hot
@@ -558,17 +572,16 @@ class BPE(Preset):
                 utf8(text)
                 text = normalize(self._normalizer, text)
             return self._fast_list(text, self._sc_ordinary)
-        ids, _ = self._run(self._pieces([text], None, True))
-        return ids.tolist()
+        return self._text_ids(text, None, True).tolist()
 
     def count(self, text: str, *, allowed_special: str | Iterable[str] = (),
               disallowed_special: str | Iterable[str] = "all") -> int:
         """``len(self.encode(text, ...))`` without building the list."""
         if self._fast and self._mode != "tokenizer.json":
             return self._fast_ids(text, self._special.plan(allowed_special, disallowed_special))[2]
-        ids, _ = self._run(self._pieces([text], self._plan(allowed_special, disallowed_special), False))
-        return int(ids.size)
+        return int(self._text_ids(text, self._plan(allowed_special, disallowed_special), False).size)
 
+    @interrupts.interruptible("texts")
     def encode_batch(self, texts: Sequence[str], *, num_threads: int | None = None, flat: bool = False,
                      allowed_special: str | Iterable[str] = (), disallowed_special: str | Iterable[str] = "all"):
         """Token ids of many texts: a list of id lists, or with ``flat=True``
@@ -577,6 +590,7 @@ class BPE(Preset):
         self._plan(allowed_special, disallowed_special)  # argument errors first
         return self._batch(texts, (allowed_special, disallowed_special), False, num_threads, flat)
 
+    @interrupts.interruptible("texts")
     def encode_ordinary_batch(self, texts: Sequence[str], *, num_threads: int | None = None, flat: bool = False):
         """:meth:`encode_batch` with no special or added token matched."""
         return self._batch(texts, None, True, num_threads, flat)
@@ -666,6 +680,7 @@ class BPE(Preset):
             shift += int(r[-1])
         return np.concatenate([p[0] for p in parts]), np.concatenate(rows)
 
+    @interrupts.interruptible("text")
     def encode_with_offsets(self, text: str, *, allowed_special: str | Iterable[str] = (),
                             disallowed_special: str | Iterable[str] = "all") -> tuple[list[int], list[tuple[int, int]]]:
         """Token ids and their ``(start, end)`` character offsets in ``text``
@@ -684,6 +699,7 @@ class BPE(Preset):
         cs, ce = char_offsets(pieces.data, begin, end, np.zeros(1, np.int64), np.zeros(ids.size, np.int64))
         return ids.tolist(), list(zip(cs.tolist(), ce.tolist()))
 
+    @interrupts.interruptible("texts")
     def encode_arrow(self, texts: Any, *, null: str = "error", num_threads: int | None = None,
                      allowed_special: str | Iterable[str] = (), disallowed_special: str | Iterable[str] = "all"):
         """:meth:`encode_batch` of an Arrow string column, as a
@@ -749,7 +765,14 @@ class BPE(Preset):
         if arr.ndim != 1 or not np.issubdtype(arr.dtype, np.integer):
             self._raise_not_ids(given, arr)
         data, start, end = self._dec
-        out, bad = gather_bytes(arr.astype(np.int64), start, end, data)
+        if arr.size >= interrupts.OFFLOAD_CHARS:  # Ctrl-C: segkit.runtime.interrupts
+            out, bad = interrupts.offload(gather_bytes, arr.astype(np.int64), start, end, data)
+        else:
+            try:
+                out, bad = gather_bytes(arr.astype(np.int64), start, end, data)
+            except SystemError as e:
+                interrupts.reraise_signal(e)
+                raise
         if bad >= 0:
             raise ValueError(f"id {int(arr[bad])} at position {bad} is not a token of this vocabulary "
                              f"(ids are below {self._n_ids})")
