@@ -29,7 +29,7 @@ def check_errors(errors: object) -> str:
                         f"{type(errors).__name__} {errors!r:.40}")
     try:
         codecs.lookup_error(errors)
-    except LookupError:
+    except (LookupError, UnicodeError, ValueError):  # (a lone surrogate or a NUL in the name: not one either)
         raise ValueError(f"errors must name an error handler of bytes.decode ('strict', 'replace', 'ignore', "
                          f"'backslashreplace', ...), found {errors!r:.40}") from None
     return errors
@@ -94,6 +94,8 @@ class StreamDecoder:
 
     def feed(self, ids: Iterable[int]) -> str:
         """:meth:`step` over several ids: the text they complete together."""
+        if isinstance(ids, (str, bytes)) or not hasattr(ids, "__iter__"):
+            raise TypeError(f"expected a sequence of token ids, found {type(ids).__name__} {ids!r:.40}")
         return self._decoder.decode(b"".join([self._bytes(i) for i in ids]))
 
     @property
