@@ -10,6 +10,9 @@ Public API
     Results of ``encode`` / ``encode_batch``.
 :class:`ModelInputs`
     Result of calling a :class:`WordPiece` as a transformers tokenizer.
+:func:`from_pretrained`, :func:`from_tokenizer_json`
+    One loader: a bundled name, a HF model folder, a tokenizer.json, a
+    tiktoken file, an RWKV vocabulary or a vocab.txt, recognised by content.
 :func:`load`, :class:`ModelFileError`
     Load any preset saved with ``.save(path)`` (every value checked; see docs/saving.rst).
 :class:`Vocabulary`, :class:`VocabularyError`
@@ -18,8 +21,13 @@ Public API
     The preset-agnostic LinMaxMatch engine, for writing new segmenters.
 :class:`BPE`
     Byte-level BPE (tiktoken and HuggingFace vocabularies, trained ones), exact and linear-time.
+:class:`SentencePieceBPE`
+    SentencePiece BPE models (``.model`` files: Llama 2, Mistral), exact.
 :func:`train_bpe`, :class:`TrainedBPE`
     Train byte-level BPE (GPT-2 semantics) from files or texts.
+:func:`encoding_for_model`, :func:`list_encoding_names`
+    tiktoken's functions: the :class:`BPE` of an OpenAI model, and the
+    encoding names ``BPE.from_pretrained`` takes.
 :func:`train_wordpiece`
     Learn a WordPiece vocabulary from a corpus (HuggingFace's trainer's rules).
 :class:`MaxMatch`, :class:`RWKVWorld`
@@ -47,9 +55,14 @@ _PUBLIC = {
     "WordPiece": "segkit.presets.wordpiece",
     "ModelInputs": "segkit.presets.wordpiece.call",
     "AddedToken": "segkit.presets.wordpiece.added_tokens",
+    "SentencePieceBPE": "segkit.presets.sentencepiece",
     "train_bpe": "segkit.training",
     "TrainedBPE": "segkit.training",
     "train_wordpiece": "segkit.training",
+    "from_pretrained": "segkit.presets.loader",
+    "from_tokenizer_json": "segkit.presets.loader",
+    "encoding_for_model": "segkit.presets.bpe.encodings",
+    "list_encoding_names": "segkit.presets.bpe.encodings",
 }
 
 
@@ -80,6 +93,7 @@ __all__ = [
     "BPE",
     "MaxMatch",
     "RWKVWorld",
+    "SentencePieceBPE",
     "AddedToken",
     "Encoding",
     "BatchEncoding",
@@ -89,9 +103,13 @@ __all__ = [
     "Automaton",
     "EngineConfig",
     "load",
+    "from_pretrained",
+    "from_tokenizer_json",
     "ModelFileError",
     "train_bpe",
     "TrainedBPE",
     "train_wordpiece",
+    "encoding_for_model",
+    "list_encoding_names",
     "__version__",
 ]

@@ -15,6 +15,19 @@ import numpy as np
 
 from segkit.presets.base import Vocabulary, vocabularies_dir
 
+_noticed: set[str] = set()
+
+
+def notice(message: str) -> None:
+    """Say on standard error, once per process, that something slow happens
+    (a build the cache spares later runs), so that no first call pauses in
+    silence."""
+    import sys
+
+    if message not in _noticed:
+        _noticed.add(message)
+        print(message, file=sys.stderr, flush=True)
+
 DEFAULT_DICTIONARY = "jieba-dict.marisa"
 
 
@@ -37,9 +50,14 @@ def default_words() -> list[str]:
     return default_vocabulary().tokens
 
 
+def default_source() -> bytes:
+    """The bytes the default dictionary's models are cached under."""
+    return default_dictionary_path().read_bytes()
+
+
 def default_segmenter(cls, mode: str):
     """A ``cls`` (ChineseMaxMatch) over the default dictionary, from the cache when possible."""
-    return cached_segmenter(cls, "chinese-default", default_dictionary_path().read_bytes(), mode, default_vocabulary)
+    return cached_segmenter(cls, "chinese-default", default_source(), mode, default_vocabulary)
 
 
 def cached_segmenter(cls, kind: str, source: bytes, mode: str, vocabulary):
@@ -48,6 +66,12 @@ def cached_segmenter(cls, kind: str, source: bytes, mode: str, vocabulary):
     file's bytes ``source``."""
 
     def build():
+        from segkit.models.cache import cache_dir
+
+        what = "with a user dictionary " if "userdict" in kind else ""
+        later = ("then later runs load them from segkit's model cache" if cache_dir() is not None
+                 else "and again every run: the model cache is off (SEGKIT_CACHE_DIR)")
+        notice(f"segkit: building the Chinese dictionary's automata {what}({mode}); it takes a few seconds, {later}")
         seg = cls.__new__(cls)
         seg._assemble(vocabulary(), mode, True, {})
         seg._snapshot(tuple(seg._directions()))

@@ -31,7 +31,7 @@ from segkit.presets.base import (
     white_space,
 )
 
-from . import _kernels
+from . import _kernels, _overlay
 from .dictionary import clean_words, read_dictionary
 from .scratch import MAX_ONE_CHARS, SCRATCH
 
@@ -114,8 +114,11 @@ class ChineseMaxMatch(Preset):
         if dictionary is None:
             from .default import default_segmenter
 
+            from .default import default_source
+
             loaded = default_segmenter(ChineseMaxMatch, _check_mode(mode))
             self._assemble(loaded._vocab, mode, alnum_runs, loaded._automata, ws)
+            self._source = ("chinese-default", default_source())
             return
         source = cacheable_file(dictionary)
         if source is not None:
@@ -126,6 +129,7 @@ class ChineseMaxMatch(Preset):
                                       lambda: Vocabulary(read_dictionary(dictionary)))
             if isinstance(loaded, ChineseMaxMatch) and loaded.mode == mode:
                 self._assemble(loaded._vocab, mode, alnum_runs, loaded._automata, ws)
+                self._source = ("chinese-file", source)
                 return
         if isinstance(dictionary, (str, os.PathLike)):
             words = read_dictionary(dictionary)
@@ -140,12 +144,16 @@ class ChineseMaxMatch(Preset):
         self.alnum_runs = _check_flag("alnum_runs", alnum_runs)
         self.keep_whitespace = _check_flag("keep_whitespace", keep_whitespace)
         self._lock = threading.Lock()  # serializes changes and automaton builds
+        # (kind, bytes) the unchanged dictionary was cached under (None: not cached), see load_userdict
+        self._source: tuple[str, bytes] | None = None
         self._dict = _Dictionary(vocab, automata)
 
     # One dictionary state, read once per call (see _Dictionary).
     @property
     def _vocab(self) -> Vocabulary:
-        return self._dict.vocab
+        """The vocabulary of the current words (added and deleted ones
+        folded in)."""
+        return self._dict.folded().vocab
 
     @property
     def _automata(self) -> dict:
@@ -162,16 +170,23 @@ class ChineseMaxMatch(Preset):
     @property
     def words(self) -> list[str]:
         """The dictionary words (a copy)."""
-        return list(self._dict.vocab.tokens)
+        return self._dict.words()
 
     def add_word(self, word: str) -> None:
         """Add a word; it takes effect from the next call on.
 
-        The automaton is rebuilt lazily on that call, so adding many words
-        before segmenting costs one rebuild.  Safe while other threads
-        segment: a call already running finishes with the dictionary it
-        started with (its automata and word strings together, see
-        :class:`_Dictionary`).
+        Cheap: the dictionary's automata are kept, and the words added since
+        go in a small automaton of their own, built on the next call (see
+        :mod:`segkit_cjk._overlay`), so a loop of ``add_word`` calls then a
+        cut costs milliseconds, with the results of a dictionary that had
+        the words from the start.  Safe while other threads segment: a call
+        already running finishes with the dictionary it started with (its
+        automata and word strings together, see :class:`_Dictionary`).
+
+        >>> seg = ChineseMaxMatch(["北京", "大学"])
+        >>> seg.add_word("北京大学")
+        >>> seg.cut("北京大学")
+        ['北京大学']
         """
         self.add_words([word])
 
@@ -181,15 +196,17 @@ class ChineseMaxMatch(Preset):
         self._add_clean(clean_words(words, "add_word"))
 
     def _add_clean(self, new: list[str]) -> None:
+        self._source = None  # changed: no longer the cached dictionary
         with self._lock:
-            vocab = self._dict.vocab
-            fresh = [w for w in new if w not in vocab]
+            state = self._dict
+            fresh = [w for w in dict.fromkeys(new) if not state.has(w)]
             if fresh:
-                self._dict = _Dictionary(Vocabulary(vocab.tokens + fresh))  # published whole
+                self._dict = state.with_added(fresh)  # published whole
 
     def del_word(self, word: str) -> None:
         """Remove a word; it takes effect from the next call on (like
-        :meth:`add_word`, and as safe to call while other threads segment).
+        :meth:`add_word`, as cheap, and as safe to call while other threads
+        segment).
 
         A word not in the dictionary is ignored, as jieba's ``del_word``
         ignores it (no error).  Its characters are then matched as any
@@ -204,9 +221,9 @@ class ChineseMaxMatch(Preset):
         if not isinstance(word, str):
             raise TypeError(f"del_word: expected a word as str, found {type(word).__name__} {word!r:.60}")
         with self._lock:
-            vocab = self._dict.vocab
-            if word in vocab:
-                self._dict = _Dictionary(Vocabulary([w for w in vocab.tokens if w != word]))  # published whole
+            state = self._dict
+            if state.has(word):
+                self._dict = state.without(word)  # published whole
 
     @interruptible(source="path")
     def load_userdict(self, path: str | os.PathLike) -> None:
@@ -215,8 +232,35 @@ class ChineseMaxMatch(Preset):
         Read as jieba reads it (see :func:`segkit_cjk.dictionary.read_dictionary`):
         a word containing spaces (``Edu Trust认证 2000``) is kept, with one
         warning per file, though it can never match.
+
+        A large file (more words than are kept beside the dictionary, see
+        :data:`FOLD_WORDS`) added to a dictionary that came from segkit's
+        model cache (the default one, or a large file) gives a dictionary
+        that is cached too, under both sources' bytes: the next process
+        with the same files loads it instead of building it.
         """
-        self._add_clean(read_dictionary(path))
+        words = read_dictionary(path)
+        source = self._source
+        with self._lock:
+            state = self._dict
+            fresh = [w for w in dict.fromkeys(words) if not state.has(w)]
+            big = len(fresh) + state.n_added > max(FOLD_WORDS, state.vocab.size // 8)
+            if not (big and source is not None and not state.changed):
+                self._source = None
+            else:
+                from pathlib import Path
+
+                from .default import cached_segmenter
+
+                merged = source[1] + b"\0userdict\0" + Path(path).read_bytes()
+                loaded = cached_segmenter(ChineseMaxMatch, f"{source[0]}+userdict", merged, self.mode,
+                                          lambda: Vocabulary(state.words() + fresh))
+                if isinstance(loaded, ChineseMaxMatch) and loaded.mode == self.mode:
+                    self._dict = _Dictionary(loaded._vocab, loaded._automata)
+                    self._source = (f"{source[0]}+userdict", merged)
+                    return
+                self._source = None
+        self._add_clean(words)
 
     def _automaton(self, direction: str) -> Automaton:
         return self._snapshot((direction,), self._dict)[0]
@@ -250,7 +294,7 @@ class ChineseMaxMatch(Preset):
 
     # ---------------------------------------------------- saving and loading
     def _model_state(self):
-        state = self._dict  # the dictionary and automata of one state, even with add_word running
+        state = self._dict.folded()  # the dictionary and automata of one state, even with add_word running
         vocab = state.vocab
         automata = self._snapshot(self._directions(), state)
         arrays, blobs = vocabulary_state(vocab)
@@ -298,7 +342,7 @@ class ChineseMaxMatch(Preset):
         return obj
 
     def _parts(self) -> tuple:
-        state = self._dict
+        state = self._dict.folded()
         return (state.vocab, self.mode, self.alnum_runs, dict(state.automata), self.keep_whitespace)
 
     @classmethod
@@ -308,21 +352,26 @@ class ChineseMaxMatch(Preset):
         return obj
 
     # ---------------------------------------------------------- segmentation
-    def _segment_cps(self, cps, bounds, automata):
-        """Tokens of joined texts by ``automata`` (this mode's directions, of
-        one dictionary state), before runs of letters and digits are
-        merged: ``(ids, starts, ends, rows)``; with one direction, views of
-        this thread's scratch (see :class:`_Scratch`), valid until its next
-        call."""
+    def _segment_cps(self, cps, bounds, plan):
+        """Tokens of joined texts by ``plan`` (:meth:`_state`: this mode's
+        automata and changes of one dictionary state), before runs of
+        letters and digits are merged: ``(ids, starts, ends, rows)``; with
+        one direction and no changes, views of this thread's scratch (see
+        :class:`_Scratch`), valid until its next call."""
+        automata, changes = plan
         if self.mode == "bidirectional":
             fa, ba = automata
             f = _split(fa.segment_code_points(cps, bounds, out=SCRATCH.token_rows(cps.size)))
             b = _split(ba.segment_code_points(cps, bounds, out=SCRATCH.token_rows(cps.size, second=True)))
+            if changes is not None:
+                f = _changed(cps, bounds, f, fa, changes, 0)
+                b = _changed(cps, bounds, b, ba, changes, 1)
             return _kernels.choose_bidirectional(*f, *b)
         # One direction: a text of n characters has at most n tokens, so
         # rows for all of them never grow (and, reused, never fault).
         out = SCRATCH.token_rows(cps.size)
-        return _split(automata[0].segment_code_points(cps, bounds, out=out))
+        tokens = _split(automata[0].segment_code_points(cps, bounds, out=out))
+        return tokens if changes is None else _changed(cps, bounds, tokens, automata[0], changes, 0)
 
     def _tokens_cps(self, cps, bounds, automata):
         """:meth:`_segment_cps`, with ``keep_whitespace`` the whitespace
@@ -332,17 +381,49 @@ class ChineseMaxMatch(Preset):
             segmented = _kernels.fill_gaps(cps, bounds, *segmented)
         return segmented
 
-    def _state(self) -> tuple[list[Automaton], "_WordCache"]:
-        """The automata and string cache of one dictionary state (the
-        state read once): taken once per call, so that a call, and the
+    def _state(self, n_chars: int = 0) -> tuple[tuple, "_WordCache"]:
+        """What segments by one dictionary state (the state read once), and
+        its string cache: taken once per call, so that a call, and the
         threads of one call, never mix two dictionaries when add_word or
-        del_word runs meanwhile."""
+        del_word runs meanwhile.  The first is ``(automata, changes)``: the
+        base automata of this mode's directions and None, or the added
+        words' automata and the deleted mask (see :func:`_changed`)."""
         state = self._dict
+        if state.changed and n_chars:
+            # Correcting tokens costs about as much again as matching them:
+            # once a state has corrected as many characters as a rebuild
+            # costs, fold the changes in (one rebuild, then full speed).
+            state.corrected += n_chars
+            if state.corrected > FOLD_CHARS:
+                with self._lock:
+                    if self._dict is state:
+                        self._dict = state.folded()
+                state = self._dict
         automata = self._snapshot(self._directions(), state)
+        changes = None
+        if state.changed:
+            changes = (self._overlay(state), state.dead)
         cache = state.strings
         if self.keep_whitespace:
             cache.hold_newlines()
-        return automata, cache
+        return (automata, changes), cache
+
+    def _overlay(self, state: "_Dictionary") -> list[Automaton]:
+        """The automata of the words added in ``state`` (this mode's
+        directions), built if needed and then kept in that state."""
+        directions = self._directions()
+        overlay = state.overlay
+        if all(d in overlay for d in directions):
+            return [overlay[d] for d in directions]
+        with self._lock:
+            overlay = dict(state.overlay)
+            words = state.added[: state.n_added]
+            ids = np.arange(state.vocab.size, state.vocab.size + len(words), dtype=np.int32)
+            for d in directions:
+                if d not in overlay:
+                    overlay[d] = Automaton.build(words, ids, _engine_config(d), _classes())
+            state.overlay = overlay
+            return [overlay[d] for d in directions]
 
     def _by_runs(self, offsets: bool, texts: Sequence[str], num_threads: int | None) -> list:
         """The words of the joined ``texts`` (with ``offsets``: ``(word,
@@ -352,7 +433,7 @@ class ChineseMaxMatch(Preset):
         while making objects.  All threads use one dictionary state."""
         texts = _check_batch(texts)
         cps, bounds = join_code_points(texts)
-        automata, cache = self._state()
+        automata, cache = self._state(cps.size)
 
         def run(cps, bounds):
             return _word_results(cps, bounds, *self._tokens_cps(cps, bounds, automata), self.alnum_runs, cache,
@@ -368,8 +449,10 @@ class ChineseMaxMatch(Preset):
         takes the batch path."""
         if len(_check_text(text)) > MAX_ONE_CHARS:
             return None
-        cps = to_code_points(text)
         current = self._dict
+        if current.changed:
+            return None  # words added or deleted: the batch path corrects the tokens (see _changed)
+        cps = to_code_points(text)
         state = current.one
         if state is None:
             state = current.one = self._make_one_state(current)
@@ -485,16 +568,21 @@ class ChineseMaxMatch(Preset):
 
     def __repr__(self) -> str:
         ws = ", keep_whitespace=True" if self.keep_whitespace else ""
-        return f"ChineseMaxMatch(words={len(self._dict.vocab)}, mode={self.mode!r}, alnum_runs={self.alnum_runs}{ws})"
+        state = self._dict
+        n = len(state.vocab) - state.n_dead + state.n_added
+        return f"ChineseMaxMatch(words={n}, mode={self.mode!r}, alnum_runs={self.alnum_runs}{ws})"
 
 
 _MODE_CODES = {"forward": _kernels.FORWARD, "backward": _kernels.BACKWARD, "bidirectional": _kernels.BIDIRECTIONAL}
 
 
 class _Dictionary:
-    """One state of a segmenter's dictionary: the vocabulary, its automata
-    (built on first use, by direction) and its word strings (ids of this
-    vocabulary -> str, :class:`_WordCache`).
+    """One state of a segmenter's dictionary: the base vocabulary, its
+    automata (built on first use, by direction), the words added and the
+    base words deleted since (see :mod:`segkit_cjk._overlay`; the added
+    words' automata built on first use too) and its word strings (ids of
+    this state -> str, :class:`_WordCache`).  Base word ``i`` has id ``i``
+    (ids of the base vocabulary), added word ``j`` id ``vocab.size + j``.
 
     A change (``add_word``, ``del_word``) publishes a new state as one
     attribute (``ChineseMaxMatch._dict``); a call reads that attribute once
@@ -502,17 +590,106 @@ class _Dictionary:
     the segmenter one by one once let a call match with one dictionary's
     automaton and name the words with the other's strings: after
     ``del_word`` the ids move, and ``北京`` came back as ``词294``.
-    Automata a state builds later are of its own vocabulary, so adding them
+    Automata a state builds later are of its own words, so adding them
     keeps it one state.
+
+    The added words of successive states share one list, which only grows
+    (a state sees its first :attr:`n_added`), so ``n`` calls of ``add_word``
+    cost O(n), not O(n**2); removing an added word copies it.  Once the
+    added words are many (:data:`FOLD_WORDS`, or an eighth of the base),
+    they are folded into a new base (one rebuild), so that a call never
+    pays for matching a large overlay or rebuilding its automata.
     """
 
-    __slots__ = ("vocab", "automata", "strings", "one")
+    __slots__ = ("vocab", "automata", "strings", "one", "added", "added_at", "n_added", "dead", "n_dead",
+                 "overlay", "_folded", "corrected")
 
-    def __init__(self, vocab: Vocabulary, automata: dict | None = None) -> None:
+    def __init__(self, vocab: Vocabulary, automata: dict | None = None, added: list[str] | None = None,
+                 added_at: dict[str, int] | None = None, n_added: int = 0, dead: np.ndarray | None = None,
+                 n_dead: int = 0) -> None:
         self.vocab = vocab
         self.automata: dict[str, Automaton] = dict(automata or {})
-        self.strings = _WordCache(vocab.size)
+        self.added = [] if added is None else added
+        self.added_at = {} if added_at is None else added_at  # word -> index in added (of the newest state)
+        self.n_added = n_added
+        self.dead = NO_DEAD if dead is None else dead  # bool mask over base ids (size 0: none deleted)
+        self.n_dead = n_dead
+        self.overlay: dict[str, Automaton] = {}
+        self.strings = _WordCache(vocab.size + n_added)
         self.one = None  # what ChineseMaxMatch._one needs, made on first use
+        self._folded: "_Dictionary | None" = None
+        self.corrected = 0  # characters segmented with the changes kept apart (see ChineseMaxMatch._state)
+
+    @property
+    def changed(self) -> bool:
+        """Whether words were added or deleted since the base was built."""
+        return self.n_added > 0 or self.n_dead > 0
+
+    def has(self, word: str) -> bool:
+        """Whether ``word`` is a word of this state (call with the lock held:
+        ``added_at`` is the newest state's)."""
+        i = self.added_at.get(word)
+        if i is not None and i < self.n_added:
+            return True
+        wid = self.vocab.id(word)
+        return wid is not None and not (self.n_dead and self.dead[wid])
+
+    def with_added(self, fresh: list[str]) -> "_Dictionary":
+        """This state with ``fresh`` (words not in it) added."""
+        added, added_at, n = self.added, self.added_at, self.n_added
+        if len(added) != n:  # an older state: its list has grown since (cannot happen under the lock)
+            added, added_at = added[:n], {w: i for i, w in enumerate(added[:n])}
+        for w in fresh:
+            added_at[w] = len(added)
+            added.append(w)
+        state = _Dictionary(self.vocab, self.automata, added, added_at, len(added), self.dead, self.n_dead)
+        if state.n_added > max(FOLD_WORDS, self.vocab.size // 8):
+            return state.folded()
+        return state
+
+    def without(self, word: str) -> "_Dictionary":
+        """This state without ``word`` (a word of it)."""
+        i = self.added_at.get(word)
+        if i is not None and i < self.n_added:
+            rest = self.added[:i] + self.added[i + 1 : self.n_added]
+            return _Dictionary(self.vocab, self.automata, rest, {w: j for j, w in enumerate(rest)}, len(rest),
+                               self.dead, self.n_dead)
+        dead = np.zeros(self.vocab.size, dtype=np.bool_) if not self.n_dead else self.dead.copy()
+        dead[self.vocab.id(word)] = True
+        dead.setflags(write=False)
+        return _Dictionary(self.vocab, self.automata, self.added, self.added_at, self.n_added, dead,
+                           self.n_dead + 1)
+
+    def words(self) -> list[str]:
+        """The words, base words first (in base order), then the added ones."""
+        tokens = self.vocab.tokens
+        if self.n_dead:
+            dead = self.dead
+            ids = self.vocab.ids
+            tokens = [w for w, i in zip(tokens, ids) if not dead[i]]
+        return tokens + self.added[: self.n_added] if self.n_added else list(tokens)
+
+    def folded(self) -> "_Dictionary":
+        """The same dictionary as a state with no changes (a new base; its
+        automata are built on first use), made once."""
+        if not self.changed:
+            return self
+        if self._folded is None:
+            self._folded = _Dictionary(Vocabulary(self.words()))
+        return self._folded
+
+
+#: Added words kept apart from the base dictionary's automata at most (or
+#: an eighth of the base, if more) before they are folded into a new base.
+FOLD_WORDS = 20_000
+
+#: Characters segmented with changes kept apart, at most, before they are
+#: folded in (a rebuild of the default dictionary costs about as much as
+#: correcting the tokens of 10-20 million characters).
+FOLD_CHARS = 16_000_000
+
+NO_DEAD = np.zeros(0, dtype=np.bool_)
+NO_DEAD.setflags(write=False)  # read-only as every deleted mask: one specialization of the kernel
 
 
 class _WordCache:
@@ -630,6 +807,27 @@ def _results(cache: _WordCache, keys, spelled, text, new_keys: int, starts, ends
         if offsets:
             return triples_of(cache.addr, keys, starts, ends, wrows, extra)
         return lists_of(cache.addr, keys, wrows, extra)
+
+
+def _changed(cps, bounds, tokens, base: Automaton, changes, i: int):
+    """The ``tokens`` (ids, starts, ends, rows) of ``base`` (the base
+    automaton of one direction) corrected for the words added and deleted
+    since (``changes``: the added words' automata, by direction as
+    ``base``'s mode lists them, and the deleted mask); ``i`` says which
+    direction.  Backward tokens are corrected as forward tokens of the
+    reversed text (see :mod:`segkit_cjk._overlay`)."""
+    overlay, dead = changes
+    added = overlay[i]
+    ids, st, en, rows = tokens
+    if not base.backward:
+        return _overlay.overlay_tokens(cps, bounds, ids, st, en, rows, base.packed, added.packed, dead, NOT_A_WORD)
+    n = int(bounds[-1])
+    rcps = cps[:n][::-1].copy()
+    rb, rid, rst, ren, rrows = _overlay.mirrored(n, bounds, ids, st, en, rows)
+    oid, ost, oen, orows = _overlay.overlay_tokens(rcps, rb, rid, rst, ren, rrows, base.packed, added.packed, dead,
+                                                   NOT_A_WORD)
+    _, oid, ost, oen, orows = _overlay.mirrored(n, rb, oid, ost, oen, orows)
+    return oid, ost, oen, orows
 
 
 def _split(result):

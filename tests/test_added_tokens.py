@@ -454,7 +454,7 @@ def test_tokenizer_json_added_token_ids_are_assigned_as_hf_assigns_them(tmp_path
         assert all(f"id {i} in the file" in message for c, i in zip(expected_ids, ids) if c in moved)
     else:
         assert got["warnings"] == []
-    tokenizers = pytest.importorskip("tokenizers", reason="parity with HuggingFace tokenizers")
+    tokenizers = pytest.importorskip("tokenizers", reason="the peer HuggingFace tokenizers is not installed")
     hf = tokenizers.Tokenizer.from_file(str(path))
     assert got["ids"] == hf.encode("a<x0>a<x1>").ids and got["size"] == hf.get_vocab_size()
     assert [hf.token_to_id(c) for c in expected_ids] == list(expected_ids.values())

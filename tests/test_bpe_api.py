@@ -72,11 +72,17 @@ def test_decode_errors(enc):
     assert enc.n_vocab == 100277
 
 
-def test_lone_surrogate_is_an_error_naming_the_position(enc):
+def test_lone_surrogate(enc):
+    # a model from tiktoken's files repairs surrogates as tiktoken does
+    # (tests/test_bpe_tiktoken_api.py compares with tiktoken) ...
+    assert enc.encode("ab\ud800c") == enc.encode("ab\ufffdc")
+    assert enc.encode_batch(["ok", "x\udfff"]) == [enc.encode("ok"), enc.encode("x\ufffd")]
+    # ... a merges-based model names the position
+    merges_model = segkit.BPE({bytes([i]): i for i in range(256)}, [])
     with pytest.raises(ValueError, match="lone surrogate '\\\\ud800' at position 2"):
-        enc.encode("ab\ud800c")
+        merges_model.encode("ab\ud800c")
     with pytest.raises(ValueError, match="text 1 has a lone surrogate"):
-        enc.encode_batch(["ok", "x\udfff"])
+        merges_model.encode_batch(["ok", "x\udfff"])
 
 
 def test_special_token_arguments(enc):
@@ -93,7 +99,7 @@ def test_special_token_arguments(enc):
 
 
 def test_unknown_pretrained_name():
-    with pytest.raises(ValueError, match="known names: cl100k_base, gpt2, o200k_base, r50k_base"):
+    with pytest.raises(ValueError, match="known names: cl100k_base, gpt2, o200k_base, o200k_harmony, p50k_base, p50k_edit, r50k_base"):
         segkit.BPE.from_pretrained("p50k")
 
 

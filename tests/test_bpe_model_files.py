@@ -42,7 +42,7 @@ def _same(a: segkit.BPE, b: segkit.BPE) -> None:
     assert a.special_tokens == b.special_tokens and a.n_vocab == b.n_vocab and a.pattern == b.pattern
 
 
-@pytest.mark.parametrize("name", ["merges", "tiktoken", "json"])
+@pytest.mark.parametrize("name", ["merges", "tiktoken", "json", "tekken"])
 def test_round_trip(models, name, tmp_path):
     m = segkit.load(models[name])
     again = tmp_path / "again.segkit"
@@ -158,7 +158,7 @@ def test_crafted_files_are_rejected(models, tmp_path, edit, message):
         segkit.load(_forge(models["tiktoken"], tmp_path / "x.segkit", edit))
 
 
-@pytest.mark.parametrize("name", ["merges", "tiktoken", "json"])
+@pytest.mark.parametrize("name", ["merges", "tiktoken", "json", "tekken"])
 @settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow,
                                                                   HealthCheck.function_scoped_fixture])
 @given(rng=st.randoms(use_true_random=False))

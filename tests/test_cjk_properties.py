@@ -113,6 +113,63 @@ def test_added_words_equal_a_fresh_build(case, data):
         assert set(seg.words) == {w for w in words + extra if w}
 
 
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(cases(), st.data())
+def test_added_and_deleted_words_equal_a_fresh_build(case, data):
+    """Any sequence of add_word / del_word (with segmenting in between, so
+    that the base automata exist and the changes are kept beside them,
+    see segkit_cjk._overlay) gives what a segmenter built from the
+    resulting words gives, in every mode and option, and what the
+    reference gives."""
+    words, texts = case
+    pieces = st.text(alphabet="中文研究生命起源ab1.%𠀀", min_size=1, max_size=4)
+    known = [w for w in words if w]
+    ops = data.draw(st.lists(st.tuples(st.booleans(), st.one_of(pieces, st.sampled_from(known) if known else pieces),
+                                       st.booleans()), max_size=8))
+    mode = data.draw(st.sampled_from(MODES))
+    alnum, ws = data.draw(st.booleans()), data.draw(st.booleans())
+    seg = segkit.ChineseMaxMatch(words, mode=mode, alnum_runs=alnum, keep_whitespace=ws)
+    current = dict.fromkeys(known)
+    seg.cut_batch(texts)
+    for add, w, segment_now in ops:
+        if add:
+            seg.add_word(w)
+            current[w] = None
+        else:
+            seg.del_word(w)
+            current.pop(w, None)
+        if segment_now:
+            seg.cut_batch(texts)
+    assert seg.words == list(current)
+    fresh = segkit.ChineseMaxMatch(list(current), mode=mode, alnum_runs=alnum, keep_whitespace=ws)
+    assert seg.tokenize_batch(texts) == fresh.tokenize_batch(texts)
+    assert [seg.cut(t) for t in texts] == [fresh.cut(t) for t in texts]
+    if not ws:
+        lex = ref.Lexicon(list(current))
+        assert seg.tokenize_batch(texts) == [ref.tokenize(t, lex, mode, alnum) for t in texts]
+    assert seg.tokenize_batch(texts * 12, num_threads=2) == fresh.tokenize_batch(texts) * 12
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_many_added_words_fold_into_a_new_base(mode, monkeypatch):
+    """Past a threshold the added words are folded into the base (one
+    rebuild); results stay those of a fresh build."""
+    from segkit_cjk import segmenter
+
+    monkeypatch.setattr(segmenter, "FOLD_WORDS", 3)
+    words = ["研究", "研究生", "生命", "命", "起源"]
+    seg = segkit.ChineseMaxMatch(words, mode=mode)
+    seg.cut("研究生命起源")
+    seg.del_word("研究生")
+    for w in ["命起", "源头", "究生", "生命起"]:
+        seg.add_word(w)
+    assert not seg._dict.changed  # folded
+    final = ["研究", "生命", "命", "起源", "命起", "源头", "究生", "生命起"]
+    assert seg.words == final
+    text = "研究生命起源头 究生命起"
+    assert seg.tokenize(text) == segkit.ChineseMaxMatch(final, mode=mode).tokenize(text)
+
+
 def test_reference_known_answers():
     """The reference itself, on hand-checked examples."""
     words = ["研究", "研究生", "生命", "命", "起源"]
@@ -146,3 +203,19 @@ def test_long_random_text(mode):
         assert seg.tokenize(text) == expected
         _prefetch_ahead(seg)
         assert seg.tokenize(text) == expected
+
+
+def test_changes_are_folded_in_after_enough_text(monkeypatch):
+    """Once a state with changes has segmented FOLD_CHARS characters, the
+    changes are folded into a new base; results do not change."""
+    from segkit_cjk import segmenter
+
+    monkeypatch.setattr(segmenter, "FOLD_CHARS", 20)
+    seg = segkit.ChineseMaxMatch(["研究", "研究生", "生命", "命", "起源"])
+    seg.add_word("命起")
+    seg.del_word("研究生")
+    texts = ["研究生命起源", "命起源 研究生"]
+    expected = segkit.ChineseMaxMatch(["研究", "生命", "命", "起源", "命起"]).cut_batch(texts)
+    assert seg.cut_batch(texts) == expected and seg._dict.changed
+    assert seg.cut_batch(texts * 3) == expected * 3
+    assert not seg._dict.changed and seg.cut_batch(texts) == expected

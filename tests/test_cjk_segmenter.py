@@ -713,3 +713,39 @@ def test_default_dictionary_add_word_does_not_touch_the_cache(default_cache, def
     assert seg.cut("清华大学来到北京") == ["清华大学来到", "北京"]
     assert ChineseMaxMatch().cut("清华大学来到北京") == ["清华大学", "来到", "北京"]
     assert default_forward.cut("清华大学来到北京") == ["清华大学", "来到", "北京"]
+
+
+def test_large_userdict_is_cached_with_its_dictionary(tmp_path, monkeypatch, capfd):
+    """load_userdict of a large file on a cached dictionary: the merged
+    dictionary is built once (with a notice on stderr) and stored in the
+    model cache under both files' bytes; a second process-like run loads
+    it (no notice), and both give what one segmenter built from all the
+    words gives."""
+    from segkit_cjk import default, segmenter
+
+    cache = tmp_path / "cache"
+    monkeypatch.setenv("SEGKIT_CACHE_DIR", str(cache))
+    monkeypatch.setattr(segmenter, "FOLD_WORDS", 100)
+    monkeypatch.setattr(default, "_noticed", set())
+    base = [f"词{i:05d}" for i in range(12000)] + ["研究", "生命", "起源"]
+    dict_path = tmp_path / "dict.txt"
+    dict_path.write_text("\n".join(base) + "\n", encoding="utf-8")  # > 64 KiB: cached
+    user = [f"研究{i}" for i in range(2000)] + ["研究生命", "研究"]
+    user_path = tmp_path / "user.txt"
+    user_path.write_text("".join(f"{w} 3 n\n" for w in user), encoding="utf-8")
+    text = "研究生命起源 研究17起源词00042"
+    expected = segkit.ChineseMaxMatch(base + user).tokenize(text)
+    results = []
+    for run in range(2):
+        seg = segkit.ChineseMaxMatch(dict_path)
+        capfd.readouterr()
+        seg.load_userdict(user_path)
+        err = capfd.readouterr().err
+        assert ("building" in err) == (run == 0), err
+        assert not seg._dict.changed  # one dictionary, not changes kept apart
+        results.append(seg.tokenize(text))
+        monkeypatch.setattr(default, "_noticed", set())
+    assert results == [expected, expected]
+    assert any("userdict" in p.name for p in cache.iterdir()), sorted(p.name for p in cache.iterdir())
+    seg.add_word("起源词")  # changes after that work as before
+    assert seg.cut("起源词") == ["起源词"]

@@ -91,7 +91,7 @@ def test_added_tokens_stay_out_of_the_model_vocabulary(tmp_path: Path) -> None:
     gave ``lowe ##r`` for ``lower`` (in segkit and in HF) where the tokenizer
     gave ``low ##er``.  HF's own save keeps them out; so does segkit's now,
     and both reloads tokenize as the tokenizer does."""
-    tokenizers = pytest.importorskip("tokenizers", reason="compares with HuggingFace tokenizers' own save")
+    tokenizers = pytest.importorskip("tokenizers", reason="the peer HuggingFace tokenizers is not installed")
     vocab = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "l", "o", "w", "e", "r", "##o", "##w", "##e", "##r", "low", "##er"]
     wp = segkit.WordPiece.bert(vocab)
     wp.add_tokens([segkit.AddedToken("lowe", single_word=True), "newtok"])
@@ -139,7 +139,7 @@ def test_tokenizer_json_pad_id_is_the_id_padding_uses(tmp_path: Path, pad_id: in
     save_tokenizer_json, model files and pickles."""
     import pickle
 
-    tokenizers = pytest.importorskip("tokenizers", reason="compares with HuggingFace tokenizers")
+    tokenizers = pytest.importorskip("tokenizers", reason="the peer HuggingFace tokenizers is not installed")
     data = _base_json(tmp_path)
     data["padding"] = {"strategy": {"Fixed": 8}, "direction": "Right", "pad_to_multiple_of": None, "pad_id": pad_id,
                        "pad_type_id": 0, "pad_token": pad_token}
@@ -159,7 +159,7 @@ def test_tokenizer_json_pad_id_is_the_id_padding_uses(tmp_path: Path, pad_id: in
 
 
 def test_tokenizer_json_pad_id_of_an_added_token_and_of_no_token(tmp_path: Path) -> None:
-    tokenizers = pytest.importorskip("tokenizers", reason="compares with HuggingFace tokenizers")
+    tokenizers = pytest.importorskip("tokenizers", reason="the peer HuggingFace tokenizers is not installed")
     wp = segkit.WordPiece.bert(["[UNK]", "[CLS]", "[SEP]", "a", "b"])
     wp.add_special_tokens(["[PAD]"])  # id 5, not in the vocabulary
     wp.enable_padding(length=6)

@@ -73,9 +73,14 @@ def check(where, value, at):
     except ValueError as e:
         assert path in str(e), e
         return
-    wp.encode("a ab b")
-    wp.encode("a ab b", "b a")
-    wp.encode_batch(["a", "ab b a b"])
+    for call in (lambda: wp.encode("a ab b"), lambda: wp.encode("a ab b", "b a"),
+                 lambda: wp.encode_batch(["a", "ab b a b"])):
+        try:
+            call()
+        except ValueError as e:
+            # A file's stride that does not fit where a text must be cut
+            # (HF panics there): the library's error, naming the stride.
+            assert "stride=" in str(e), e
 
 check()
 print("ok")
@@ -90,3 +95,50 @@ def test_tokenizer_json_post_processing_fields_any_values(tmp_path):
     assert run.returncode == 0 and run.stdout.strip().endswith("ok"), (
         f"exit {run.returncode}\n{run.stdout[-2000:]}\n{run.stderr[-4000:]}"
     )
+
+
+def test_a_files_stride_is_checked_where_a_text_is_cut_as_hf_does(tmp_path):
+    """A tokenizer.json whose truncation stride (7) exceeds max_length (8)
+    minus the template's special tokens: HF loads it and encodes what fits,
+    and fails only where a text must be cut; so does segkit (with a
+    ValueError where HF panics).  Found by the fuzz above."""
+    import json
+
+    import pytest
+
+    tokenizers = pytest.importorskip("tokenizers", reason="the peer HuggingFace tokenizers is not installed")
+    import segkit
+
+    path = tmp_path / "tokenizer.json"
+    segkit.WordPiece.bert(["[PAD]", "[UNK]", "[CLS]", "[SEP]", "a", "##b", "b"]).save_tokenizer_json(path)
+    doc = json.loads(path.read_text(encoding="utf-8"))
+    doc["truncation"] = {"max_length": 8, "stride": 7, "strategy": "LongestFirst", "direction": "Right"}
+    path.write_text(json.dumps(doc), encoding="utf-8")
+    hf = tokenizers.Tokenizer.from_file(str(path))
+    wp = segkit.WordPiece.from_tokenizer_json(path)
+    assert wp.encode("a ab b").ids == hf.encode("a ab b").ids == [2, 4, 4, 5, 6, 3]
+    with pytest.raises(ValueError, match="stride=7"):
+        wp.encode("a a a a a a a a a a a")
+
+
+def test_a_files_max_length_below_the_special_tokens_truncates_nothing_as_hf(tmp_path):
+    """A tokenizer.json whose truncation max_length is below the template's
+    special tokens: HF truncates nothing (the subtraction wraps around), and
+    so does segkit.  Found by the fuzz above (max_length 0)."""
+    import json
+
+    import pytest
+
+    tokenizers = pytest.importorskip("tokenizers", reason="the peer HuggingFace tokenizers is not installed")
+    import segkit
+
+    path = tmp_path / "tokenizer.json"
+    segkit.WordPiece.bert(["[PAD]", "[UNK]", "[CLS]", "[SEP]", "a", "##b", "b"]).save_tokenizer_json(path)
+    doc = json.loads(path.read_text(encoding="utf-8"))
+    for max_length in (0, 1, 2, 3):
+        doc["truncation"] = {"max_length": max_length, "stride": 0, "strategy": "LongestFirst", "direction": "Right"}
+        path.write_text(json.dumps(doc), encoding="utf-8")
+        hf = tokenizers.Tokenizer.from_file(str(path))
+        wp = segkit.WordPiece.from_tokenizer_json(path)
+        for args in (("a ab b",), ("a ab b", "b a")):
+            assert wp.encode(*args).ids == hf.encode(*args).ids, (max_length, args)

@@ -61,6 +61,16 @@ def make_models(folder: Path) -> dict[str, Path]:
                                  "rstrip": False, "normalized": True, "special": False})
     js.write_text(json.dumps(data))
     segkit.BPE.from_tokenizer_json(js).save(paths["json"])
+    # a Tekken file: the same tokens after three control tokens
+    tek = folder / "tekken.json"
+    tek.write_text(json.dumps({
+        "config": {"pattern": trained.pattern, "default_vocab_size": len(tokens) + 3,
+                   "default_num_special_tokens": 3, "version": "v3"},
+        "vocab": [{"rank": r, "token_bytes": base64.b64encode(t).decode(), "token_str": None}
+                  for r, t in enumerate(tokens)],
+        "special_tokens": [{"rank": i, "token_str": s, "is_control": True} for i, s in enumerate(["<unk>", "<s>"])]}))
+    paths["tekken"] = folder / "tekken.segkit"
+    segkit.BPE.from_tekken(tek).save(paths["tekken"])
     return paths
 
 

@@ -12,7 +12,7 @@ import argparse
 import sys
 from typing import Sequence
 
-from .io import CliError, Output, interrupted, quiet_stdout_if_broken
+from .io import CliError, Output, interrupted, one_line, quiet_stdout_if_broken
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -92,7 +92,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(f"segkit: interrupted after {out.texts} text{'' if out.texts == 1 else 's'}", file=sys.stderr)
         return 130
     except CliError as e:
-        print(f"segkit: error: {e}", file=sys.stderr)
+        print(f"segkit: error: {one_line(str(e))}", file=sys.stderr)
         return 2
     finally:
         if handler is not None:

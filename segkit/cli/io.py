@@ -25,31 +25,105 @@ def os_message(e: OSError) -> str:
     return str(e) or type(e).__name__
 
 
+#: The longest input line read, in bytes: a longer one is an error naming
+#: the file and the line, not a MemoryError (``--input /dev/zero``).
+MAX_LINE_BYTES = 256 << 20
+
+
+def shown_path(path: str) -> str:
+    """``path`` as it is when it is printable text, else quoted, with
+    Python's escapes for a newline or any other control character and
+    ``\\xNN`` for a byte that is not UTF-8, so that an error about it stays
+    on one line and shows what is there.
+
+    >>> print(shown_path("in.txt"), shown_path("a\\nb.txt"), shown_path("caf\\udce9.txt"))
+    in.txt 'a\\nb.txt' 'caf\\xe9.txt'
+    """
+    path = os.fspath(path)
+    if isinstance(path, bytes):
+        path = os.fsdecode(path)
+    text = path.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+    if text == path and path.isprintable():
+        return path
+    return "'" + "".join(c if c.isprintable() else repr(c)[1:-1] for c in text) + "'"
+
+
+def one_line(message: str) -> str:
+    """``message`` with line breaks and other control characters escaped
+    (``\\n``), so that an error naming a path that holds one stays one line.
+
+    >>> print(one_line("vocabulary file not found: a\\nb.txt"))
+    vocabulary file not found: a\\nb.txt
+    """
+    if message.isprintable():
+        return message
+    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in message)
+
+
+def stdin_stream():
+    """The binary standard input, or an InputError when it is closed."""
+    stream = getattr(sys.stdin, "buffer", None)
+    if stream is None:
+        raise InputError("standard input is closed; give texts as arguments or files with --input FILE")
+    return stream
+
+
+def check_inputs(paths: Sequence[str], option: str = "--input") -> None:
+    """Refuse a missing input file or a folder before anything is loaded."""
+    for p in paths:
+        if p == "-":
+            continue
+        if not os.path.exists(p):
+            raise InputError(f"input file not found: {shown_path(p)}")
+        if os.path.isdir(p):
+            raise InputError(f"input is a directory, not a file: {shown_path(p)}")
+        if not os.access(p, os.R_OK):
+            raise InputError(f"cannot read input file {shown_path(p)}: permission denied")
+
+
+def check_texts_utf8(texts: Sequence[str]) -> None:
+    """Refuse a text argument holding bytes that are not UTF-8 (Python gets
+    them as lone surrogates), naming the argument and the byte."""
+    for k, t in enumerate(texts, 1):
+        try:
+            t.encode("utf-8")
+        except UnicodeEncodeError as e:
+            raw = t.encode("utf-8", "surrogateescape")
+            col = len(t[: e.start].encode("utf-8", "surrogateescape")) + 1
+            raise CliError(f"text argument {k} is not valid UTF-8 (byte {raw[col - 1]:#04x} at byte {col}): "
+                           f"{shown_path(t)}") from None
+
+
 def lines(paths: Sequence[str]) -> Iterator[str]:
     for p in paths:
         if p == "-":
-            stream = sys.stdin.buffer
+            stream = stdin_stream()
             name = "<stdin>"
         else:
             try:
                 stream = open(p, "rb")
             except FileNotFoundError:
-                raise InputError(f"input file not found: {p}") from None
+                raise InputError(f"input file not found: {shown_path(p)}") from None
             except IsADirectoryError:
-                raise InputError(f"input is a directory, not a file: {p}") from None
+                raise InputError(f"input is a directory, not a file: {shown_path(p)}") from None
             except OSError as e:
-                raise InputError(f"cannot read input file {os_message(e)}") from None
-            name = p
+                raise InputError(f"cannot read input file {shown_path(p)}: {e.strerror or e}") from None
+            name = shown_path(p)
         try:
             lineno = 0
             while True:
                 try:
-                    raw = stream.readline()
+                    raw = stream.readline(MAX_LINE_BYTES + 1)
+                except MemoryError:
+                    raise InputError(f"{name}: line {lineno + 1}: not enough memory to read it") from None
                 except OSError as e:
-                    raise InputError(f"{name}: cannot read after line {lineno}: {os_message(e)}") from None
+                    raise InputError(f"{name}: cannot read after line {lineno}: {e.strerror or e}") from None
                 if not raw:
                     break
                 lineno += 1
+                if len(raw) > MAX_LINE_BYTES:
+                    raise InputError(f"{name}: line {lineno} is longer than {MAX_LINE_BYTES >> 20} MiB "
+                                     "(the longest line segkit reads; is it a text file?)")
                 try:
                     line = raw.decode("utf-8")
                 except UnicodeDecodeError as e:
@@ -60,7 +134,7 @@ def lines(paths: Sequence[str]) -> Iterator[str]:
                     line = line.lstrip("\ufeff")
                 yield line.rstrip("\n").rstrip("\r")
         finally:
-            if stream is not sys.stdin.buffer:
+            if name != "<stdin>":
                 stream.close()
 
 
@@ -134,28 +208,47 @@ class Output:
             return None
         return fd
 
-    def write(self, lines: list[str]) -> None:
-        """Write ``lines`` (UTF-8) completely.  To a file descriptor this is
-        an ``os.write`` loop: CPython's buffered writer can drop the rest of
-        a write that a signal interrupted part-way on a pipe."""
-        import os
+    def check_open(self) -> None:
+        """A CliError when standard output is closed (``>&-``), checked
+        before any work is done."""
+        if self.stream is None:
+            raise CliError("standard output is closed, so the results cannot be written; "
+                           "redirect it to a file or /dev/null")
 
-        data = "".join(lines)
+    def write(self, lines: list[str]) -> None:
+        """Write ``lines`` (UTF-8) completely."""
+        self.write_bytes("".join(lines), len(lines))
+
+    def write_bytes(self, data: "bytes | str", texts: int) -> None:
+        """Write ``data`` (the UTF-8 output of ``texts`` texts) completely.
+        To a file descriptor this is an ``os.write`` loop: CPython's buffered
+        writer can drop the rest of a write that a signal interrupted
+        part-way on a pipe."""
+        self.check_open()
         with self.sigint_deferred():
             try:
                 fd = self._fd()
                 if fd is None:
-                    self.stream.write(data)
+                    if isinstance(data, str):
+                        self.stream.write(data)
+                    else:
+                        buffer = getattr(self.stream, "buffer", None)
+                        if buffer is not None:
+                            self.stream.flush()
+                            buffer.write(data)
+                            buffer.flush()
+                        else:
+                            self.stream.write(data.decode("utf-8"))
                     self.stream.flush()
                 else:
-                    view = memoryview(data.encode("utf-8"))
+                    view = memoryview(data.encode("utf-8") if isinstance(data, str) else data)
                     while view:
                         view = view[os.write(fd, view) :]
             except BrokenPipeError:
                 raise CliError("cannot write the output: the reader closed it (broken pipe)") from None
             except OSError as e:
                 raise CliError(f"cannot write the output: {e.strerror or e}") from None
-            self.texts += len(lines)
+            self.texts += texts
 
 
 def interrupted(e: BaseException) -> bool:
@@ -203,8 +296,8 @@ def zip_strict(a: Iterable[str], b: Iterable[str]) -> Iterator[tuple[str, str]]:
         yield x, y
 
 
-def reading_stdin_note() -> None:
-    """Say on stderr that texts are read from standard input, when it is a
+def reading_stdin_note(what: str = "texts") -> None:
+    """Say on stderr that ``what`` is read from standard input, when it is a
     terminal (a user who typed the command alone would otherwise see it wait
     in silence)."""
     try:
@@ -212,8 +305,32 @@ def reading_stdin_note() -> None:
     except (AttributeError, ValueError):
         interactive = False
     if interactive:
-        print("segkit: reading texts from standard input, one per line (end with Ctrl-D; "
-              "or give texts as arguments, or --help)", file=sys.stderr)
+        print(f"segkit: reading {what} from standard input, one per line (end with Ctrl-D; "
+              "or give texts as arguments or files with --input FILE, or --help)", file=sys.stderr)
+
+
+def check_output_folder(out: "os.PathLike[str] | str", probe: bool = False) -> None:
+    """Refuse an output folder that cannot be one, before any work: it
+    exists and is not a folder, or a parent of it is a file."""
+    out = Path(out)
+    if out.exists() and not out.is_dir():
+        raise CliError(f"-o {shown_path(str(out))}: exists and is not a folder; the output is a folder of files "
+                       "(give a new or existing folder)")
+    for parent in [out, *out.parents]:
+        if parent.exists():
+            if not parent.is_dir():
+                raise CliError(f"-o {shown_path(str(out))}: {shown_path(str(parent))} is a file, not a folder")
+            break
+    else:
+        return
+    if probe:  # a folder can be made there (a read-only place, /proc): said before the work, not after
+        import tempfile
+
+        try:
+            os.rmdir(tempfile.mkdtemp(prefix=".segkit-probe-", dir=parent))
+        except OSError as e:
+            raise CliError(f"-o {shown_path(str(out))}: cannot write there "
+                           f"({e.strerror or type(e).__name__})") from None
 
 
 @contextmanager
@@ -233,11 +350,20 @@ def staged_output(out: os.PathLike[str] | str) -> Iterator[Path]:
     import threading
 
     out = Path(out)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    stage = Path(tempfile.mkdtemp(prefix=f".{out.name}.partial-", dir=out.parent))
+    check_output_folder(out)
+    try:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        stage = Path(tempfile.mkdtemp(prefix=f".{out.name}.partial-", dir=out.parent))
+    except OSError as e:
+        raise CliError(f"-o {shown_path(str(out))}: cannot create the output folder there "
+                       f"({e.strerror or type(e).__name__})") from None
     try:
         yield stage
-        out.mkdir(parents=True, exist_ok=True)
+        try:
+            out.mkdir(parents=True, exist_ok=True)
+        except OSError as e:
+            raise CliError(f"-o {shown_path(str(out))}: cannot create the output folder "
+                           f"({e.strerror or type(e).__name__}); nothing was written") from None
         held: list[int] = []
         main = threading.current_thread() is threading.main_thread()
         previous = signal.signal(signal.SIGINT, lambda signum, frame: held.append(signum)) if main else None

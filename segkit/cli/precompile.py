@@ -9,7 +9,8 @@ machine: after an upgrade of Numba, say, which makes earlier code unusable.
 
 What is compiled is what the calls below compile: the public entry points
 of every preset (WordPiece, ChineseMaxMatch, MaxMatch and RWKVWorld, BPE),
-trainer and command, on tiny inputs, each twice where a
+their Arrow paths where pyarrow is importable, trainer and command, on tiny
+inputs, each twice where a
 model can come from segkit's model cache (a model mapped from a file has
 read-only arrays, which Numba compiles separately).  A call missing here
 costs nothing but compiling at run time, with its notice.
@@ -19,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import hashlib
 import io
 import json
 import os
@@ -188,6 +190,53 @@ def _training(folder: Path) -> None:
         segkit.train_wordpiece(source, 200, show_progress=False).encode(CORPUS[0])
 
 
+def _arrow(folder: Path) -> None:
+    """The Arrow paths (``encode_arrow``, ``cut_arrow``, ``tokenize_arrow``):
+    their kernels see the read-only arrays of Arrow's buffers, both offset
+    widths and null masks, which the list paths never pass.  Needs pyarrow
+    where this runs: not inside pip's isolated build environment, so a wheel
+    built by ``pip install .`` leaves them to the first call (a few
+    seconds) unless pyarrow is there (``pip install --no-build-isolation``)
+    or ``segkit precompile`` is run afterwards."""
+    try:
+        import pyarrow as pa
+    except ImportError:
+        print("segkit precompile: arrow: skipped (pyarrow is not importable here)", file=sys.stderr, flush=True)
+        return
+    import segkit
+
+    texts = pa.array(TEXTS)
+    large = texts.cast(pa.large_string())
+    nulls = pa.array([TEXTS[0], None, ""])
+    for name in ("bert-base-uncased", "bert-base-multilingual-cased", "bert-base-chinese"):
+        for _ in range(2):  # built, then mapped from the model cache
+            wp = segkit.WordPiece.from_pretrained(name)
+            wp.encode_arrow(texts)
+            wp.encode_arrow(large)
+            wp.encode_arrow(texts, texts)
+            wp.encode_arrow(nulls, null="empty")
+            wp.encode_arrow(texts, offsets=False)
+    zh = pa.array(CHINESE)
+    for _ in range(2):
+        seg = segkit.ChineseMaxMatch()
+        seg.cut_arrow(zh)
+        seg.tokenize_arrow(zh)
+        seg.cut_arrow(zh.cast(pa.large_string()))
+        seg.cut_arrow(pa.array([CHINESE[0], None]), null="empty")
+    for _ in range(2):
+        tok = segkit.RWKVWorld()
+        tok.encode_arrow(texts)
+        tok.encode_arrow(large)
+        tok.encode_arrow(texts, offsets=True)
+        tok.encode_arrow(nulls, null="empty")
+    for name in ("cl100k_base", "r50k_base", "o200k_base"):
+        for _ in range(2):
+            enc = segkit.BPE.from_pretrained(name)
+            enc.encode_arrow(texts)
+            enc.encode_arrow(large)
+            enc.encode_arrow(nulls, null="empty")
+
+
 def _commands(folder: Path, main: Callable[[list[str]], int]) -> None:
     zh = folder / "zh.txt"
     zh.write_text("\n".join(CHINESE), encoding="utf-8")
@@ -224,16 +273,31 @@ EXERCISES: dict[str, Callable[[Path], None]] = {
     "maxmatch": _maxmatch,
     "bpe": _bpe,
     "training": _training,
+    "arrow": _arrow,
 }
 
 
-def run(log: Callable[[str], None] | None = None, cli_main: Callable[[list[str]], int] | None = None) -> dict:
-    """Run every exercise with a private, empty model cache (and the
-    commands, through ``cli_main``, the ``segkit`` entry point); returns
-    what was compiled and loaded (:data:`segkit.runtime.kernel_cache.STATS`)."""
+#: The two halves of the exercises the build step runs at the same time,
+#: one process each, when there are two cores (about equal compile times;
+#: both write to the same folder, so a kernel one has compiled the other
+#: loads).
+HALVES = (("bpe", "chinese", "maxmatch"), ("wordpiece", "training", "arrow", "commands"))
+
+
+def run(log: Callable[[str], None] | None = None, cli_main: Callable[[list[str]], int] | None = None,
+        areas: tuple[str, ...] | None = None) -> dict:
+    """Run every exercise (or those named in ``areas``) with a private,
+    empty model cache (and the commands, through ``cli_main``, the
+    ``segkit`` entry point); returns what was compiled and loaded
+    (:data:`segkit.runtime.kernel_cache.STATS`)."""
     exercises = dict(EXERCISES)
     if cli_main is not None:
         exercises["commands"] = lambda folder: _commands(folder, cli_main)
+    if areas is not None:
+        unknown = sorted(set(areas) - set(exercises))
+        if unknown:
+            raise ValueError(f"unknown precompile areas {unknown}; expected some of {sorted(exercises)}")
+        exercises = {k: v for k, v in exercises.items() if k in areas}
     saved = os.environ.get("SEGKIT_CACHE_DIR")
     with tempfile.TemporaryDirectory(prefix="segkit-precompile-") as tmp:
         os.environ["SEGKIT_CACHE_DIR"] = str(Path(tmp) / "models")
@@ -255,22 +319,225 @@ def run(log: Callable[[str], None] | None = None, cli_main: Callable[[list[str]]
     return dict(kernel_cache.STATS)
 
 
-def build(out: str | os.PathLike, cli_main: Callable[[list[str]], int] | None) -> dict:
+#: What compiling everything for the wheel takes here (wall seconds, the
+#: build's ``segkit precompile --into`` on 2 shared cores, 2026-12-01):
+#: 84 s in two processes (119 s in one) at load average 0.1-1.4, about
+#: twice that under load: the notice's estimate when no earlier build on
+#: this machine says better.
+MEASURED_BUILD_SECONDS = 120
+
+#: Earlier builds kept in the user's kernel cache (least recently used go).
+KEPT_BUILDS = 3
+
+
+def sources_digest() -> str:
+    """Digest of every Python file of the packages being built (segkit and
+    its bundled plugin segkit_cjk), of the versions that compiled code
+    depends on and of the machine: two builds with the same digest compile
+    the same kernels to the same code."""
+    import platform
+
+    import llvmlite
+    import numba
+    import numpy
+
+    from ..runtime.kernel_cache import SEGKIT_ROOT
+
+    h = hashlib.sha256()
+    h.update(json.dumps([numba.__version__, llvmlite.__version__, numpy.__version__, sys.version,
+                         getattr(sys, "abiflags", ""), platform.machine(), numba.config.CPU_NAME]).encode())
+    for top in (SEGKIT_ROOT, SEGKIT_ROOT.parent / "segkit_cjk"):
+        if not top.is_dir():
+            continue
+        for path in sorted(top.rglob("*.py")):
+            if "__pycache__" in path.parts:
+                continue
+            h.update(path.relative_to(top.parent).as_posix().encode() + b"\0")
+            h.update(hashlib.sha256(path.read_bytes()).digest())
+    return h.hexdigest()[:32]
+
+
+def _builds_root() -> Path | None:
+    from ..runtime.kernel_cache import user_root
+
+    root = user_root()
+    return None if root is None else root / "builds"
+
+
+def reuse_build(digest: str, out: Path, log: Callable[[str], None]) -> dict | None:
+    """Copy the entries an earlier build of the same sources kept (see
+    :func:`keep_build`) into ``out``; returns that build's manifest, or
+    None when there is none or it cannot be trusted or is damaged (said)."""
+    from ..runtime import kernel_cache, private_files
+
+    root = _builds_root()
+    if root is None:
+        return None
+    folder = root / digest
+    if not folder.is_dir():
+        return None
+    problem = private_files.folder_problem(folder, "kept build folder")
+    try:
+        if problem is not None:
+            raise private_files.UntrustedFile(problem)
+        manifest = json.loads(private_files.read_private(folder / "manifest.json", "kept build manifest"))
+        names = manifest["files"]
+        if not isinstance(names, list) or not all(isinstance(n, str) and n.endswith(kernel_cache.SUFFIX)
+                                                  and "/" not in n and not n.startswith(".") for n in names):
+            raise ValueError("its list of files is not a list of entry names")
+        entries = []
+        for name in names:
+            data = private_files.read_private(folder / name, "kept kernel entry")
+            kernel_cache.entry_key(data)  # whole, or DamagedEntry
+            entries.append((name, data))
+    except (OSError, ValueError, KeyError, TypeError) as e:
+        log(f"not reusing the kept build {folder}: {e}")
+        return None
+    for name, data in entries:
+        private_files.write_private(out, name, data, mode=0o644)
+    try:
+        os.utime(folder)  # recently used: kept by the pruning
+    except OSError:
+        pass
+    return manifest
+
+
+def keep_build(digest: str, out: Path, manifest: dict, log: Callable[[str], None]) -> None:
+    """Keep a copy of ``out``'s entries in the user's kernel cache
+    (``builds/<digest>/``, private), for the next build of the same sources
+    and for processes that import a checkout of them; at most
+    :data:`KEPT_BUILDS` are kept."""
+    import shutil
+
+    from ..runtime import private_files
+
+    root = _builds_root()
+    if root is None:
+        return
+    problem = private_files.make_private_folder(root, "kept builds folder")
+    if problem is not None:
+        log(f"not keeping this build for the next one: {problem}")
+        return
+    try:
+        tmp = Path(tempfile.mkdtemp(prefix=".tmp-", dir=root))  # 0700
+        for p in sorted(out.iterdir()):
+            if p.suffix == ".nbk":
+                private_files.write_private(tmp, p.name, p.read_bytes())
+        private_files.write_private(tmp, "manifest.json", json.dumps(manifest, indent=1).encode())
+        final = root / digest
+        if final.exists():
+            shutil.rmtree(final, ignore_errors=True)
+        os.replace(tmp, final)
+    except OSError as e:
+        log(f"not keeping this build for the next one: {e}")
+        shutil.rmtree(tmp, ignore_errors=True)
+        return
+    now = time.time()
+    kept = []
+    for p in root.iterdir():
+        try:
+            st = os.lstat(p)
+        except OSError:
+            continue
+        if p.name.startswith(".tmp-"):
+            if now - st.st_mtime > 3600:  # left by a build that died
+                shutil.rmtree(p, ignore_errors=True)
+        elif p.is_dir():
+            kept.append((st.st_mtime, p))
+    for _, p in sorted(kept, reverse=True)[KEPT_BUILDS:]:
+        shutil.rmtree(p, ignore_errors=True)
+
+
+def _estimate() -> int:
+    """Seconds the compiling will take: what the last build kept here took,
+    else :data:`MEASURED_BUILD_SECONDS`."""
+    root = _builds_root()
+    best = None
+    try:
+        for p in root.iterdir() if root is not None else ():
+            try:
+                m = json.loads((p / "manifest.json").read_text(encoding="utf-8"))
+                secs = float(m["wall_seconds"])
+            except (OSError, ValueError, KeyError, TypeError):
+                continue
+            mtime = p.stat().st_mtime
+            if best is None or mtime > best[0]:
+                best = (mtime, secs)
+    except OSError:
+        pass
+    return int(best[1]) if best else MEASURED_BUILD_SECONDS
+
+
+def _jobs() -> int:
+    env = os.environ.get("SEGKIT_PRECOMPILE_JOBS")
+    if env and env.strip().isdigit():
+        return max(1, int(env))
+    try:
+        cores = len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        cores = os.cpu_count() or 1
+    return 2 if cores >= 2 else 1
+
+
+def _run_halves(log: Callable[[str], None], cli_main: Callable[[list[str]], int] | None) -> dict:
+    """:func:`run` on two cores: the second half of the exercises in a child
+    process (same environment, same output folder), the first here."""
+    import subprocess
+
+    child = subprocess.Popen([sys.executable, "-m", "segkit", "precompile", "--into", os.environ["SEGKIT_JIT_WRITE"],
+                              "--areas", ",".join(HALVES[1])], stdout=subprocess.DEVNULL)
+    try:
+        stats = run(log, cli_main, HALVES[0])
+    except BaseException:
+        child.kill()
+        raise
+    if child.wait() != 0:
+        raise RuntimeError(f"the second precompile process ended with exit status {child.returncode}")
+    return stats
+
+
+def build(out: str | os.PathLike, cli_main: Callable[[list[str]], int] | None, reuse: bool = True,
+          areas: tuple[str, ...] | None = None) -> dict:
     """Fill ``out`` with the compiled kernels of :func:`run` (the build step,
     ``segkit precompile --into OUT`` in a fresh interpreter with
     ``NUMBA_CPU_NAME=generic`` and ``SEGKIT_JIT_WRITE=OUT``: see setup.py).
-    Writes ``out/manifest.json``."""
+    An earlier build of the same sources on this machine
+    (:func:`sources_digest`) is copied instead (:func:`reuse_build`), and
+    this one is kept for the next (:func:`keep_build`).  Writes
+    ``out/manifest.json``."""
     import numba
 
     out = Path(out).resolve()
     if Path(os.environ.get("SEGKIT_JIT_WRITE", "")).resolve() != out:
         raise RuntimeError("set SEGKIT_JIT_WRITE to the output folder before starting the interpreter")
-    stats = run(lambda line: print(f"segkit precompile: {line}", file=sys.stderr, flush=True), cli_main)
-    manifest = {
-        "numba": numba.__version__, "python": list(sys.version_info[:2]), "cpu": numba.config.CPU_NAME,
-        "kernels_compiled": stats["compiled"], "compile_seconds": round(stats["compile_seconds"], 1),
-        "files": sorted(p.name for p in out.iterdir() if p.suffix in (".nbi", ".nbc")),
-    }
+
+    def log(line: str) -> None:
+        print(f"segkit precompile: {line}", file=sys.stderr, flush=True)
+
+    if areas is not None:  # one half of a build on two cores (_run_halves): only compile
+        run(log, cli_main, areas)
+        return {}
+    t0 = time.perf_counter()
+    digest = sources_digest()
+    kept = reuse_build(digest, out, log) if reuse else None
+    if kept is not None:
+        log(f"reused the {len(kept['files'])} compiled kernels of an earlier build of the same sources "
+            f"(kept in {_builds_root()}; compiling them took {kept.get('wall_seconds', '?')} s then) "
+            f"in {time.perf_counter() - t0:.1f} s")
+        manifest = dict(kept, reused=True)
+    else:
+        minutes = max(1, round(_estimate() / 60))
+        jobs = _jobs()
+        log(f"compiling the kernels for a generic CPU, once per machine for these sources (about {minutes} "
+            f"minute{'s' if minutes > 1 else ''} on 2 cores; SEGKIT_PRECOMPILE=0 skips it) ...")
+        stats = _run_halves(log, cli_main) if jobs > 1 else run(log, cli_main)
+        manifest = {
+            "numba": numba.__version__, "python": list(sys.version_info[:2]), "cpu": numba.config.CPU_NAME,
+            "kernels_compiled": stats["compiled"], "compile_seconds": round(stats["compile_seconds"], 1),
+            "wall_seconds": round(time.perf_counter() - t0, 1), "sources": digest, "processes": jobs,
+            "files": sorted(p.name for p in out.iterdir() if p.suffix == ".nbk"),
+        }
+        keep_build(digest, out, manifest, log)
     (out / "manifest.json").write_text(json.dumps(manifest, indent=1), encoding="utf-8")
     return manifest
 
@@ -285,6 +552,7 @@ def add_parser(sub) -> None:
     )
     p.add_argument("--quiet", "-q", action="store_true", help="print nothing")
     p.add_argument("--into", metavar="DIR", help=argparse.SUPPRESS)  # the build step (setup.py)
+    p.add_argument("--areas", help=argparse.SUPPRESS)  # one half of the build step on two cores
 
 
 def main(args, cli_main: Callable[[list[str]], int]) -> int:
@@ -292,7 +560,7 @@ def main(args, cli_main: Callable[[list[str]], int]) -> int:
     yet is compiled for it (the generic code in the package is not used).
     ``cli_main`` is the ``segkit`` entry point, for the commands' calls."""
     if args.into:
-        build(args.into, cli_main)
+        build(args.into, cli_main, areas=tuple(args.areas.split(",")) if args.areas else None)
         return 0
     os.environ["SEGKIT_JIT_SHIPPED"] = "0"
     log = None if args.quiet else (lambda line: print(f"segkit precompile: {line}", file=sys.stderr, flush=True))

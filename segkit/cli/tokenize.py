@@ -1,7 +1,9 @@
-"""``segkit tokenize`` and ``segkit encode``: WordPiece over texts or files.
+"""``segkit tokenize`` and ``segkit encode``: a model's tokens of texts or files.
 
 ``segkit tokenize "Hello, world!"`` prints the WordPiece tokens of the text
-with the bundled default model (bert-base-uncased); ``segkit encode --format
+with the bundled default model (bert-base-uncased); ``segkit tokenize --model
+cl100k_base ...`` the BPE tokens (see :mod:`segkit.cli.models` for what
+``--model`` takes); ``segkit encode --format
 json --max-length 128 --input corpus.txt`` encodes a file, one text per line,
 with special tokens, truncation and offsets.
 """
@@ -14,86 +16,97 @@ import os
 import sys
 from typing import Iterable
 
-from .io import CliError, InputError, Output, batches, lines, os_message, reading_stdin_note, zip_strict
+from .io import (CliError, InputError, Output, batches, check_inputs, check_texts_utf8, lines, os_message,
+                 reading_stdin_note, shown_path, stdin_stream, zip_strict)
 
 DEFAULT_PRETRAINED = "bert-base-uncased"
-
-#: Models ``--model`` takes by name (when no file has that name):
-#: name -> (module, class), built with no arguments.
-NAMED_MODELS = {
-    "rwkv-world": ("segkit.presets.maxmatch", "RWKVWorld"),
-}
 
 
 def add_parsers(sub) -> None:
     """Add ``tokenize`` and ``encode`` to the ``segkit`` parser."""
-    from ..models.bundled import BUNDLED_VOCABULARIES
+    from .models import bundled_names
 
+    names = ", ".join(bundled_names())
     common = argparse.ArgumentParser(add_help=False)
     common.add_argument("texts", nargs="*", help="texts (default: read lines from --input, else stdin)")
     src = common.add_mutually_exclusive_group()
-    src.add_argument(
-        "--pretrained",
-        metavar="NAME",
-        help=f"a bundled model: {', '.join(sorted(BUNDLED_VOCABULARIES))} (default {DEFAULT_PRETRAINED})",
-    )
+    src.add_argument("--model", "-m", metavar="NAME|PATH",
+                     help=f"a bundled model by name: {names} (default {DEFAULT_PRETRAINED}); or a model file "
+                     "written by segkit's save().  A bundled name wins over a file of that name in the current "
+                     "folder: write ./NAME for the file")
+    src.add_argument("--pretrained", metavar="NAME",
+                     help="the same as --model NAME (deprecated alias, kept for scripts that use it)")
     src.add_argument("--vocab", metavar="PATH", help="a vocab.txt (one token per line), used with BERT's pipeline")
     src.add_argument("--tokenizer-json", metavar="PATH", help="a HuggingFace tokenizer.json with a WordPiece model")
-    src.add_argument("--model", metavar="PATH|NAME",
-                     help=f"a model file written by segkit's save(), or a named model: {', '.join(NAMED_MODELS)}, "
-                     "gpt2, r50k_base, cl100k_base, o200k_base (byte-level: tokenize only; tokens are printed as "
-                     "UTF-8 with \\x escapes where they cut a character, BPE tokens in GPT-2's byte-level "
-                     "spelling)")
     common.add_argument("--cased", action="store_true", help="with --vocab: do not lowercase or strip accents")
     common.add_argument("--input", "-i", metavar="FILE", action="append", default=[], help="read texts from FILE, one per line (repeatable; '-' is stdin)")
     common.add_argument("--format", "-f", choices=("tokens", "ids", "json"), default="tokens", help="space-separated tokens, ids, or JSON lines with offsets")
     common.add_argument("--batch-size", type=int, default=4096, help="texts per compiled call when reading files")
-    sub.add_parser(
-        "tokenize", parents=[common], help="tokenize (normalize, pre-tokenize, WordPiece; no special tokens)",
-        description="WordPiece-tokenize texts (BERT's normalization and pre-tokenization; no special tokens) "
-        "with a bundled model (default bert-base-uncased), a vocab.txt, a tokenizer.json or a saved segkit "
-        "model.  Texts come from the arguments, else from --input files, else from standard input, one per line.",
+    tok = sub.add_parser(
+        "tokenize", parents=[common], help="split texts into tokens (WordPiece, BPE or RWKV World; no special tokens)",
+        description="Split texts into the tokens of a model, one output line per text: a BERT WordPiece model "
+        "(the default, bert-base-uncased: BERT's normalization and pre-tokenization, then WordPiece), a "
+        "byte-level BPE encoding (gpt2, r50k_base, p50k_base, p50k_edit, cl100k_base, o200k_base, o200k_harmony: the pattern's pre-tokenization, "
+        "then BPE, ids as tiktoken's; tokens printed in GPT-2's byte-level spelling, 'Ġworld' for ' world'), "
+        "RWKV World (greedy longest match over bytes; tokens as UTF-8 with \\x escapes where they cut a "
+        "character), or a model file saved by segkit.  No special tokens are added.  Texts come from the "
+        "arguments, else from --input files, else from standard input, one per line.",
     )
+    tok.add_argument("--allowed-special", metavar="all|none|TOKEN,...", default="none",
+                     help="BPE models: special tokens in the text encoded as special tokens (all, or a comma "
+                     "list such as '<|endoftext|>'); the default none encodes them as ordinary text, as "
+                     "tiktoken's encode_ordinary does")
     enc = sub.add_parser(
-        "encode", parents=[common], help="encode for a model: special tokens, truncation, padding, type ids",
-        description="Encode texts (or pairs, with --pair-input) for a BERT-style model: the tokens of 'segkit "
-        "tokenize' plus the template's special tokens, truncation and padding; --format json adds type ids, "
-        "attention masks and offsets.  Texts come as for 'segkit tokenize'.",
+        "encode", parents=[common], help="encode for a BERT model: special tokens, truncation, padding, type ids",
+        description="Encode texts (or pairs, with --pair-input) for a BERT-style WordPiece model: the tokens of "
+        "'segkit tokenize' plus the template's special tokens, truncation and padding; --format json adds type "
+        "ids, attention masks and offsets.  Texts come as for 'segkit tokenize'.",
     )
     enc.add_argument("--pair-input", metavar="FILE", help="second texts of pairs, one per line (parallel to the texts)")
     enc.add_argument("--max-length", type=int, help="truncate (longest first) and/or pad to this length")
     enc.add_argument("--padding", choices=("longest", "max_length"), help="pad within each batch")
 
 
-def load_tokenizer(args):
-    from ..models.saving import load
+def choose_model(args):
+    """The model the arguments name, decided before anything loads."""
+    from .models import ModelChoice, choose
+
+    if args.model is not None:
+        return choose(args.model, "--model")
+    if args.pretrained is not None:
+        return choose(args.pretrained, "--pretrained")
+    if args.tokenizer_json is not None:
+        return ModelChoice("tokenizer-json", args.tokenizer_json)
+    if args.vocab is not None:
+        return ModelChoice("vocab", args.vocab)
+    return ModelChoice("bert", DEFAULT_PRETRAINED)
+
+
+def load_tokenizer(args, choice=None):
     from ..presets.wordpiece import WordPiece
+    from . import models
 
-    if args.model:
-        from .tokenize_bpe import is_bpe_name
+    choice = choice or choose_model(args)
+    if choice.kind == "tokenizer-json":
+        return WordPiece.from_tokenizer_json(choice.value)
+    if choice.kind == "vocab":
+        return WordPiece.bert(choice.value, lowercase=not args.cased)
+    return models.load(choice)
 
-        if is_bpe_name(args.model) and not os.path.exists(args.model):
-            from ..presets.bpe import BPE
 
-            return BPE.from_pretrained(args.model)
-        named = NAMED_MODELS.get(args.model)
-        if named is not None and not os.path.exists(args.model):
-            import importlib
-
-            return getattr(importlib.import_module(named[0]), named[1])()
-        model = load(args.model)
-        if _is_maxmatch(model) or type(model).__name__ == "BPE":
-            return model
-        if not isinstance(model, WordPiece):
-            raise CliError(
-                f"{args.model}: is a {type(model).__name__} model; tokenize and encode need a WordPiece model"
-            )
-        return model
-    if args.tokenizer_json:
-        return WordPiece.from_tokenizer_json(args.tokenizer_json)
-    if args.vocab:
-        return WordPiece.bert(args.vocab, lowercase=not args.cased)
-    return WordPiece.from_pretrained(args.pretrained or DEFAULT_PRETRAINED)
+def check_arguments(args) -> None:
+    """Everything that can be checked without the model, so that a typo
+    fails at once instead of after the model loads."""
+    if args.batch_size < 1:
+        raise CliError(f"--batch-size must be at least 1, found {args.batch_size}")
+    if args.texts and args.input:
+        raise CliError("give texts as arguments or with --input, not both")
+    check_texts_utf8(args.texts)
+    check_inputs(args.input)
+    if getattr(args, "pair_input", None):
+        check_inputs([args.pair_input], "--pair-input")
+    if getattr(args, "max_length", None) is not None and args.max_length < 1:
+        raise CliError(f"--max-length must be at least 1, found {args.max_length}")
 
 
 def run(args, out: Output) -> int:
@@ -101,25 +114,42 @@ def run(args, out: Output) -> int:
     from ..models.files import ModelFileError
     from ..models.vocabulary import VocabularyError
 
+    out.check_open()
+    check_arguments(args)
+    choice = choose_model(args)
+    note = None
+    if args.model is not None or args.pretrained is not None:
+        from .models import note_shadowed_file
+
+        note = note_shadowed_file(choice)
+    if note:
+        print(note, file=sys.stderr)
+    if not args.texts and not args.input:
+        stdin_stream()  # closed: an error now, not after the model loads
     try:
-        wp = load_tokenizer(args)
+        wp = load_tokenizer(args, choice)
     except OSError as e:
         raise CliError(os_message(e)) from None
     except (ValueError, VocabularyError, ModelFileError) as e:
         raise CliError(str(e)) from None
-    if args.batch_size < 1:
-        raise CliError(f"--batch-size must be at least 1, found {args.batch_size}")
-    if args.texts and args.input:
-        raise CliError("give texts as arguments or with --input, not both")
     encode = args.command == "encode"
+    allowed = getattr(args, "allowed_special", "none")
     if type(wp).__name__ == "BPE":
         from . import tokenize_bpe
 
         return tokenize_bpe.run(wp, args, out)
+    if allowed != "none":
+        raise CliError(f"--allowed-special is for BPE models; {type(wp).__name__} has no such special tokens "
+                       "in its text")
     if _is_maxmatch(wp):
         if encode:
             raise CliError(f"{type(wp).__name__} has no special tokens, truncation or padding: use 'segkit tokenize'")
         return _run_maxmatch(args, out, wp)
+    from ..presets.wordpiece import WordPiece
+
+    if not isinstance(wp, WordPiece):
+        raise CliError(f"{shown_path(choice.value)}: is a {type(wp).__name__} model; tokenize and encode need a "
+                       "WordPiece, BPE or MaxMatch model")
     if not args.texts and not args.input:
         reading_stdin_note()
     texts: Iterable = args.texts if args.texts else lines(args.input or ["-"])
@@ -195,8 +225,20 @@ def _run_maxmatch(args, out: Output, tok) -> int:
         reading_stdin_note()
     texts: Iterable = args.texts if args.texts else lines(args.input or ["-"])
     by_id = tok._table.by_id
+    table = None  # every id's output bytes, made on first use (see token_text)
     try:
         for batch in batches(texts, args.batch_size):
+            if args.format != "json":
+                from .token_text import bytes_table, id_table, table_lines
+
+                with out.sigint_deferred():
+                    ids, rows = tok.encode_batch(batch, flat=True)
+                if table is None:
+                    table = id_table(len(by_id)) if args.format == "ids" else bytes_table(
+                        [(_shown(t) if t is not None else f"<{i}>").encode("utf-8", "surrogateescape")
+                         for i, t in enumerate(by_id)])
+                out.write_bytes(table_lines(ids, rows, table), len(batch))
+                continue
             with out.sigint_deferred():
                 if args.format == "json":
                     ids, starts, ends, rows = tok.encode_batch_with_offsets(batch)

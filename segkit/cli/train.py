@@ -31,6 +31,7 @@ def run(args: argparse.Namespace) -> int:
     import os
 
     from ..training.corpus import CorpusError
+    from .io import one_line
     from .options import cli_words
 
     files = [f for f in args.files if os.path.isfile(f)]
@@ -40,6 +41,9 @@ def run(args: argparse.Namespace) -> int:
     if empty and len(empty) == len(args.files):
         print("segkit: warning: the input holds no text: the vocabulary will hold only the initial tokens",
               file=sys.stderr)
+    from .io import check_output_folder
+
+    check_output_folder(args.output, probe=True)  # before training, not after
     try:
         return args.func(args)
     except MemoryError:
@@ -47,5 +51,5 @@ def run(args: argparse.Namespace) -> int:
               "--threads need less)", file=sys.stderr)
         return 2
     except (OSError, ValueError, TypeError, OverflowError, CorpusError) as e:
-        print(f"segkit: error: {cli_words(str(e))}", file=sys.stderr)
+        print(f"segkit: error: {one_line(cli_words(str(e)))}", file=sys.stderr)
         return 2

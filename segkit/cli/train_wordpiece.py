@@ -42,8 +42,6 @@ def run(args: argparse.Namespace) -> int:
     from ..training.wordpiece import train_wordpiece
 
     out = Path(args.output)
-    if out.exists() and not out.is_dir():
-        raise ValueError(f"output {out} exists and is not a folder")
     specials = special_tokens(args)
     # vocab.txt holds one token per line, and readers strip trailing
     # whitespace: a special token it cannot give back is refused here,

@@ -29,6 +29,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, Callable
 
+from ..runtime import private_files
 from .files import FORMAT_VERSION, ModelFileError
 
 
@@ -114,16 +115,9 @@ def _warn_once(key: str, message: str) -> None:
 
 
 def _unsafe(st: os.stat_result, what: str, path: Path) -> str | None:
-    """Why ``path`` (stat ``st``) must not be trusted, or None."""
-    uid = _current_uid()
-    if uid is not None and st.st_uid != uid:
-        return f"{what} {path} is owned by user id {st.st_uid}, not by the current user ({uid})"
-    if os.name == "posix" and st.st_mode & (stat.S_IWGRP | stat.S_IWOTH):  # Windows reports 0o777
-        return (
-            f"{what} {path} is writable by other users (mode {stat.S_IMODE(st.st_mode):o}); "
-            f"run 'chmod go-w {path}' to use it"
-        )
-    return None
+    """Why ``path`` (stat ``st``) must not be trusted, or None: the rule the
+    kernel cache follows too (:mod:`segkit.runtime.private_files`)."""
+    return private_files.unsafe_reason(st, what, path, _current_uid())
 
 
 def _private_folder(folder: Path) -> Path | None:

@@ -14,6 +14,9 @@
 ``maxmatch``
     :class:`segkit.MaxMatch` (greedy longest match over bytes or
     characters) and :class:`segkit.RWKVWorld`.
+``sentencepiece``
+    :class:`segkit.SentencePieceBPE` (SentencePiece ``.model`` files of
+    type BPE, read without protobuf).
 ``bpe``
     Byte-level BPE: pre-tokenization (tiktoken's patterns compiled, special
     tokens) in :mod:`segkit.presets.bpe.pretokenize`; the encoder beside it.

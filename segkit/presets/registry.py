@@ -39,6 +39,7 @@ BUILTIN = {
     "ChineseMaxMatch": "segkit_cjk:ChineseMaxMatch",
     "MaxMatch": "segkit.presets.maxmatch:MaxMatch",
     "RWKVWorld": "segkit.presets.maxmatch:RWKVWorld",
+    "SentencePieceBPE": "segkit.presets.sentencepiece:SentencePieceBPE",
 }
 
 _registered: dict[str, Any] = {}

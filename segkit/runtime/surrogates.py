@@ -1,4 +1,7 @@
-"""The one rule for lone surrogates: rejected where they come in.
+"""The one rule for lone surrogates: rejected where they come in (the one
+exception: :class:`segkit.BPE` models from tiktoken and Tekken files repair
+them in ``encode`` as tiktoken does; see
+:mod:`segkit.presets.bpe.tiktoken_api`).
 
 A Python ``str`` can hold an unpaired surrogate (U+D800 to U+DFFF), e.g.
 from ``bytes.decode(..., "surrogateescape")``.  UTF-8 cannot encode it, and

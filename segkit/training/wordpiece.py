@@ -434,7 +434,7 @@ def count_corpus_words(corpus: Corpus, lowercase: bool, show_progress: bool = Fa
     if show_progress:
         from tqdm import tqdm
 
-        bar = tqdm(desc="count words", unit=" units", file=sys.stderr)
+        bar = tqdm(desc="count words", file=sys.stderr, **_bar_units(corpus))
     try:
         run_parallel(
             _iter_progress(_iter_items(corpus, errors), bar),
@@ -448,6 +448,25 @@ def count_corpus_words(corpus: Corpus, lowercase: bool, show_progress: bool = Fa
     if len(counters) == 1:
         return counters[0].result()
     return _add_up(counters)
+
+
+def _bar_units(corpus) -> dict:
+    """tqdm's total and unit for counting ``corpus`` (the units of
+    :func:`_iter_items`): the files' bytes, or the number of documents of a
+    list, so that the bar shows how far it is and an ETA."""
+    paths = None
+    if _is_path(corpus):
+        paths = [corpus]
+    elif isinstance(corpus, (list, tuple)) and corpus and all(isinstance(p, os.PathLike) for p in corpus):
+        paths = list(corpus)
+    if paths is not None:
+        try:
+            total = sum(os.path.getsize(p) for p in paths)
+        except OSError:
+            total = None
+        return {"total": total, "unit": "B", "unit_scale": True}
+    total = len(corpus) if isinstance(corpus, (list, tuple)) else None
+    return {"total": total, "unit": " docs"}
 
 
 def _iter_progress(items, bar):

@@ -66,8 +66,7 @@ def check_specials(special_tokens: Any, n_tokens: int, taken: Iterable[int] = ()
         i = check_id(i, f"the id of special token {s!r}")
         if i in used:
             raise ValueError(f"special token {s!r} has id {i}, which is already taken")
-        used.add(i)
-        out[s] = i
+        out[s] = i  # two special tokens may share an id, as in tiktoken (o200k_harmony's 200018)
     check_dense(out.items(), n_tokens, "special token")
     return out
 

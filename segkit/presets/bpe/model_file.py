@@ -21,7 +21,7 @@ from .inputs import check_dense, check_id, check_specials
 from .pieces import utf8
 from .tables import build_tables
 
-MODES = ("tiktoken", "merges", "tokenizer.json")
+MODES = ("tiktoken", "merges", "tokenizer.json", "tekken")
 
 
 def from_state(cls, config: dict, arrays: dict, source: str, certify: bool):
@@ -72,7 +72,7 @@ def from_state(cls, config: dict, arrays: dict, source: str, certify: bool):
         raise bad(f"split table of shape {info.shape}, expected ({n}, 4)")
     if merges.shape[1:] != (2,) or (merges.size and (merges.min() < 0 or merges.max() >= n)):
         raise bad("merges must be pairs of token ids")
-    if mode == "tiktoken" and merges.size:
+    if mode in ("tiktoken", "tekken") and merges.size:
         raise bad("a tiktoken model has no merge list")
     problem = verify.check_trie(trans, bsym)
     if problem:
@@ -118,12 +118,12 @@ def from_state(cls, config: dict, arrays: dict, source: str, certify: bool):
         check_dense([(a.content, a.id) for a in added], n + len(str_ids), "added token")
     except (TypeError, ValueError) as e:
         raise bad(str(e)) from None
-    if (added or str_ids) and mode != "tokenizer.json":
+    if (added and mode != "tokenizer.json") or (str_ids and mode not in ("tokenizer.json", "tekken")):
         raise bad("added tokens or strings in a model that is not from a tokenizer.json")
     if specials and mode == "tokenizer.json":
         raise bad("special tokens in a model from a tokenizer.json")
 
-    use_merges = mode != "tiktoken"
+    use_merges = mode not in ("tiktoken", "tekken")
     mtab = merge_table(merges if use_merges else np.zeros((0, 2), np.int32))
     # Structure first (ids in range, parts shorter): finish_tables trusts it.
     status, tok = verify.check_structure(tok_bytes, tok_start, info, mtab, use_merges, 0, n)

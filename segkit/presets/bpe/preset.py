@@ -34,6 +34,7 @@ from .inputs import check_specials, interleave, renumbered, tokens_from_vocab, u
 from .model_file import MODES as _MODES, from_state
 from .pieces import Pieces, RegexSplitter, make_plan, utf8
 from .tables import VocabularyError, build_tables
+from .tiktoken_api import TIKTOKEN_MODES, TiktokenAPI, UnknownTokenError
 
 #: Single texts up to this many UTF-8 bytes go through the fused kernel on
 #: per-thread scratch; longer ones through the batch kernels.
@@ -55,7 +56,7 @@ def _id_list(arr: np.ndarray, off: int, k: int) -> list[int]:
     return arr[off : off + k].tolist()
 
 
-class BPE(Preset):
+class BPE(TiktokenAPI, Preset):
     """Byte-level BPE over a vocabulary and its merges (see the module doc).
 
     Parameters
@@ -255,8 +256,7 @@ class BPE(Preset):
         try:
             data = text.encode("utf-8")
         except UnicodeEncodeError:
-            utf8(text)  # raises, naming the position
-            raise
+            return self._fast_ids(self._unpaired(text), plan)  # tiktoken's repair, or the error
         except AttributeError:
             raise TypeError(f"text must be a str, found {type(text).__name__}") from None
         if len(data) > SCRATCH_BYTES:
@@ -350,6 +350,28 @@ class BPE(Preset):
         return obj
 
     @classmethod
+    def from_tekken(cls, path: str | os.PathLike) -> "BPE":
+        """A tokenizer from a Mistral Tekken file (``tekken_*.json``), with
+        ``mistral_common``'s ``Tekkenizer`` semantics: ids equal
+        ``Tekkenizer.from_file(path).encode(text, bos=False, eos=False)``,
+        control tokens (ids ``0 .. num_special - 1``, listed in
+        :attr:`special_tokens`) are never matched in text, and decoding
+        drops them (see :mod:`~segkit.presets.bpe.tekken`).
+
+        Raises
+        ------
+        segkit.presets.bpe.files.BPEFileError
+            The file is unreadable: the message names the JSON path.
+        """
+        from .tekken import read_tekken
+
+        spec = read_tekken(path)
+        obj = cls.__new__(cls)
+        obj._setup("tekken", spec.tokens, np.arange(len(spec.tokens), dtype=np.int32), None, spec.pattern, {},
+                   whole_any=True, strings=dict(enumerate(spec.specials)), name=Path(path).name.replace(".json", ""))
+        return obj
+
+    @classmethod
     def from_pretrained(cls, name: str) -> "BPE":
         """A bundled tiktoken vocabulary: ``"gpt2"`` (= ``"r50k_base"``),
         ``"cl100k_base"`` or ``"o200k_base"``, with tiktoken's patterns and
@@ -375,6 +397,8 @@ class BPE(Preset):
         """Special tokens (tiktoken semantics) or added tokens (tokenizer.json)."""
         if self._mode == "tokenizer.json":
             return {a.content: a.id for a in self._added_list}
+        if self._mode == "tekken":  # the control tokens (never matched in text)
+            return {s: i for i, s in self._strings.items()}
         return dict(self._specials)
 
     @property
@@ -418,7 +442,11 @@ class BPE(Preset):
         if not isinstance(text, str):
             where = "text" if index is None else f"texts[{index}]"
             raise TypeError(f"{where} must be a str, found {type(text).__name__}")
-        utf8(text, index)  # a lone surrogate: an error naming its position in the text
+        if not text.isascii():
+            try:
+                text.encode("utf-8")
+            except UnicodeEncodeError:  # tiktoken's repair, or an error naming the position
+                text = self._unpaired(text, index)
         if self._mode == "tokenizer.json":
             if ordinary or not self._added:
                 s = normalize(self._normalizer, text)
@@ -456,7 +484,12 @@ class BPE(Preset):
             cplan = self._no_specials
         else:
             cplan = self._no_specials if ordinary else self._special.plan(*plan)
-        buf, rs = utf8_rows(texts, first)
+        try:
+            buf, rs = utf8_rows(texts, first)
+        except ValueError:  # a lone surrogate: tiktoken's repair, or the error
+            if self._mode not in TIKTOKEN_MODES:
+                raise
+            buf, rs = utf8_rows([self._unpaired(t) if isinstance(t, str) else t for t in texts], first)
         try:
             return self._pre._split(buf, rs, cplan)
         except ValueError as e:  # a disallowed special token: name the text in the whole batch
@@ -538,8 +571,7 @@ class BPE(Preset):
                 raise TypeError(f"text must be a str, found {type(text).__name__}") from None
             return _id_list(*self._fast_ids(text, sc.plan))
         except UnicodeEncodeError:
-            utf8(text)  # raises, naming the position
-            raise
+            return self._fast_list(self._unpaired(text), sc)  # tiktoken's repair, or the error
         entry = self._entry
         if cap < len(data) or entry is None:  # first call, or a long text
             return _id_list(*self._fast_ids(text, sc.plan))
@@ -693,6 +725,8 @@ class BPE(Preset):
         >>> segkit.BPE.from_pretrained("cl100k_base").encode_with_offsets("a cat")
         ([64, 8415], [(0, 1), (1, 5)])
         """
+        if isinstance(text, str):
+            utf8(text)  # offsets are into the text as given: a lone surrogate is an error
         pieces = self._pieces([text], self._plan(allowed_special, disallowed_special), False)
         ids, piece_ends = self._run(pieces)
         begin, end = token_spans(ids, piece_ends, pieces.starts, pieces.ends, pieces.ids, self._tok_len)
@@ -756,6 +790,13 @@ class BPE(Preset):
         >>> segkit.BPE.from_pretrained("cl100k_base").decode_bytes([15339, 1917])
         b'hello world'
         """
+        if self._mode == "tekken":  # control tokens decode to nothing, as in Tekkenizer
+            from . import tekken
+
+            return tekken.decode_bytes(self, ids, self._gather)
+        return self._gather(ids)
+
+    def _gather(self, ids: Iterable[int]) -> bytes:
         if isinstance(ids, (str, bytes)) or not hasattr(ids, "__iter__"):
             raise TypeError(f"ids must be a sequence of ints, found {type(ids).__name__} {ids!r:.40}")
         given = ids if isinstance(ids, np.ndarray) else list(ids)
@@ -774,7 +815,7 @@ class BPE(Preset):
                 interrupts.reraise_signal(e)
                 raise
         if bad >= 0:
-            raise ValueError(f"id {int(arr[bad])} at position {bad} is not a token of this vocabulary "
+            raise UnknownTokenError(f"id {int(arr[bad])} at position {bad} is not a token of this vocabulary "
                              f"(ids are below {self._n_ids})")
         return out.tobytes()
 
@@ -788,13 +829,19 @@ class BPE(Preset):
                 if isinstance(x, bool) or not isinstance(x, (int, np.integer)):
                     raise TypeError(f"ids must be ints, found {type(x).__name__} {x!r:.40} at position {k}")
                 if not 0 <= x < self._n_ids:
-                    raise ValueError(f"id {x} at position {k} is not a token of this vocabulary "
+                    raise UnknownTokenError(f"id {x} at position {k} is not a token of this vocabulary "
                                      f"(ids are below {self._n_ids})")
         raise TypeError(f"ids must be a sequence of ints, found {arr.dtype} of shape {arr.shape}")
 
     def decode(self, ids: Iterable[int], errors: str = "replace") -> str:
         """The text of the tokens ``ids`` (their bytes as UTF-8; ``errors`` as
-        for :meth:`bytes.decode`, default ``"replace"`` as tiktoken)."""
+        for :meth:`bytes.decode`, default ``"replace"`` as tiktoken; a Tekken
+        model drops control tokens and decodes each run between them on its
+        own, as Tekkenizer)."""
+        if self._mode == "tekken":
+            from . import tekken
+
+            return tekken.decode(self, ids, errors, self._gather)
         return self.decode_bytes(ids).decode("utf-8", errors)
 
     def decode_single_token_bytes(self, i: int) -> bytes:

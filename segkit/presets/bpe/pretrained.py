@@ -54,10 +54,17 @@ def resolve(name: str) -> str:
     if not isinstance(name, str):
         raise TypeError(f"name must be a str, found {type(name).__name__}")
     canonical = ALIASES.get(name, name)
-    if canonical not in PRETRAINED:
-        known = ", ".join(sorted([*PRETRAINED, *ALIASES]))
+    if canonical not in PRETRAINED and canonical not in _derived():
+        known = ", ".join(sorted([*PRETRAINED, *ALIASES, *_derived()]))
         raise ValueError(f"unknown pretrained BPE {name!r}; known names: {known}")
     return canonical
+
+
+def _derived() -> dict:
+    """The encodings derived from the bundled files (:mod:`.encodings`)."""
+    from .encodings import DERIVED
+
+    return DERIVED
 
 
 def _checked_file(canonical: str):
@@ -82,11 +89,17 @@ def load_pretrained(cls, name: str):
     before (a load of milliseconds), else built from the bundled file
     (checked) and cached."""
     canonical = resolve(name)
+    if canonical in _derived():
+        from .encodings import load_derived
+
+        return load_derived(cls, canonical)
     _, digest, pattern, specials = PRETRAINED[canonical]
 
     def build():
         path = _checked_file(canonical)
         return cls.from_tiktoken(path, pattern=pattern, special_tokens=specials, name=canonical)
 
-    return cls._cached("bpe-pretrained", {"name": canonical, "pattern": pattern, "specials": specials},
-                       digest.encode("ascii"), build)
+    model = cls._cached("bpe-pretrained", {"name": canonical, "pattern": pattern, "specials": specials},
+                        digest.encode("ascii"), build)
+    model.name = name  # "gpt2" stays "gpt2", as tiktoken names it
+    return model

@@ -28,7 +28,34 @@ def model_state(wp) -> tuple[dict, dict, dict]:
     config["has_rewrite"] = True
     if st.added is not None:
         config["added_tokens"] = _added.added_state(st)
+    extra = transformers_state(wp)
+    if extra:
+        config["transformers"] = extra
     return config, arrays, blobs
+
+
+def transformers_state(wp) -> dict:
+    """transformers' settings that differ from the class defaults
+    (``model_max_length``, ``clean_up_tokenization_spaces``)."""
+    cls = type(wp)
+    return {k: getattr(wp, k) for k in ("model_max_length", "clean_up_tokenization_spaces")
+            if getattr(wp, k) != getattr(cls, k)}
+
+
+def restore_transformers(wp, state, source: str) -> None:
+    """Set what :func:`transformers_state` gave, checked."""
+    from .hf_folder import model_max_length_of
+
+    if state is None:
+        return
+    if not isinstance(state, dict) or set(state) - {"model_max_length", "clean_up_tokenization_spaces"}:
+        raise ValueError(f"{source}: invalid transformers settings {state!r:.100}")
+    if "model_max_length" in state:
+        wp.model_max_length = model_max_length_of(state["model_max_length"], source)
+    if "clean_up_tokenization_spaces" in state:
+        if not isinstance(state["clean_up_tokenization_spaces"], bool):
+            raise ValueError(f"{source}: clean_up_tokenization_spaces must be a bool")
+        wp.clean_up_tokenization_spaces = state["clean_up_tokenization_spaces"]
 
 
 def from_model(cls, config: dict, arrays: dict, blobs: dict, source: str):
@@ -55,6 +82,7 @@ def from_model(cls, config: dict, arrays: dict, blobs: dict, source: str):
     obj = cls.__new__(cls)
     obj._assemble(vocab, automaton, settings, None)
     _added.restore_added(obj, config.get("added_tokens"), source)
+    restore_transformers(obj, config.get("transformers"), source)
     try:
         obj._check_pad_id(obj.pad_id, settings)
     except ValueError as e:

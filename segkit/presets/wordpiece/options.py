@@ -145,11 +145,18 @@ class PostProcessor:
         pad_length = max_length if max_length is not None else pdef.get("length")
         if max_length is None and truncation:
             max_length = tdef.get("max_length")
+            if isinstance(max_length, (int, np.integer)) and not isinstance(max_length, bool) and max_length < nspec:
+                # The tokenizer's own max_length (a tokenizer.json's) below
+                # the template's special tokens: HF subtracts them in
+                # unsigned arithmetic, which wraps around, and truncates
+                # nothing.  (One asked for in the call is refused below.)
+                truncation = False
         if pad_to_multiple_of is None:
             pad_to_multiple_of = pdef.get("pad_to_multiple_of") or 0
         mult = _length("pad_to_multiple_of", pad_to_multiple_of)
         if mult > MAX_PAD_LENGTH:
             raise ValueError(f"pad_to_multiple_of must be at most {MAX_PAD_LENGTH} (a padded length), found {mult}")
+        stride_asked = stride is not None  # in this call, not a default of the tokenizer's
         if stride is None:
             stride = tdef.get("stride", 0)
         stride = _length("stride", stride)
@@ -176,11 +183,13 @@ class PostProcessor:
             # (a max_length past any text's length truncates nothing: it is
             # kept within the int64 option vector)
             budget = min(int(max_length), 1 << 62) - nspec
-            # As HF's enable_truncation: the stride must fit in max_length
-            # minus the special tokens of a single text (the pieces a cut
-            # makes are checked by the kernel).
+            # As HF's enable_truncation: a stride asked for in the call must
+            # fit in max_length minus the special tokens of a single text.
+            # A tokenizer's own stride (a tokenizer.json's truncation) is
+            # checked only where a text is cut, as HF does: the kernel
+            # refuses the cut (a text that fits encodes).
             single = sum(1 for s in self.slots[(False, True)] if s[0] == 0)
-            if max_length >= single and stride > max_length - single:
+            if stride_asked and max_length >= single and stride > max_length - single:
                 raise ValueError(
                     f"stride={stride} must not exceed max_length minus the template's special tokens "
                     f"({max_length} - {single})"

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import os
 import threading
+from pathlib import Path
 from collections.abc import Iterable, Sequence
 from typing import Any, Union
 
@@ -31,6 +32,7 @@ from ...engine import Automaton
 from ...runtime.threads import concat_segments
 from ...models.vocabulary import Vocabulary, VocabSource
 from ..base import Preset
+from ..transformers_names import TransformersNames
 from ...runtime import interrupts
 from ...runtime.surrogates import check_text
 from .call import VERY_LARGE_INTEGER, ModelInputs, call, call_single
@@ -57,14 +59,18 @@ from .settings import (
 TextOrPair = Union[str, tuple[str, str], list]
 
 
-class WordPiece(TokenizerState, Preset):
+class WordPiece(TransformersNames, TokenizerState, Preset):
     """WordPiece tokenization (greedy longest-match-first), in linear time.
 
     Parameters
     ----------
     vocab
         Path to a ``vocab.txt`` (one token per line, id = line index), a
-        sequence of tokens (id = index) or a mapping token -> id.  A file of
+        sequence of tokens (id = index) or a mapping token -> id.  The
+        constructor normalizes nothing unless asked (no lowercasing: with
+        an uncased BERT vocabulary, uppercase words become ``unk_token``);
+        ``WordPiece.from_pretrained("path/vocab.txt")`` or
+        :meth:`bert` give BERT's pipeline.  A file of
         64 KiB or more is built once and then kept in segkit's model cache
         (:mod:`segkit.models.cache`; ``SEGKIT_CACHE_DIR=off`` disables it), keyed
         by the file's bytes and every setting: later processes map the
@@ -323,23 +329,33 @@ class WordPiece(TokenizerState, Preset):
     # ---------------------------------------------------- saving and loading
     @classmethod
     @interrupts.interruptible()
-    def from_pretrained(cls, name: str) -> "WordPiece":
-        """A bundled BERT tokenizer by name, with its casing (no network access).
+    def from_pretrained(cls, name: str | os.PathLike) -> "WordPiece":
+        """A bundled BERT tokenizer by name, with its casing (no network
+        access), or a HF model folder, ``tokenizer.json`` or ``vocab.txt``.
 
         ``bert-base-uncased`` lowercases and strips accents;
         ``bert-base-multilingual-cased`` does neither; ``bert-base-chinese``
         lowercases (its vocabulary has no uppercase Latin tokens).  All use
-        BERT's normalization, special tokens and template.  Built once, then
-        kept in segkit's model cache (:mod:`segkit.models.cache`), as every large
-        vocabulary file is.
+        BERT's normalization, special tokens and template, and know their
+        ``model_max_length`` (512).  Built once, then kept in segkit's model
+        cache (:mod:`segkit.models.cache`), as every large vocabulary file is.
 
-        >>> WordPiece.from_pretrained("bert-base-uncased").tokenize("Hello!")
-        ['hello', '!']
+        A folder (what transformers' ``save_pretrained`` writes) is read
+        from its ``tokenizer.json``, or else its ``vocab.txt`` with BERT's
+        pipeline, and its ``tokenizer_config.json`` (``model_max_length``,
+        ``do_lower_case``, ``clean_up_tokenization_spaces``).  A
+        ``vocab.txt`` file gets BERT's pipeline, lowercasing as
+        transformers' ``BertTokenizer`` does by default.  A bundled name wins
+        over a file or folder of that name unless it is written as a path
+        (``./bert-base-uncased``).
+
+        >>> wp = WordPiece.from_pretrained("bert-base-uncased")
+        >>> wp.tokenize("Hello!"), wp.model_max_length
+        (['hello', '!'], 512)
         """
-        from ...models.bundled import BUNDLED_LOWERCASE, bundled_vocabulary
+        from .hf_folder import load_pretrained
 
-        path = bundled_vocabulary(name)
-        return cls.bert(path, lowercase=BUNDLED_LOWERCASE[name])
+        return load_pretrained(cls, name)
 
     @classmethod
     @interrupts.interruptible(source="path")
@@ -352,10 +368,18 @@ class WordPiece(TokenizerState, Preset):
         BERT's shape) and default truncation/padding are read from it.
         Raises ValueError naming the problem for anything segkit cannot
         reproduce exactly (another model type, another normalizer or
-        pre-tokenizer, another template).
+        pre-tokenizer, another template).  A folder: its ``tokenizer.json``,
+        with its ``tokenizer_config.json``'s ``model_max_length`` (see
+        :meth:`from_pretrained`).
         """
         from .tokenizer_json import read_tokenizer_json
 
+        if isinstance(path, (str, os.PathLike)) and os.path.isdir(path):  # a model folder: its tokenizer.json and tokenizer_config.json
+            from .hf_folder import apply_config, read_config
+
+            folder = os.fspath(path)
+            wp = cls.from_tokenizer_json(os.path.join(folder, "tokenizer.json"))
+            return apply_config(wp, read_config(Path(folder)), os.path.join(folder, "tokenizer_config.json"))
         vocab, kwargs = read_tokenizer_json(path)
         rows, plain = kwargs.pop("added_tokens")
         # The padding id may be an added token's: set once they are there.
@@ -401,6 +425,33 @@ class WordPiece(TokenizerState, Preset):
 
         write_tokenizer_json(self, path)
 
+    def save_pretrained(self, folder: str | os.PathLike) -> list[str]:
+        """Write a folder that transformers' ``AutoTokenizer.from_pretrained``
+        and :meth:`from_pretrained` load: ``tokenizer.json``
+        (:meth:`save_tokenizer_json`), ``tokenizer_config.json``
+        (``model_max_length``, ``do_lower_case``, the special tokens) and
+        ``special_tokens_map.json``.  Returns the paths written.
+
+        >>> import tempfile
+        >>> folder = tempfile.mkdtemp()
+        >>> paths = WordPiece.from_pretrained("bert-base-uncased").save_pretrained(folder)
+        >>> WordPiece.from_pretrained(folder).model_max_length
+        512
+        """
+        from .hf_folder import save_pretrained
+
+        return save_pretrained(self, folder)
+
+    # transformers' names (segkit.presets.transformers_names): the contract.
+    def _special_token(self, role: str) -> str | None:
+        st = self._stages
+        token = {"unk": st.settings["unk_token"], "cls": st.settings["cls_token"], "sep": st.settings["sep_token"],
+                 "pad": st.settings["pad_token"], "mask": "[MASK]"}.get(role)
+        return token if token is not None and self.token_to_id(token) is not None else None
+
+    def _special_ids(self) -> set[int]:
+        return set(self._stages.decoder.special_ids)
+
     def _model_state(self):
         return model_file.model_state(self)
 
@@ -411,14 +462,17 @@ class WordPiece(TokenizerState, Preset):
     def _parts(self) -> tuple:
         # Pickles as arrays (automaton, tables) and a packed vocabulary: no rebuild.
         st = self._stages
-        return (self.vocab, self.automaton, st.settings, st.matcher.rewrite, st.derived, _added.added_state(st))
+        return (self.vocab, self.automaton, st.settings, st.matcher.rewrite, st.derived, _added.added_state(st),
+                model_file.transformers_state(self))
 
     @classmethod
-    def _from_parts(cls, vocab, automaton, settings, rewrite, derived=None, added=None) -> "WordPiece":
+    def _from_parts(cls, vocab, automaton, settings, rewrite, derived=None, added=None,
+                    transformers=None) -> "WordPiece":
         obj = cls.__new__(cls)
         obj._assemble(vocab, automaton, settings, rewrite, derived)
         if added is not None:
             _added.restore_added(obj, added, "pickle")
+        model_file.restore_transformers(obj, transformers, "pickle")
         return obj
 
 

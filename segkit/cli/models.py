@@ -1,0 +1,135 @@
+"""Which model ``segkit tokenize --model X`` means, decided before anything
+is loaded.
+
+``--model`` takes every bundled model by name (the BERT vocabularies, the
+byte-level BPE encodings, RWKV World) and any model file: one written by
+segkit's ``save()``, or a HuggingFace ``tokenizer.json`` (BPE or WordPiece,
+as ``segkit train`` writes).  A bundled name
+wins over a file of the same name in the current folder, unless the
+argument is written as a path (``./cl100k_base``, ``/models/x``, anything
+with a folder separator): a name typed to mean the bundled encoding must
+not silently pick up whatever file happens to sit in the current folder.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+
+from .io import CliError, shown_path
+
+#: Models ``--model`` takes by name besides the BERT and BPE vocabularies:
+#: name -> (module, class), built with no arguments.
+NAMED_MODELS = {
+    "rwkv-world": ("segkit.presets.maxmatch", "RWKVWorld"),
+}
+
+
+@dataclass(frozen=True)
+class ModelChoice:
+    """``kind`` is ``"bert"``, ``"bpe"``, ``"named"`` (a name of
+    :data:`NAMED_MODELS`) or ``"file"``; ``value`` the name or the path."""
+
+    kind: str
+    value: str
+
+
+def bundled_names() -> dict[str, str]:
+    """Every name ``--model`` takes -> its kind, in a stable order."""
+    from ..models.bundled import BUNDLED_VOCABULARIES
+    from ..presets.bpe.encodings import list_encoding_names
+
+    names = {n: "bert" for n in sorted(BUNDLED_VOCABULARIES)}
+    names.update({n: "bpe" for n in list_encoding_names()})
+    names.update({n: "named" for n in NAMED_MODELS})
+    return names
+
+
+def is_path(arg: str) -> bool:
+    """Whether ``arg`` is written as a path (not a bare name): it holds a
+    folder separator, or starts with ``~`` or ``.``."""
+    seps = [os.sep] + ([os.altsep] if os.altsep else [])
+    return any(s in arg for s in seps) or arg.startswith(("~", "."))
+
+
+def choose(arg: str, option: str = "--model") -> ModelChoice:
+    """The model ``arg`` names (nothing is read).
+
+    >>> choose("cl100k_base"), choose("./cl100k_base").kind
+    (ModelChoice(kind='bpe', value='cl100k_base'), 'file')
+    """
+    names = bundled_names()
+    if not is_path(arg):
+        kind = names.get(arg)
+        if kind is not None:
+            return ModelChoice(kind, arg)
+    path = os.path.expanduser(arg)
+    if os.path.exists(path):
+        return ModelChoice("file", path)
+    if is_path(arg):
+        raise CliError(f"{option} {shown_path(arg)}: model file not found")
+    raise CliError(f"{option} {shown_path(arg)}: not a bundled model and no file of that name; bundled models: "
+                   f"{', '.join(names)} (or give a model file's path)")
+
+
+def note_shadowed_file(choice: ModelChoice) -> str | None:
+    """The note to print when a bundled name was chosen although a file of
+    that name exists in the current folder, else None."""
+    if choice.kind != "file" and os.path.exists(choice.value):
+        return (f"segkit: note: --model {choice.value} is the bundled model; for the file of that name "
+                f"give ./{choice.value}")
+    return None
+
+
+def load(choice: ModelChoice):
+    """The tokenizer ``choice`` names."""
+    if choice.kind == "bert":
+        from ..presets.wordpiece import WordPiece
+
+        return WordPiece.from_pretrained(choice.value)
+    if choice.kind == "bpe":
+        from ..presets.bpe import BPE
+
+        return BPE.from_pretrained(choice.value)
+    if choice.kind == "named":
+        import importlib
+
+        module, cls = NAMED_MODELS[choice.value]
+        return getattr(importlib.import_module(module), cls)()
+    from ..models.saving import load as load_file
+    from ..presets.maxmatch import MaxMatch
+    from ..presets.wordpiece import WordPiece
+
+    json_type = _tokenizer_json_type(choice.value)
+    if json_type == "BPE":
+        from ..presets.bpe import BPE
+
+        return BPE.from_tokenizer_json(choice.value)
+    if json_type is not None:
+        return WordPiece.from_tokenizer_json(choice.value)  # (its errors say what other models it takes)
+    model = load_file(choice.value)
+    if isinstance(model, (MaxMatch, WordPiece)) or type(model).__name__ == "BPE":
+        return model
+    raise CliError(f"{shown_path(choice.value)}: is a {type(model).__name__} model; tokenize and encode need a "
+                   "WordPiece, BPE or MaxMatch model")
+
+
+def _tokenizer_json_type(path: str) -> str | None:
+    """The ``model.type`` of a HuggingFace tokenizer.json at ``path``
+    (``""`` when it has none), or None when the file is not JSON (a segkit
+    model file, checked by :func:`segkit.load`)."""
+    import json
+
+    from ..runtime.regular_files import open_regular
+
+    try:
+        with open_regular(path, "model", ValueError) as f:
+            if f.read(64).lstrip()[:1] != b"{":
+                return None
+            f.seek(0)
+            data = json.loads(f.read().decode("utf-8"))
+    except (OSError, ValueError):
+        return None  # reported by the loader that reads it
+    model = data.get("model") if isinstance(data, dict) else None
+    kind = model.get("type") if isinstance(model, dict) else None
+    return kind if isinstance(kind, str) else ""

@@ -1,0 +1,232 @@
+"""One loader for every tokenizer file people bring:
+:func:`segkit.from_pretrained` and :func:`segkit.from_tokenizer_json`.
+
+A name is a bundled model's (BERT WordPiece, tiktoken BPE, RWKV World)
+unless it is written as a path (it holds a folder separator or starts with
+``.``).  A path is recognised by its content, never by its name:
+
+=====================================  ======================================
+what the file or folder holds          what it gives
+=====================================  ======================================
+segkit's model file (``save()``)       :func:`segkit.load`
+``tokenizer.json`` (a JSON object      the preset of its model: WordPiece
+with ``model``)                        (:class:`segkit.WordPiece`), BPE
+                                       (:class:`segkit.BPE`)
+lines of ``base64 rank`` (tiktoken;    :meth:`segkit.BPE.from_tiktoken`
+gzip-compressed too)
+lines of ``id literal length`` (the    :class:`segkit.RWKVWorld`
+RWKV World vocabulary format)
+one token per line (``vocab.txt``)     :meth:`segkit.WordPiece.from_pretrained`
+                                       (BERT's pipeline)
+a folder                               its ``tokenizer.json`` (with
+                                       ``tokenizer_config.json``), else its
+                                       ``vocab.txt``
+=====================================  ======================================
+
+Anything else raises ValueError naming the file and what was found.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import os
+import re
+from pathlib import Path
+from typing import Any
+
+from ..runtime.regular_files import open_regular
+
+#: Bytes read to recognise a file.
+_SNIFF = 4096
+
+_TIKTOKEN_LINE = re.compile(rb"^[A-Za-z0-9+/]+={0,2} [0-9]+\r?$")
+_RWKV_LINE = re.compile(rb"^[0-9]+ (?:b?'|b?\")")
+
+
+def looks_like_a_path(name: str) -> bool:
+    """Whether ``name`` is written as a path rather than a bundled name."""
+    return os.sep in name or (os.altsep is not None and os.altsep in name) or name.startswith(".")
+
+
+def bundled_names() -> dict[str, str]:
+    """Every bundled name -> the preset it gives."""
+    from ..models.bundled import BUNDLED_VOCABULARIES
+    from .bpe.encodings import list_encoding_names
+
+    names = {n: "WordPiece" for n in BUNDLED_VOCABULARIES}
+    names.update({n: "BPE" for n in list_encoding_names()})
+    names["rwkv-world"] = "RWKVWorld"
+    return names
+
+
+def _from_name(name: str) -> Any:
+    kind = bundled_names()[name]
+    if kind == "WordPiece":
+        from .wordpiece import WordPiece
+
+        return WordPiece.from_pretrained(name)
+    if kind == "BPE":
+        from .bpe import BPE
+
+        return BPE.from_pretrained(name)
+    from .maxmatch import RWKVWorld
+
+    return RWKVWorld()
+
+
+def from_pretrained(name_or_path: str | os.PathLike) -> Any:
+    """The tokenizer a bundled name, a file or a HF model folder holds,
+    recognised by content (see the module documentation).
+
+    >>> import segkit
+    >>> segkit.from_pretrained("cl100k_base").encode("hello world")
+    [15339, 1917]
+    >>> segkit.from_pretrained("bert-base-uncased").tokenize("Hello!")
+    ['hello', '!']
+    """
+    if not isinstance(name_or_path, (str, os.PathLike)):
+        raise TypeError(f"from_pretrained: name_or_path must be a bundled name or a path, found "
+                        f"{type(name_or_path).__name__}")
+    text = os.fspath(name_or_path)
+    if isinstance(text, bytes):
+        raise TypeError("from_pretrained: name_or_path must be a str or a path, found bytes")
+    if isinstance(name_or_path, str) and not looks_like_a_path(text) and text in bundled_names():
+        return _from_name(text)
+    path = Path(text)
+    if path.is_dir():
+        return _from_folder(path)
+    if not path.exists():
+        known = ", ".join(sorted(bundled_names()))
+        raise ValueError(f"from_pretrained: {text!r} is neither a bundled name ({known}) nor an existing file "
+                         "or folder")
+    return _from_file(path)
+
+
+def from_tokenizer_json(path: str | os.PathLike) -> Any:
+    """The tokenizer of a HF ``tokenizer.json`` (or of a model folder's), as
+    the preset of its model (``WordPiece`` or ``BPE``)."""
+    if not isinstance(path, (str, os.PathLike)):
+        raise TypeError(f"from_tokenizer_json: path must be a str or a path, found {type(path).__name__}")
+    p = Path(os.fspath(path))
+    if p.is_dir():
+        if not (p / "tokenizer.json").exists():
+            raise ValueError(f"{p}: a model folder needs a tokenizer.json to be read by from_tokenizer_json")
+        return _from_folder(p)
+    return _tokenizer_json(p, _model_type(p))
+
+
+def _from_folder(path: Path) -> Any:
+    if (path / "tokenizer.json").exists():
+        kind = _model_type(path / "tokenizer.json")
+        if kind == "WordPiece":
+            from .wordpiece import WordPiece
+
+            return WordPiece.from_tokenizer_json(path)
+        return _tokenizer_json(path / "tokenizer.json", kind)
+    if (path / "vocab.txt").exists():
+        from .wordpiece import WordPiece
+
+        return WordPiece.from_pretrained(path)
+    if (path / "vocab.json").exists() and (path / "merges.txt").exists():
+        raise ValueError(f"{path}: vocab.json and merges.txt without a tokenizer.json are not read yet; "
+                         "expected a tokenizer.json or a vocab.txt")
+    raise ValueError(f"{path}: a model folder needs a tokenizer.json or a vocab.txt; found neither")
+
+
+def _head(path: Path) -> bytes:
+    with open_regular(path, "tokenizer", ValueError) as fh:
+        head = fh.read(_SNIFF)
+    if head[:2] == b"\x1f\x8b":  # gzip: recognise what it holds
+        try:
+            with gzip.open(path, "rb") as fh:
+                head = fh.read(_SNIFF)
+        except (OSError, EOFError) as e:
+            raise ValueError(f"{path}: not a readable gzip file ({e})") from None
+    return head
+
+
+def _model_type(path: Path) -> str:
+    """The ``model.type`` of a tokenizer.json (older files leave it out:
+    then the model's keys tell)."""
+    from ..runtime.regular_files import read_regular
+
+    raw = read_regular(path, "tokenizer.json", ValueError)
+    try:
+        doc = json.loads(raw)
+    except (UnicodeDecodeError, json.JSONDecodeError, RecursionError) as e:
+        raise ValueError(f"{path}: not a JSON file ({type(e).__name__}: {str(e)[:200]})") from None
+    model = doc.get("model") if isinstance(doc, dict) else None
+    if not isinstance(model, dict):
+        raise ValueError(f"{path}: expected a tokenizer.json (a JSON object with a 'model' object), found "
+                         f"{type(doc).__name__ if not isinstance(doc, dict) else 'no model'}")
+    kind = model.get("type")
+    if kind is None:
+        kind = "BPE" if "merges" in model else "WordPiece" if "continuing_subword_prefix" in model else None
+    if kind not in ("WordPiece", "BPE"):
+        raise ValueError(f"{path}: model.type {kind!r} is not supported yet; expected 'WordPiece' or 'BPE'")
+    return kind
+
+
+def _tokenizer_json(path: Path, kind: str) -> Any:
+    if kind == "WordPiece":
+        from .wordpiece import WordPiece
+
+        return WordPiece.from_tokenizer_json(path)
+    from .bpe import BPE
+
+    return BPE.from_tokenizer_json(path)
+
+
+def _from_file(path: Path) -> Any:
+    from ..models.files import MAGIC
+
+    head = _head(path)
+    if head.startswith(MAGIC):
+        from ..models.saving import load
+
+        return load(path)
+    if re.match(rb"\s*(?:\{|\[\s*[-0-9\"\[\]{])", head):  # a JSON object or array (a vocab.txt's "[PAD]" is not)
+        return _tokenizer_json(path, _model_type(path))
+    lines = [line for line in head.split(b"\n")[:-1] if line.strip()][:8] or [head]
+    if all(_TIKTOKEN_LINE.match(line) for line in lines):
+        return _tiktoken(path)
+    if all(_RWKV_LINE.match(line) for line in lines):
+        from .maxmatch import RWKVWorld
+
+        return RWKVWorld(path)
+    if b"\x00" in head:
+        raise ValueError(f"{path}: not a tokenizer file segkit reads (binary content); expected a tokenizer.json, "
+                         "a tiktoken file, an RWKV vocabulary, a vocab.txt or a segkit model file")
+    from .wordpiece import WordPiece
+
+    try:
+        return WordPiece.from_pretrained(path)  # one token per line: a vocab.txt
+    except ValueError as e:
+        if str(path) in str(e):
+            raise
+        raise type(e)(f"{path}: read as a vocab.txt (one token per line): {e}") from None
+
+
+def _tiktoken(path: Path) -> Any:
+    """A tiktoken file holds ranks, not its pattern or special tokens: a file
+    with the content of a known encoding gets that encoding's; another one
+    needs them from the caller."""
+    import hashlib
+
+    from ..runtime.regular_files import read_regular
+    from .bpe import BPE
+    from .bpe.pretrained import PRETRAINED
+
+    raw = read_regular(path, "tiktoken", ValueError)
+    if raw[:2] == b"\x1f\x8b":
+        try:
+            raw = gzip.decompress(raw)
+        except (OSError, EOFError) as e:
+            raise ValueError(f"{path}: not a readable gzip file ({e})") from None
+    digest = hashlib.sha256(raw).hexdigest()
+    for name, (_, sha, _pattern, _specials) in PRETRAINED.items():
+        if sha == digest:
+            return BPE.from_pretrained(name)
+    raise ValueError(f"{path}: a tiktoken file of no known encoding holds no pre-tokenization pattern or special "
+                     "tokens; use segkit.BPE.from_tiktoken(path, pattern=..., special_tokens=...)")

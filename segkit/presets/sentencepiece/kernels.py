@@ -1,0 +1,850 @@
+"""SentencePiece BPE, compiled: the normalizer and the merges, a whole batch
+per call.
+
+Per text (UTF-8 bytes), exactly as SentencePiece's ``Normalizer`` and
+``bpe::Model`` define it:
+
+1. **Normalize** (:func:`_normalize`): at each position the longest
+   user-defined symbol is kept as it is, else the longest rule of the
+   precompiled charsmap (a Darts double-array trie, see :mod:`.charsmap`)
+   gives the replacement, else one character (one byte of malformed UTF-8
+   becomes U+FFFD).  ``remove_extra_whitespaces`` drops leading, trailing
+   and repeated spaces, ``add_dummy_prefix`` puts ``▁`` first (last with
+   ``treat_whitespace_as_suffix``), ``escape_whitespaces`` writes spaces as
+   ``▁``.
+2. **Merge** (:func:`_bpe`): the symbols are the characters of the
+   normalized text, user-defined symbols being one frozen symbol each.
+   Repeatedly the adjacent pair whose concatenation is a piece (normal,
+   user-defined or unused) with the highest score is merged, the leftmost
+   of equal scores.  The candidate pairs are in a binary min-heap keyed by
+   ``(score rank, position of the left symbol)``; an entry whose pair has
+   changed since it was pushed is dropped when popped (the current pair at
+   that position no longer has its rank; if it has, the current pair is the
+   one to merge at that key anyway).  O(n log n) per text, O(n) memory.
+3. **Resegment** unused pieces into the two symbols they were last
+   registered from (SentencePiece's ``rev_merge``, kept here as positions in
+   the normalized text with a stamp per text), then **emit**: a piece that
+   is not in the vocabulary is ``unk`` (a run of them one ``unk``), or its
+   UTF-8 bytes ``<0xNN>`` with byte fallback.
+
+Pieces are found by hashing the bytes of a span (FNV-1a, open addressing,
+the piece's bytes compared); every index read from the model is within its
+array by construction of the tables (:mod:`.tables`), and the charsmap
+trie's reads are bounds-checked (a broken trie cannot read out of it).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ...runtime.jit import kernel
+
+_FNV_OFFSET = np.uint64(0xCBF29CE484222325)
+_FNV_PRIME = np.uint64(0x100000001B3)
+_LOW = np.int64(0xFFFFFFFF)
+
+# flags (an int64 array) indices
+F_ADD_DUMMY = 0
+F_REMOVE_EXTRA = 1
+F_ESCAPE = 2
+F_SUFFIX = 3
+F_BYTE_FALLBACK = 4
+F_UNK = 5
+F_HAS_UNUSED = 6
+F_FAST = 7
+F_PAIR_BITS = 8
+N_FLAGS = 9
+
+T_NORMAL, T_UNKNOWN, T_CONTROL, T_USER, T_UNUSED, T_BYTE = 1, 2, 3, 4, 5, 6
+
+
+@kernel(inline="always")
+def span_hash(src, a, b):
+    h = _FNV_OFFSET
+    for i in range(a, b):
+        h = (h ^ np.uint64(src[i])) * _FNV_PRIME
+    return h
+
+
+@kernel(inline="always")
+def lookup(src, a, b, pbuf, poff, htab):
+    """The id of the piece spelt by ``src[a:b]``, or -1."""
+    mask = np.uint64(htab.size - 1)
+    h = span_hash(src, a, b) & mask
+    n = b - a
+    while True:
+        t = htab[np.int64(h)]
+        if t < 0:
+            return -1
+        s = poff[t]
+        if poff[t + 1] - s == n:
+            same = True
+            for k in range(n):
+                if pbuf[s + k] != src[a + k]:
+                    same = False
+                    break
+            if same:
+                return t
+        h = (h + np.uint64(1)) & mask
+
+
+@kernel(inline="always")
+def _user_match(src, p, end, pbuf, poff, ustart, uids):
+    """Length of the longest user-defined symbol at ``src[p:end]`` (0: none)."""
+    c = src[p]
+    best = 0
+    for k in range(ustart[c], ustart[c + 1]):
+        t = uids[k]
+        s = poff[t]
+        n = poff[t + 1] - s
+        if n <= best or p + n > end:
+            continue
+        same = True
+        for j in range(1, n):
+            if pbuf[s + j] != src[p + j]:
+                same = False
+                break
+        if same:
+            best = n
+    return best
+
+
+@kernel(inline="always")
+def _charsmap_match(src, p, end, darts, nblob):
+    """Longest charsmap rule at ``src[p:end]``: (length consumed, start of
+    its replacement in ``nblob``); length 0 when none."""
+    n = darts.size
+    best = 0
+    value = 0
+    if n == 0:
+        return best, value
+    u = np.int64(darts[0])
+    node = np.int64(0) ^ ((u >> 10) << ((u & 512) >> 6))
+    for i in range(p, end):
+        c = np.int64(src[i])
+        node ^= c
+        if node < 0 or node >= n:
+            break
+        u = np.int64(darts[node])
+        if (u & 0x800000FF) != c:
+            break
+        node ^= (u >> 10) << ((u & 512) >> 6)
+        if (u >> 8) & 1:
+            if node < 0 or node >= n:
+                break
+            v = np.int64(darts[node]) & 0x7FFFFFFF
+            if v < nblob.size:
+                best = i - p + 1
+                value = v
+    return best, value
+
+
+@kernel(inline="always")
+def _one_char(src, p, end):
+    """(length of the UTF-8 character at p, valid?) as SentencePiece's
+    IsValidDecodeUTF8: a malformed sequence is one invalid byte."""
+    c = src[p]
+    if c < 0x80:
+        return 1, True
+    if c < 0xC2:
+        return 1, False
+    if c < 0xE0:
+        n = 2
+    elif c < 0xF0:
+        n = 3
+    elif c < 0xF5:
+        n = 4
+    else:
+        return 1, False
+    if p + n > end:
+        return 1, False
+    for k in range(1, n):
+        if (src[p + k] & 0xC0) != 0x80:
+            return 1, False
+    cp = np.int64(c) & (0x7F >> n)
+    for k in range(1, n):
+        cp = (cp << 6) | (np.int64(src[p + k]) & 0x3F)
+    if (n == 3 and cp < 0x800) or (n == 4 and (cp < 0x10000 or cp > 0x10FFFF)) or (0xD800 <= cp <= 0xDFFF):
+        return 1, False
+    return n, True
+
+
+@kernel
+def _grow(arr, need):
+    if need <= arr.size:
+        return arr
+    size = max(need, 2 * arr.size)
+    out = np.empty(size, arr.dtype)
+    out[: arr.size] = arr
+    return out
+
+
+@kernel
+def _normalize(buf, a, b, nb, pbuf, poff, ustart, uids, darts, nblob, flags):
+    """Normalize ``buf[a:b]`` into ``nb`` (grown as needed): (nb, length)."""
+    add_dummy = flags[F_ADD_DUMMY] != 0
+    remove_extra = flags[F_REMOVE_EXTRA] != 0
+    escape = flags[F_ESCAPE] != 0
+    suffix = flags[F_SUFFIX] != 0
+    k = 0
+    p = a
+    if p >= b:
+        return nb, 0
+    if darts.size == 0 and not remove_extra:
+        # Identity without whitespace removal: every replacement is the
+        # text itself (user-defined symbols included; the input is the
+        # UTF-8 of a str, so never malformed), spaces escaped.
+        if 3 * (b - a) + 6 > nb.size:
+            nb = _grow(nb, 3 * (b - a) + 6)
+        if add_dummy and not suffix:
+            if escape:
+                nb[0] = 0xE2
+                nb[1] = 0x96
+                nb[2] = 0x81
+                k = 3
+            else:
+                nb[0] = 0x20
+                k = 1
+        for q in range(a, b):
+            c = buf[q]
+            if c == 0x20 and escape:
+                nb[k] = 0xE2
+                nb[k + 1] = 0x96
+                nb[k + 2] = 0x81
+                k += 3
+            else:
+                nb[k] = c
+                k += 1
+        if add_dummy and suffix:
+            if escape:
+                nb[k] = 0xE2
+                nb[k + 1] = 0x96
+                nb[k + 2] = 0x81
+                k += 3
+            else:
+                nb[k] = 0x20
+                k += 1
+        return nb, k
+    # The replacement of the prefix at p: (source kind, start, length, consumed)
+    # kind 0: buf, 1: nblob, 2: U+FFFD
+    first = True
+    is_prev_space = remove_extra
+    while p < b:
+        used = 0
+        kind = 0
+        rs = p
+        rn = 0
+        if uids.size > 0:
+            used = _user_match(buf, p, b, pbuf, poff, ustart, uids)
+            rn = used
+        if used == 0:
+            used, value = _charsmap_match(buf, p, b, darts, nblob)
+            if used > 0:
+                kind = 1
+                rs = value
+                rn = 0
+                while rs + rn < nblob.size and nblob[rs + rn] != 0:
+                    rn += 1
+            else:
+                n, ok = _one_char(buf, p, b)
+                used = n
+                if ok:
+                    rn = n
+                else:
+                    kind = 2
+                    rs = 0
+                    rn = 3
+        if first:
+            # Leading spaces are dropped (a replacement that is exactly " ").
+            if remove_extra:
+                if kind == 0:
+                    single = rn == 1 and buf[rs] == 0x20
+                elif kind == 1:
+                    single = rn == 1 and nblob[rs] == 0x20
+                else:
+                    single = False
+                if single:
+                    p += used
+                    continue
+            first = False
+            if add_dummy and not suffix:
+                if k + 3 > nb.size:
+                    nb = _grow(nb, k + 3)
+                if escape:
+                    nb[k] = 0xE2
+                    nb[k + 1] = 0x96
+                    nb[k + 2] = 0x81
+                    k += 3
+                else:
+                    nb[k] = 0x20
+                    k += 1
+        # Leading spaces of the replacement after a space are dropped.
+        j = 0
+        if is_prev_space:
+            while j < rn:
+                if kind == 0:
+                    c = buf[rs + j]
+                elif kind == 1:
+                    c = nblob[rs + j]
+                else:
+                    c = 0xEF if j == 0 else 0xBF if j == 1 else 0xBD
+                if c != 0x20:
+                    break
+                j += 1
+        if j < rn:
+            if k + 3 * (rn - j) + 3 > nb.size:
+                nb = _grow(nb, k + 3 * (rn - j) + 3)
+            last = 0
+            while j < rn:
+                if kind == 0:
+                    c = buf[rs + j]
+                elif kind == 1:
+                    c = nblob[rs + j]
+                else:
+                    c = 0xEF if j == 0 else 0xBF if j == 1 else 0xBD
+                if c == 0x20 and escape:
+                    nb[k] = 0xE2
+                    nb[k + 1] = 0x96
+                    nb[k + 2] = 0x81
+                    k += 3
+                else:
+                    nb[k] = c
+                    k += 1
+                last = c
+                j += 1
+            is_prev_space = last == 0x20
+        p += used
+        if not remove_extra:
+            is_prev_space = False
+    if first:  # only spaces
+        return nb, 0
+    if remove_extra:
+        while True:
+            if escape:
+                if k >= 3 and nb[k - 3] == 0xE2 and nb[k - 2] == 0x96 and nb[k - 1] == 0x81:
+                    k -= 3
+                    continue
+            elif k >= 1 and nb[k - 1] == 0x20:
+                k -= 1
+                continue
+            break
+    if suffix and add_dummy:
+        if k + 3 > nb.size:
+            nb = _grow(nb, k + 3)
+        if escape:
+            nb[k] = 0xE2
+            nb[k + 1] = 0x96
+            nb[k + 2] = 0x81
+            k += 3
+        else:
+            nb[k] = 0x20
+            k += 1
+    return nb, k
+
+
+@kernel
+def _bpe(nb, n, pbuf, poff, ptype, prank, htab, ustart, uids, byte_ids, flags,
+         start, end, nxt, prv, frozen, heap, rev, stamp, cur, out, k):
+    """Merge the normalized text ``nb[:n]`` and append its ids to ``out``
+    from ``k``: (out, new k)."""
+    unk = flags[F_UNK]
+    byte_fallback = flags[F_BYTE_FALLBACK] != 0
+    m = 0
+    p = 0
+    while p < n:
+        used = 0
+        if uids.size > 0:
+            used = _user_match(nb, p, n, pbuf, poff, ustart, uids)
+        if used > 0:
+            frozen[m] = True
+        else:
+            frozen[m] = False
+            c = nb[p]
+            used = 1 if c < 0xC0 else 2 if c < 0xE0 else 3 if c < 0xF0 else 4
+            if p + used > n:
+                used = n - p
+        start[m] = p
+        end[m] = p + used
+        nxt[m] = m + 1
+        prv[m] = m - 1
+        m += 1
+        p += used
+    if m == 0:
+        return out, k
+    nxt[m - 1] = -1
+    size = 0
+    # Initial pairs, then merges; pushes in SentencePiece's order (the
+    # last registration of an unused piece is the one resegmentation uses).
+    step = -1
+    while True:
+        step += 1
+        if step < m - 1:
+            left = step
+            right = step + 1
+            nleft = -1
+        elif size == 0:
+            break
+        else:
+            key = heap[0]
+            size -= 1
+            heap[0] = heap[size]
+            r = 0
+            while True:
+                c2 = 2 * r + 1
+                if c2 >= size:
+                    break
+                if c2 + 1 < size and heap[c2 + 1] < heap[c2]:
+                    c2 += 1
+                if heap[r] <= heap[c2]:
+                    break
+                heap[r], heap[c2] = heap[c2], heap[r]
+                r = c2
+            i = key & _LOW
+            j = nxt[i]
+            if start[i] < 0 or j < 0 or frozen[j]:
+                continue
+            t = lookup(nb, start[i], end[j], pbuf, poff, htab)
+            if t < 0 or np.int64(prank[t]) != key >> 32:
+                continue
+            end[i] = end[j]
+            start[j] = -1
+            nxt[i] = nxt[j]
+            if nxt[j] >= 0:
+                prv[nxt[j]] = i
+            left = prv[i]
+            right = i
+            nleft = i
+        # Push (left, right), and after a merge (nleft, nxt[nleft]) too.
+        for side in range(2):
+            if side == 1:
+                if nleft < 0:
+                    break
+                left = nleft
+                right = nxt[nleft]
+            if left < 0 or right < 0 or frozen[left] or frozen[right]:
+                continue
+            t = lookup(nb, start[left], end[right], pbuf, poff, htab)
+            if t < 0:
+                continue
+            ty = ptype[t]
+            if ty != T_NORMAL and ty != T_USER and ty != T_UNUSED:
+                continue
+            r = size
+            heap[r] = (np.int64(prank[t]) << 32) | left
+            size += 1
+            while r > 0 and heap[(r - 1) >> 1] > heap[r]:
+                heap[(r - 1) >> 1], heap[r] = heap[r], heap[(r - 1) >> 1]
+                r = (r - 1) >> 1
+            if ty == T_UNUSED:
+                rev[3 * t] = start[left]
+                rev[3 * t + 1] = start[right]
+                rev[3 * t + 2] = end[right]
+                stamp[t] = cur
+    # Resegment and emit.  ``heap`` is free now: a stack of spans.
+    prev_unk = False
+    i = 0
+    while i >= 0:
+        sp = 0
+        heap[0] = start[i]
+        heap[1] = end[i]
+        sp = 2
+        while sp > 0:
+            sp -= 2
+            a = heap[sp]
+            b = heap[sp + 1]
+            t = lookup(nb, a, b, pbuf, poff, htab)
+            if t >= 0 and ptype[t] == T_UNUSED and stamp[t] == cur:
+                mid = rev[3 * t + 1]
+                # the two halves as spans of equal text where registered
+                la = rev[3 * t]
+                lb = rev[3 * t + 2]
+                heap[sp] = mid
+                heap[sp + 1] = lb
+                heap[sp + 2] = la
+                heap[sp + 3] = mid
+                sp += 4
+                continue
+            if t < 0:
+                t = unk
+            if ptype[t] == T_UNKNOWN:
+                if byte_fallback:
+                    if k + (b - a) > out.size:
+                        out = _grow(out, k + (b - a))
+                    for q in range(a, b):
+                        out[k] = byte_ids[nb[q]]
+                        k += 1
+                elif not prev_unk:
+                    if k + 1 > out.size:
+                        out = _grow(out, k + 1)
+                    out[k] = t
+                    k += 1
+                prev_unk = True
+            else:
+                if k + 1 > out.size:
+                    out = _grow(out, k + 1)
+                out[k] = t
+                k += 1
+                prev_unk = False
+        i = nxt[i]
+    return out, k
+
+
+_GOLDEN = np.uint64(0x9E3779B97F4A7C15)
+
+
+@kernel(inline="always")
+def pair_slot(x, y, bits):
+    key = (np.uint64(x) << np.uint64(32)) | np.uint64(y)
+    return np.int64((key * _GOLDEN) >> np.uint64(64 - bits))
+
+
+@kernel(inline="always")
+def pair_lookup(x, y, pkey, pval, bits):
+    """``rank << 32 | piece`` of the piece made of the pieces ``x`` and
+    ``y``, or -1.  A slot is one int64: ``(x << 16 | y) << 32 | rank << 16 |
+    piece`` (ids and ranks below 2^16; -1: empty), so a probe reads 8 bytes."""
+    if x < 0 or y < 0:
+        return -1
+    key = np.uint64((x << 16) | y)
+    mask = pkey.size - 1
+    h = pair_slot(x, y, bits)
+    while True:
+        e = pkey[h]
+        if e == -1:
+            return -1
+        if (np.uint64(e) >> np.uint64(32)) == key:
+            v = e & 0xFFFFFFFF
+            return ((v >> 16) << 32) | (v & 0xFFFF)
+        h = (h + 1) & mask
+
+
+@kernel
+def build_pairs(pbuf, poff, ptype, prank, htab):
+    """For the fast path: ``(char_ids, pkey, pval, bits, fast)``.
+
+    ``char_ids[cp]`` is the piece of the one character ``cp`` (below
+    U+10000), or -1; the pair table maps two pieces ``(x, y)`` to the piece
+    spelt by their concatenation, for every mergeable piece and every split
+    of it into two pieces.  ``fast`` is False when some character of a
+    normal or unused piece is not itself a mergeable piece: a merge could then start
+    from a symbol that has no id, and the span encoder must run instead.
+    """
+    n = ptype.size
+    char_ids = np.full(0x10000, -1, np.int64)
+    total = 0
+    for t in range(n):
+        ty = ptype[t]
+        if ty != T_NORMAL and ty != T_USER and ty != T_UNUSED:
+            continue
+        a = poff[t]
+        b = poff[t + 1]
+        for q in range(a + 1, b):
+            if (pbuf[q] & 0xC0) != 0x80:  # a split point of piece t into two pieces?
+                x = lookup(pbuf, a, q, pbuf, poff, htab)
+                y = lookup(pbuf, q, b, pbuf, poff, htab)
+                if x >= 0 and y >= 0:
+                    total += 1
+    bits = 4
+    while (1 << bits) < 2 * total + 16:
+        bits += 1
+    pkey = np.full(1 << bits, -1, np.int64)  # see pair_lookup
+    pval = np.zeros(0, np.int64)
+    mask = (1 << bits) - 1
+    fast = n <= 0xFFFF  # ids and ranks fit the table's 16-bit fields
+    for t in range(n):
+        a = poff[t]
+        b = poff[t + 1]
+        c = pbuf[a]
+        size = 1 if c < 0xC0 else 2 if c < 0xE0 else 3 if c < 0xF0 else 4
+        if a + size == b and size <= 3:
+            cp = np.int64(c) & (0x7F >> (size - 1) if size > 1 else 0x7F)
+            if size == 2:
+                cp = np.int64(c) & 0x1F
+            elif size == 3:
+                cp = np.int64(c) & 0x0F
+            for q in range(a + 1, b):
+                cp = (cp << 6) | (np.int64(pbuf[q]) & 0x3F)
+            if cp < 0x10000:
+                char_ids[cp] = t
+        ty = ptype[t]
+        if ty != T_NORMAL and ty != T_UNUSED:
+            # A user-defined piece is never made by a merge: wherever its
+            # text starts at a symbol, the matcher made it (or a longer one)
+            # one frozen symbol.
+            continue
+        p = a
+        while p < b:
+            c = pbuf[p]
+            size = 1 if c < 0xC0 else 2 if c < 0xE0 else 3 if c < 0xF0 else 4
+            e = min(p + size, b)
+            one = lookup(pbuf, p, e, pbuf, poff, htab)
+            if one < 0 or (ptype[one] != T_NORMAL and ptype[one] != T_USER and ptype[one] != T_UNUSED):
+                fast = False
+            if p > a:
+                x = lookup(pbuf, a, p, pbuf, poff, htab)
+                y = lookup(pbuf, p, b, pbuf, poff, htab)
+                if x >= 0 and y >= 0:
+                    tx = ptype[x]
+                    ty2 = ptype[y]
+                    if (tx == T_NORMAL or tx == T_USER or tx == T_UNUSED) and (
+                            ty2 == T_NORMAL or ty2 == T_USER or ty2 == T_UNUSED):
+                        h = pair_slot(x, y, bits)
+                        while pkey[h] != -1:
+                            h = (h + 1) & mask
+                        pkey[h] = np.int64((np.uint64((x << 16) | y) << np.uint64(32))
+                                           | np.uint64((np.int64(prank[t]) << 16) | t))
+            p = e
+    return char_ids, pkey, pval, bits, fast
+
+
+@kernel
+def _bpe_ids(nb, n, pbuf, poff, ptype, prank, htab, ustart, uids, byte_ids, flags, char_ids, pkey, pval, bits,
+             start, end, nxt, prv, frozen, tok, cand, heap, rev, stamp, cur, out, k):
+    """:func:`_bpe` on piece ids (same results), for models where every
+    character of a mergeable piece is a mergeable piece: a pair is merged
+    only if both symbols are pieces, so the pair table of ids replaces the
+    hashing of spans.  ``cand[i]`` is the piece the current pair at symbol
+    ``i`` makes (-1: none), set whenever that pair changes, so a popped
+    entry is checked without a look-up."""
+    unk = flags[F_UNK]
+    has_unused = flags[F_HAS_UNUSED] != 0
+    byte_fallback = flags[F_BYTE_FALLBACK] != 0
+    m = 0
+    p = 0
+    while p < n:
+        used = 0
+        if uids.size > 0:
+            used = _user_match(nb, p, n, pbuf, poff, ustart, uids)
+        if used > 0:
+            frozen[m] = True
+            tok[m] = lookup(nb, p, p + used, pbuf, poff, htab)
+        else:
+            frozen[m] = False
+            c = nb[p]
+            if c < 0x80:
+                used = 1
+                tok[m] = char_ids[c]
+            elif c < 0xE0 and p + 2 <= n:
+                used = 2
+                tok[m] = char_ids[((np.int64(c) & 0x1F) << 6) | (np.int64(nb[p + 1]) & 0x3F)]
+            elif c < 0xF0 and p + 3 <= n:
+                used = 3
+                tok[m] = char_ids[((np.int64(c) & 0x0F) << 12) | ((np.int64(nb[p + 1]) & 0x3F) << 6)
+                                  | (np.int64(nb[p + 2]) & 0x3F)]
+            else:
+                used = 1 if c < 0xC0 else 2 if c < 0xE0 else 3 if c < 0xF0 else 4
+                if p + used > n:
+                    used = n - p
+                tok[m] = lookup(nb, p, p + used, pbuf, poff, htab)
+        start[m] = p
+        end[m] = p + used
+        nxt[m] = m + 1
+        prv[m] = m - 1
+        cand[m] = -1
+        m += 1
+        p += used
+    if m == 0:
+        return out, k
+    nxt[m - 1] = -1
+    size = 0
+    step = -1
+    while True:
+        step += 1
+        if step < m - 1:
+            left = step
+            right = step + 1
+            nleft = -1
+        elif size == 0:
+            break
+        else:
+            key = heap[0]
+            size -= 1
+            heap[0] = heap[size]
+            r = 0
+            while True:
+                c2 = 2 * r + 1
+                if c2 >= size:
+                    break
+                if c2 + 1 < size and heap[c2 + 1] < heap[c2]:
+                    c2 += 1
+                if heap[r] <= heap[c2]:
+                    break
+                heap[r], heap[c2] = heap[c2], heap[r]
+                r = c2
+            i = key & _LOW
+            v = cand[i]
+            if start[i] < 0 or v < 0 or (v >> 32) != key >> 32:
+                continue
+            t = v & _LOW
+            j = nxt[i]
+            tok[i] = t
+            end[i] = end[j]
+            start[j] = -1
+            nxt[i] = nxt[j]
+            if nxt[j] >= 0:
+                prv[nxt[j]] = i
+            left = prv[i]
+            right = i
+            nleft = i
+        for side in range(2):
+            if side == 1:
+                if nleft < 0:
+                    break
+                left = nleft
+                right = nxt[nleft]
+            if left < 0:
+                continue
+            cand[left] = -1
+            if right < 0 or frozen[left] or frozen[right]:
+                continue
+            v = pair_lookup(tok[left], tok[right], pkey, pval, bits)
+            if v < 0:
+                continue
+            cand[left] = v
+            r = size
+            heap[r] = (v & ~_LOW) | left
+            size += 1
+            while r > 0 and heap[(r - 1) >> 1] > heap[r]:
+                heap[(r - 1) >> 1], heap[r] = heap[r], heap[(r - 1) >> 1]
+                r = (r - 1) >> 1
+            t = v & _LOW
+            if has_unused and ptype[t] == T_UNUSED:
+                rev[3 * t] = tok[left]
+                rev[3 * t + 1] = tok[right]
+                stamp[t] = cur
+    prev_unk = False
+    i = 0
+    while i >= 0:
+        t = tok[i]
+        if t < 0 or ptype[t] == T_UNKNOWN:
+            a = start[i]
+            b = end[i]
+            if byte_fallback:
+                if k + (b - a) > out.size:
+                    out = _grow(out, k + (b - a))
+                for q in range(a, b):
+                    out[k] = byte_ids[nb[q]]
+                    k += 1
+            elif not prev_unk:
+                if k + 1 > out.size:
+                    out = _grow(out, k + 1)
+                out[k] = unk
+                k += 1
+            prev_unk = True
+        elif ptype[t] != T_UNUSED or stamp.size == 0 or stamp[t] != cur:
+            if k + 1 > out.size:
+                out = _grow(out, k + 1)
+            out[k] = t
+            k += 1
+            prev_unk = False
+        else:
+            sp = 1
+            heap[0] = t
+            while sp > 0:
+                sp -= 1
+                t = heap[sp]
+                if ptype[t] == T_UNUSED and stamp[t] == cur:
+                    heap[sp] = rev[3 * t + 1]
+                    heap[sp + 1] = rev[3 * t]
+                    sp += 2
+                    continue
+                if k + 1 > out.size:
+                    out = _grow(out, k + 1)
+                out[k] = t
+                k += 1
+            prev_unk = False
+        i = nxt[i]
+    return out, k
+
+
+@kernel
+def encode_batch(buf, offs, mb, mi):
+    """Ids of every text ``buf[offs[r]:offs[r + 1]]`` (UTF-8 of Python
+    strings): (ids, row ends).  ``mb`` and ``mi`` are the model's bytes and
+    integers packed by :func:`pack` (few arguments: a call costs less)."""
+    pbuf = mb[mi[0] : mi[1]]
+    nblob = mb[mi[1] : mi[2]]
+    base = 16
+    poff = mi[base + mi[3] : base + mi[4]]
+    ptype = mi[base + mi[4] : base + mi[5]]
+    prank = mi[base + mi[5] : base + mi[6]]
+    htab = mi[base + mi[6] : base + mi[7]]
+    ustart = mi[base + mi[7] : base + mi[8]]
+    uids = mi[base + mi[8] : base + mi[9]]
+    darts = mi[base + mi[9] : base + mi[10]]
+    byte_ids = mi[base + mi[10] : base + mi[11]]
+    flags = mi[base + mi[11] : base + mi[12]]
+    char_ids = mi[base + mi[12] : base + mi[13]]
+    pkey = mi[base + mi[13] : base + mi[14]]
+    pval = mi[base + mi[14] : base + mi[15]]
+    fast = flags[F_FAST] != 0
+    bits = flags[F_PAIR_BITS]
+    rows = offs.size - 1
+    longest = 1
+    for r in range(rows):
+        if offs[r + 1] - offs[r] > longest:
+            longest = offs[r + 1] - offs[r]
+    nb = np.empty(3 * longest + 8, np.uint8)
+    cap = nb.size
+    start = np.empty(cap, np.int64)
+    end = np.empty(cap, np.int64)
+    nxt = np.empty(cap, np.int64)
+    prv = np.empty(cap, np.int64)
+    tok = np.empty(cap, np.int64)
+    cand = np.empty(cap, np.int64)
+    frozen = np.empty(cap, np.bool_)
+    heap = np.empty(3 * cap + 4, np.int64)
+    n_pieces = ptype.size if flags[F_HAS_UNUSED] != 0 else 0  # read for UNUSED pieces only
+    rev = np.empty(3 * n_pieces, np.int64)
+    stamp = np.full(n_pieces, -1, np.int64)
+    out = np.empty(max(16, len(buf) + 4 * rows), np.int32)
+    row_ends = np.empty(rows, np.int64)
+    k = 0
+    for r in range(rows):
+        nb, n = _normalize(buf, offs[r], offs[r + 1], nb, pbuf, poff, ustart, uids, darts, nblob, flags)
+        if n > cap:
+            cap = nb.size
+            start = np.empty(cap, np.int64)
+            end = np.empty(cap, np.int64)
+            nxt = np.empty(cap, np.int64)
+            prv = np.empty(cap, np.int64)
+            tok = np.empty(cap, np.int64)
+            cand = np.empty(cap, np.int64)
+            frozen = np.empty(cap, np.bool_)
+            heap = np.empty(3 * cap + 4, np.int64)
+        if fast:
+            out, k = _bpe_ids(nb, n, pbuf, poff, ptype, prank, htab, ustart, uids, byte_ids, flags, char_ids, pkey,
+                              pval, bits, start, end, nxt, prv, frozen, tok, cand, heap, rev, stamp, r, out, k)
+        else:
+            out, k = _bpe(nb, n, pbuf, poff, ptype, prank, htab, ustart, uids, byte_ids, flags,
+                          start, end, nxt, prv, frozen, heap, rev, stamp, r, out, k)
+        row_ends[r] = k
+    return out[:k], row_ends
+
+
+def pack(pbuf, nblob, parts) -> tuple:
+    """``(mb, mi)`` for :func:`encode_batch`: the bytes, and a header of
+    16 offsets followed by the integer arrays ``parts`` (poff, ptype, prank,
+    htab, ustart, uids, darts, byte_ids, flags, char_ids, pkey, pval), all
+    as int64."""
+    assert len(parts) == 12
+    mb = np.concatenate([pbuf, nblob]).astype(np.uint8)
+    sizes = [int(p.size) for p in parts]
+    header = np.zeros(16, np.int64)
+    header[0], header[1], header[2] = 0, pbuf.size, pbuf.size + nblob.size
+    header[3:16] = np.concatenate([[0], np.cumsum(sizes)])
+    mi = np.concatenate([header] + [np.asarray(p, np.int64) for p in parts])
+    return mb, mi
+
+
+@kernel
+def encode_text(data, mb, mi):
+    """The ids of one text given as its UTF-8 ``bytes`` (the path of
+    :meth:`~segkit.presets.sentencepiece.SentencePieceBPE.encode`, called
+    through its compiled entry point: no dispatch, no offsets array from
+    Python)."""
+    offs = np.empty(2, np.int64)
+    offs[0] = 0
+    offs[1] = len(data)
+    ids, _ = encode_batch(data, offs, mb, mi)
+    return ids
