@@ -165,6 +165,11 @@ def others() -> None:
     rwkv = segkit.RWKVWorld()
     fuzz("RWKVWorld.encode", "text", ("text",), lambda v: rwkv.encode(v))
     fuzz("RWKVWorld.decode", "ids", ("id",), lambda v: rwkv.decode(v))
+    # issue 32: step(5.5) decoded id 5; errors='bogus' passed until first use
+    fuzz("RWKVWorld.stream_decoder().step", "token_id", ("id",), lambda v: rwkv.stream_decoder().step(v))
+    fuzz("RWKVWorld.stream_decoder().feed", "ids", ("id",), lambda v: rwkv.stream_decoder().feed(v))
+    fuzz("RWKVWorld.stream_decoder", "errors", ("errors",), lambda v: rwkv.stream_decoder(errors=v))
+    fuzz("RWKVWorld.decode", "errors", ("errors",), lambda v: rwkv.decode([33155], errors=v))
     bpe = segkit.BPE.from_pretrained("gpt2")
     fuzz("BPE.encode", "text", ("text",), lambda v: bpe.encode(v))
     fuzz("BPE.encode", "allowed_special", ("allowed_special", "special"),
@@ -175,6 +180,10 @@ def others() -> None:
     fuzz("BPE.encode_batch", "texts", ("text",), lambda v: bpe.encode_batch(v))
     fuzz("BPE.encode_batch", "num_threads", ("num_threads",), lambda v: bpe.encode_batch(["ab"], num_threads=v))
     fuzz("BPE.decode", "ids", ("id", "token"), lambda v: bpe.decode(v))
+    fuzz("BPE.count", "text", ("text",), lambda v: bpe.count(v))
+    vocab = {bytes([b]): b for b in range(256)}
+    fuzz("BPE", "special_tokens", ("special", "id"), lambda v: segkit.BPE(vocab, [], special_tokens=v))
+    fuzz("BPE", "pattern", ("pattern",), lambda v: segkit.BPE(vocab, [], pattern=v).encode("Hello world"))
     fuzz("BPE.from_pretrained", "name", ("name", "pretrained"), lambda v: segkit.BPE.from_pretrained(v))
     fuzz("Vocabulary.load", "source", ("vocab", "token", "file"), lambda v: segkit.Vocabulary.load(v))
     fuzz("Vocabulary.load", "duplicates", ("duplicates",), lambda v: segkit.Vocabulary.load(["a", "a"], duplicates=v))

@@ -48,9 +48,17 @@ def make_input(path: Path, lines: int) -> Path:
     return path
 
 
+def default_sigint() -> None:
+    """In a child, before it runs Python: SIGINT back to its default, so that
+    Python installs its handler even when the suite was started with SIGINT
+    ignored (``nohup``, ``&`` in a script), which children inherit."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def start(*argv, **kwargs) -> subprocess.Popen:
     kwargs.setdefault("stdout", subprocess.PIPE)
-    return subprocess.Popen([sys.executable, "-c", CLI, *argv], stderr=subprocess.PIPE, **kwargs)
+    return subprocess.Popen([sys.executable, "-c", CLI, *argv], stderr=subprocess.PIPE, preexec_fn=default_sigint,
+                            **kwargs)
 
 
 def wait_for(proc: subprocess.Popen, marker: bytes) -> None:
@@ -171,7 +179,8 @@ def test_ctrl_c_during_training_is_exit_130_and_writes_nothing(tmp_path, trainer
     out_dir = tmp_path / "out"
     size = "5000" if trainer == "bpe" else "200"
     proc = subprocess.Popen([sys.executable, "-m", "segkit", "train", trainer, str(corpus), "-o", str(out_dir),
-                             "--vocab-size", size, "--no-progress"], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+                             "--vocab-size", size, "--no-progress"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            preexec_fn=default_sigint)
     time.sleep(3.0)  # started (imports take about a second) and training
     if proc.poll() is not None:
         pytest.fail(f"training ended before the signal: {proc.returncode} {proc.stderr.read()!r}")

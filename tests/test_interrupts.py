@@ -7,6 +7,10 @@ Each case runs in a subprocess (a crash, a hang or a memory blow-up are what
 is tested) under an address-space limit: the child repeats one call until a
 real SIGINT arrives, so the signal lands inside the call whatever the
 machine's speed, and reports when its ``except KeyboardInterrupt`` ran.
+
+The child sets Python's SIGINT handler itself: a suite started with SIGINT
+ignored (``nohup``, ``&`` in a script) passes the ignoring on, and the
+child would never see the signal.
 """
 
 from __future__ import annotations
@@ -33,7 +37,8 @@ LIMIT_MB = 3000
 PROMPT_SECONDS = 5.0
 
 CHILD = """
-import resource, sys, time
+import resource, signal, sys, time
+signal.signal(signal.SIGINT, signal.default_int_handler)  # even if the parent ignores SIGINT
 resource.setrlimit(resource.RLIMIT_AS, ({limit} << 20, {limit} << 20))
 import numpy as np
 import segkit
@@ -83,6 +88,8 @@ def warm_model():
 
 BERT = "wp = segkit.WordPiece.from_pretrained('bert-base-uncased')\n"
 SENTENCES = "texts = ['The quick brown fox jumps over the lazy dog, again and again. ' * 4] * {n}\n"
+GPT2 = "enc = segkit.BPE.from_pretrained('gpt2')\n"
+LONG = "text = 'The quick brown fox jumps over the lazy dog, again and again. ' * 20_000\n"
 CHINESE = "texts = ['研究生命起源是北京大学的研究课题，我们来到北京清华大学。' * 3] * {n}\n"
 
 CASES = {
@@ -124,6 +131,25 @@ CASES = {
     "MaxMatch encode_batch two threads": (
         "mm = segkit.MaxMatch([bytes([b]) for b in range(256)] + [b'the', b' the', b'ing', b' qu'])\n"
         + SENTENCES.format(n=20_000), "mm.encode_batch(texts, num_threads=2, flat=True)"),
+    # segkit.BPE (issue 32: SIGSEGV on a first call, SystemError later)
+    "BPE encode_batch": (GPT2 + SENTENCES.format(n=20_000), "enc.encode_batch(texts)"),
+    "BPE encode_batch two threads": (GPT2 + SENTENCES.format(n=20_000), "enc.encode_batch(texts, num_threads=2)"),
+    "BPE encode_ordinary_batch flat": (GPT2 + SENTENCES.format(n=20_000), "enc.encode_ordinary_batch(texts, flat=True)"),
+    "BPE encode of a long text": (GPT2 + LONG, "enc.encode(text)"),
+    "BPE count of a long text": (GPT2 + LONG, "enc.count(text)"),
+    "BPE encode_ordinary of a long text": (GPT2 + LONG, "enc.encode_ordinary(text)"),
+    "BPE encode_with_offsets of a long text": (GPT2 + LONG, "enc.encode_with_offsets(text)"),
+    "BPE encode of a long text, Python pattern": (
+        "enc = segkit.BPE({bytes([b]): b for b in range(256)} | {b'th': 256, b'the': 257}, "
+        "[(b't', b'h'), (b'th', b'e')], pattern=r'\\w+|\\s+|[^\\w\\s]+')\n" + LONG, "enc.encode(text)"),
+    "BPE encode_arrow": (GPT2 + "import pyarrow as pa\n" + SENTENCES.format(n=20_000) + "texts = pa.array(texts)\n",
+                         "enc.encode_arrow(texts)"),
+    "BPE decode of many ids": (GPT2 + SENTENCES.format(n=2_000) + "ids = enc.encode_ordinary_batch(texts, flat=True)[0]\n",
+                               "enc.decode(ids)"),
+    "BPE encode, one short text at a time": (GPT2, "enc.encode('The quick brown fox jumps over the lazy dog')"),
+    "BPE from_tiktoken": ("from segkit.presets.bpe.pretrained import _checked_file\n"
+                          "path = _checked_file('cl100k_base')\n",
+                          "segkit.BPE.from_tiktoken(path, pattern=None)"),
     # building a model (the automaton's compiled passes)
     "build a large WordPiece": (
         "rng = np.random.default_rng(0)\n"

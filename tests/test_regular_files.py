@@ -38,6 +38,9 @@ READERS = {
                                          "training"),
     "MaxMatch.from_tokenizer_json": ("segkit.MaxMatch.from_tokenizer_json(p)", "ValueError", "tokenizer.json"),
     "RWKVWorld(path)": ("segkit.RWKVWorld(p)", "VocabularyError", "RWKV vocabulary"),
+    # issue 32: these two blocked on a FIFO and read /dev/zero until memory ran out
+    "BPE.from_tiktoken": ("segkit.BPE.from_tiktoken(p, pattern=None)", "BPEFileError", "tiktoken vocabulary"),
+    "BPE.from_tokenizer_json": ("segkit.BPE.from_tokenizer_json(p)", "BPEFileError", "tokenizer.json"),
     "dask.train_bpe": ("__import__('segkit.dask').dask.train_bpe([p], 300)", "CorpusError", "training"),
     "dask.train_wordpiece": ("__import__('segkit.dask').dask.train_wordpiece([p], 300)", "CorpusError", "training"),
 }

@@ -2,8 +2,10 @@
 ``tokenizer.json`` files (byte-level BPE).
 
 Both readers treat their input as untrusted: every problem is a
-:class:`BPEFileError` naming the file, the line (or JSON path) and what
-was found, and nothing in a file is executed.
+:class:`BPEFileError` (a :class:`segkit.VocabularyError`) naming the file,
+the line (or JSON path) and what was found, and nothing in a file is
+executed.  Only regular files are read (a FIFO, a device or a directory is
+refused before it is opened: :mod:`segkit.runtime.regular_files`).
 """
 
 from __future__ import annotations
@@ -13,31 +15,73 @@ import binascii
 import json
 import os
 import unicodedata
+import warnings
 import zlib
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
+
+from ...models.vocabulary import VocabularyError
+from ...runtime.regular_files import open_regular, read_regular
+from ...runtime.surrogates import first_surrogate
 
 #: A .tiktoken file larger than this (uncompressed) is refused: the largest in
 #: use (o200k_base) is 3.6 MB.
 MAX_TIKTOKEN_BYTES = 1 << 28
 
 
-class BPEFileError(ValueError):
-    """A vocabulary file cannot be read; the message names the file and the problem."""
+class BPEFileError(VocabularyError):
+    """A vocabulary file cannot be read; the message names the file and the
+    problem.  A :class:`segkit.VocabularyError` (so a :class:`ValueError`):
+    ``except segkit.VocabularyError`` catches it."""
+
+
+#: Longest decimal number read as a rank or an id: anything longer is far
+#: beyond int32 (and past 4,300 digits Python refuses to convert it).
+MAX_DIGITS = 18
+
+
+def shortened_number(digits: str) -> str:
+    """A long run of digits as shown in a message: its first 20 digits and
+    how many there are."""
+    return digits if len(digits) <= 24 else f"{digits[:20]}... ({len(digits):,} digits)"
+
+
+def _gunzip(path, raw: bytes) -> bytes:
+    """All the members of gzip data (as :func:`gzip.open` reads them: pigz,
+    bgzip and ``cat a.gz b.gz`` write several), with the size limit; zero
+    bytes after the last member are padding (``gzip`` skips them too);
+    anything else after it, or a member cut short, is an error."""
+    out = bytearray()
+    rest = raw
+    members = 0
+    while True:
+        d = zlib.decompressobj(wbits=31)
+        try:
+            out += d.decompress(rest, MAX_TIKTOKEN_BYTES + 1 - len(out))
+        except zlib.error as e:
+            raise BPEFileError(f"{path}: damaged gzip data in member {members + 1} ({e})") from None
+        if len(out) > MAX_TIKTOKEN_BYTES or d.unconsumed_tail:
+            raise BPEFileError(f"{path}: more than {MAX_TIKTOKEN_BYTES} bytes once decompressed")
+        if not d.eof:
+            raise BPEFileError(f"{path}: damaged gzip data: member {members + 1} is cut short (the file ends "
+                               f"after {len(raw)} bytes)")
+        members += 1
+        rest = d.unused_data.lstrip(b"\0")
+        at = len(raw) - len(rest)
+        if not rest:
+            return bytes(out)
+        if rest[:2] != b"\x1f\x8b":
+            raise BPEFileError(f"{path}: {len(rest)} bytes after the gzip data (from byte {at}, which is "
+                               f"{rest[0]:#04x}) are not gzip data; expected the end of the file or another "
+                               "gzip member")
 
 
 def _read_maybe_gzip(path: Path) -> bytes:
-    raw = path.read_bytes()
+    with open_regular(path, "tiktoken vocabulary", BPEFileError) as fh:
+        raw = fh.read(MAX_TIKTOKEN_BYTES + 1)
     if raw[:2] == b"\x1f\x8b":
-        try:
-            d = zlib.decompressobj(wbits=31)
-            data = d.decompress(raw, MAX_TIKTOKEN_BYTES + 1)
-            if len(data) > MAX_TIKTOKEN_BYTES or d.unconsumed_tail:
-                raise BPEFileError(f"{path}: more than {MAX_TIKTOKEN_BYTES} bytes once decompressed")
-            return data
-        except (zlib.error, EOFError, OSError) as e:
-            raise BPEFileError(f"{path}: damaged gzip data ({e})") from None
+        return _gunzip(path, raw)
     if len(raw) > MAX_TIKTOKEN_BYTES:
         raise BPEFileError(f"{path}: larger than {MAX_TIKTOKEN_BYTES} bytes")
     return raw
@@ -94,6 +138,9 @@ def read_tiktoken(path: str | os.PathLike) -> list[bytes]:
         if not rank_text.isdigit():
             raise BPEFileError(f"{where}: the rank must be a non-negative integer, found "
                                f"{rank_text[:40].decode('utf-8', 'replace')!r}")
+        if len(rank_text) > MAX_DIGITS:
+            raise BPEFileError(f"{where}: rank {shortened_number(rank_text.decode())} is too large (ranks are "
+                               "0, 1, 2, ... up to the number of tokens)")
         rank = int(rank_text)
         if rank in line_of_rank:
             raise BPEFileError(f"{where}: rank {rank} is already given on line {line_of_rank[rank]}")
@@ -291,6 +338,63 @@ def _model(path, model) -> tuple[dict, list, bool]:
     return vocab, merges, ignore
 
 
+def _no_surrogate(path, where: str, text: str, what: str) -> None:
+    """A lone surrogate (a ``"\\ud800"`` escape: JSON allows it, UTF-8 has
+    no form for it) is an error naming the JSON path."""
+    at = first_surrogate(text)
+    if at >= 0:
+        raise _bad(path, where, f"{what} holds a lone surrogate U+{ord(text[at]):04X} at character {at}, which "
+                                "has no UTF-8")
+
+
+def _added_tokens(path, entries, ids: dict[str, int]) -> list[HFAdded]:
+    """The ``added_tokens`` with the ids HuggingFace ``tokenizers`` gives them
+    (``Tokenizer.from_str`` adds them in file order, as ``add_tokens``): a
+    content that is a token of the model vocabulary has the model's id; one
+    already added keeps its id (the later entry's options win); any other
+    is the next free id, ``max(len(model.vocab), largest added id + 1)``,
+    whatever id the file gives it; an empty content is skipped.  A file
+    whose new ids would be ids of the model vocabulary (which has gaps) is
+    refused: HF would give two tokens one id."""
+    out: dict[str, HFAdded] = {}
+    renumbered = None
+    vocab_size = len(ids)
+    taken = set(ids.values())
+    for k, entry in enumerate(_typed(path, "added_tokens", entries or [], list, "a list")):
+        w = f"added_tokens[{k}]"
+        _typed(path, w, entry, dict, "an object")
+        content = _typed(path, f"{w}.content", entry.get("content"), str, "a string")
+        _no_surrogate(path, f"{w}.content", content, "the content")
+        i = entry.get("id")
+        if isinstance(i, bool) or not isinstance(i, int) or not 0 <= i < (1 << 31) - 1:
+            raise _bad(path, f"{w}.id", f"expected an id, found {i!r}")
+        flags = (_flag(path, entry, "single_word", w, False), _flag(path, entry, "lstrip", w, False),
+                 _flag(path, entry, "rstrip", w, False), _flag(path, entry, "normalized", w, True),
+                 _flag(path, entry, "special", w, False))
+        if not content:
+            continue
+        if content in ids:
+            given = ids[content]
+        elif content in out:
+            given = out[content].id
+        else:
+            given = max([vocab_size] + [a.id + 1 for a in out.values()])
+            if given in taken:
+                raise _bad(path, f"{w}.id", f"HuggingFace gives added token {content!r:.60} id {given} (the next "
+                                            f"id after the model's {vocab_size} tokens and the tokens added "
+                                            f"before it, whatever the file says: {i}), which is the id of a token "
+                                            "of model.vocab; the file is inconsistent")
+        if given != i and renumbered is None:
+            renumbered = (w, content, i, given)
+        taken.add(given)
+        out[content] = HFAdded(given, content, *flags)
+    if renumbered is not None:
+        w, content, i, given = renumbered
+        warnings.warn(f"{path}: {w}: added token {content!r:.60} has id {i} in the file; it gets id {given}, "
+                      "as HuggingFace tokenizers gives it (the next free id)", stacklevel=4)
+    return list(out.values())
+
+
 def read_tokenizer_json(path: str | os.PathLike) -> TokenizerJSON:
     """The parts of a HuggingFace tokenizer.json that :class:`segkit.BPE` runs.
 
@@ -302,8 +406,8 @@ def read_tokenizer_json(path: str | os.PathLike) -> TokenizerJSON:
     :class:`BPEFileError` naming the component.
     """
     path = Path(path)
+    raw = read_regular(path, "tokenizer.json", BPEFileError)  # a FIFO would block, /dev/zero fill memory
     try:
-        raw = path.read_bytes()
         data = json.loads(raw.decode("utf-8"))
     except UnicodeDecodeError as e:
         raise BPEFileError(f"{path}: not UTF-8 (byte {e.start})") from None
@@ -318,26 +422,14 @@ def read_tokenizer_json(path: str | os.PathLike) -> TokenizerJSON:
     ids: dict[str, int] = {}
     top = -1
     for s, i in vocab.items():
+        _no_surrogate(path, f"model.vocab[{s!r:.60}]", s, "the token")
         if isinstance(i, bool) or not isinstance(i, int) or not 0 <= i < (1 << 31) - 1:
             raise _bad(path, f"model.vocab[{s!r}]", f"expected an id (0 <= id < 2**31 - 1), found {i!r}")
         ids[s] = i
         top = max(top, i)
-    added: list[HFAdded] = []
-    for k, entry in enumerate(_typed(path, "added_tokens", data.get("added_tokens", []) or [], list, "a list")):
-        w = f"added_tokens[{k}]"
-        _typed(path, w, entry, dict, "an object")
-        content = _typed(path, f"{w}.content", entry.get("content"), str, "a string")
-        i = entry.get("id")
-        if isinstance(i, bool) or not isinstance(i, int) or not 0 <= i < (1 << 31) - 1:
-            raise _bad(path, f"{w}.id", f"expected an id, found {i!r}")
-        added.append(HFAdded(
-            i, content, _flag(path, entry, "single_word", w, False), _flag(path, entry, "lstrip", w, False),
-            _flag(path, entry, "rstrip", w, False), _flag(path, entry, "normalized", w, True),
-            _flag(path, entry, "special", w, False),
-        ))
-        top = max(top, i)
-    if top > 16 * (len(ids) + len(added)) + 1024:
+    if top > 16 * len(ids) + 1024:
         raise _bad(path, "model.vocab", f"ids up to {top} for {len(ids)} tokens: too sparse")
+    added = _added_tokens(path, data.get("added_tokens", []), ids)
     tokens: list = [None] * (top + 1)
     strings: dict[int, str] = {}
     seen: dict[bytes, str] = {}

@@ -67,7 +67,26 @@ def check_specials(special_tokens: Any, n_tokens: int, taken: Iterable[int] = ()
         if i in used:
             raise ValueError(f"special token {s!r} has id {i}, which is already taken")
         out[s] = i  # two special tokens may share an id, as in tiktoken (o200k_harmony's 200018)
+    check_dense(out.items(), n_tokens, "special token")
     return out
+
+
+def check_dense(items: Iterable[tuple[str, int]], n_tokens: int, what: str) -> None:
+    """ValueError unless the ids of ``items`` (string, id) are dense enough
+    to index the decoding tables, which are allocated up to the largest id:
+    at most ``SPARSE_FACTOR`` x ids + ``SPARSE_SLACK``, the rule of every
+    vocabulary (:func:`segkit.models.vocabulary.check_ids`).  One id near
+    2**31 would otherwise make the first ``decode`` allocate 48 GB."""
+    from ...models.vocabulary import SPARSE_FACTOR, SPARSE_SLACK
+
+    items = list(items)
+    if not items:
+        return
+    s, top = max(items, key=lambda x: x[1])
+    n = n_tokens + len(items)
+    if top > n * SPARSE_FACTOR + SPARSE_SLACK:
+        raise ValueError(f"{what} {s!r:.40} has id {top}, but there are only {n} tokens; ids must be dense "
+                         f"enough to index tables (at most {SPARSE_FACTOR} x tokens + {SPARSE_SLACK})")
 
 
 def renumbered(e: ValueError, first: int) -> ValueError:

@@ -17,7 +17,7 @@ import numpy as np
 
 from ..base import ModelFileError
 from . import layout as L
-from .inputs import check_id, check_specials
+from .inputs import check_dense, check_id, check_specials
 from .pieces import utf8
 from .tables import build_tables
 
@@ -113,6 +113,9 @@ def from_state(cls, config: dict, arrays: dict, source: str, certify: bool):
             utf8(a["content"])
             added.append(HFAdded(check_id(a["id"], "an added token's id"), a["content"], a["single_word"],
                                  a["lstrip"], a["rstrip"], a["normalized"], a["special"]))
+        # before anything is allocated by id (decoding tables): dense ids only
+        check_dense([(s, i) for i, s in str_ids.items()], n, "string")
+        check_dense([(a.content, a.id) for a in added], n + len(str_ids), "added token")
     except (TypeError, ValueError) as e:
         raise bad(str(e)) from None
     if (added and mode != "tokenizer.json") or (str_ids and mode not in ("tokenizer.json", "tekken")):

@@ -120,11 +120,41 @@ def utf8(text: str, text_index: int | None = None) -> bytes:
         ) from None
 
 
+def matches(rx, s: str):
+    """The ``(start, end)`` spans of the matches of ``rx`` in ``s``, as the
+    Rust iterators of tiktoken (fancy-regex) and HuggingFace tokenizers
+    (Oniguruma) report them: after a match the search goes on where it
+    ended; an empty match moves the search one character on, and an empty
+    match right where the previous match ended is not reported.  (Python's
+    ``finditer`` differs: it can report a non-empty match at the place of
+    an empty one.)"""
+    pos = 0
+    last = -1
+    n = len(s)
+    search = rx.search
+    while pos <= n:
+        m = search(s, pos)
+        if m is None:
+            return
+        a, b = m.span()
+        if a == b:
+            pos = b + 1
+            if b == last:
+                continue
+        else:
+            pos = b
+        last = b
+        yield a, b
+
+
 class RegexSplitter:
-    """Pre-tokenization with :mod:`regex` (pieces are the pattern's
-    non-empty matches; with ``gaps=True`` the text between matches forms
-    pieces too, as HuggingFace's Split(behavior=Isolated) does).
-    ``pattern=None``: each stretch is one piece."""
+    """Pre-tokenization with :mod:`regex`: pieces are the pattern's
+    matches (:func:`matches`).  ``gaps=True``: the text between matches
+    forms pieces too, and an empty match only cuts the text there, as
+    HuggingFace's Split(behavior=Isolated) does.  ``gaps=False``
+    (tiktoken's semantics): text between matches is dropped, and an empty
+    match is a ValueError (tiktoken panics there).  ``pattern=None``: each
+    stretch is one piece."""
 
     def __init__(self, pattern: str | None, gaps: bool = False) -> None:
         import regex
@@ -138,15 +168,19 @@ class RegexSplitter:
             return [(0, len(s))] if s else []
         out = []
         p = 0
-        for m in self.rx.finditer(s):
-            a, b = m.span()
-            if b <= a:
-                continue
-            if self.gaps and a > p:
+        gaps = self.gaps
+        for a, b in matches(self.rx, s):
+            if b == a and not gaps:
+                raise ValueError(
+                    f"the pattern {self.pattern!r:.80} matches the empty string at character {a} of "
+                    f"{s!r:.60}; with tiktoken's semantics an empty match is an error (tiktoken panics): use a "
+                    "pattern whose every match is non-empty (e.g. x+ rather than x*)")
+            if gaps and a > p:
                 out.append((p, a))
-            out.append((a, b))
+            if b > a:
+                out.append((a, b))
             p = b
-        if self.gaps and p < len(s):
+        if gaps and p < len(s):
             out.append((p, len(s)))
         return out
 

@@ -24,15 +24,16 @@ from typing import Any, Iterable
 
 import numpy as np
 
+from ...runtime import interrupts
 from ..base import Preset
 from .added import AddedTokens
 from .batch import kernel_for, uses_backtrack
 from .codec import char_offsets, gather_bytes, token_spans
-from .files import normalize, read_tiktoken, read_tokenizer_json
+from .files import BPEFileError, normalize, read_tiktoken, read_tokenizer_json
 from .inputs import check_specials, interleave, renumbered, tokens_from_vocab, utf8_rows
 from .model_file import MODES as _MODES, from_state
 from .pieces import Pieces, RegexSplitter, make_plan, utf8
-from .tables import build_tables
+from .tables import VocabularyError, build_tables
 from .tiktoken_api import TIKTOKEN_MODES, TiktokenAPI, UnknownTokenError
 
 #: Single texts up to this many UTF-8 bytes go through the fused kernel on
@@ -117,9 +118,13 @@ class BPE(TiktokenAPI, Preset):
 
     # ------------------------------------------------------------ building
     def _setup(self, mode, tokens, ranks, merges, pattern, specials, *, whole_any, added=None, normalizer=None,
-               strings=None, name=None, gaps=False) -> None:
-        """Build the tables from a token list and set everything up."""
-        tables = build_tables(tokens, ranks=ranks, merges=merges, whole_any=whole_any)
+               strings=None, name=None, gaps=False, source="vocab", error=VocabularyError) -> None:
+        """Build the tables from a token list and set everything up; a
+        vocabulary BPE cannot use is ``error`` naming ``source``."""
+        try:
+            tables = build_tables(tokens, ranks=ranks, merges=merges, whole_any=whole_any)
+        except VocabularyError as e:
+            raise error(f"{source}: {e}") from None
         m = np.asarray(merges if merges is not None else [], dtype=np.int32).reshape(-1, 2)
         self._assemble(mode, tables, m, pattern, specials, whole_any=whole_any, added=added,
                        normalizer=normalizer, strings=strings, name=name, gaps=gaps)
@@ -255,9 +260,7 @@ class BPE(TiktokenAPI, Preset):
         except AttributeError:
             raise TypeError(f"text must be a str, found {type(text).__name__}") from None
         if len(data) > SCRATCH_BYTES:
-            buf = np.frombuffer(data, dtype=np.uint8)
-            pieces = self._pre._split(buf, np.array([0, buf.size], dtype=np.int64), plan, single=True)
-            ids, _ = self._run(pieces)
+            ids = self._long_ids(data, plan)
             return ids, 0, ids.size
         arr, off, _ = self._scratch_for(plan).get(len(data))
         entry = self._entry
@@ -278,7 +281,22 @@ class BPE(TiktokenAPI, Preset):
             raise disallowed_error(token_string(plan, int(arr[3])), len(data[:p].decode("utf-8")))
         return arr, off, k
 
+    @interrupts.interruptible()
+    def _long_ids(self, data: bytes, plan: np.ndarray) -> np.ndarray:
+        """The ids of one long text (UTF-8) through the batch kernels, off
+        the main thread (Ctrl-C: :mod:`segkit.runtime.interrupts`)."""
+        buf = np.frombuffer(data, dtype=np.uint8)
+        pieces = self._pre._split(buf, np.array([0, buf.size], dtype=np.int64), plan, single=True)
+        return self._run(pieces)[0]
+
+    @interrupts.interruptible("text")
+    def _text_ids(self, text: str, plan, ordinary: bool) -> np.ndarray:
+        """The ids of one text through the Python splitter and the batch
+        kernels (off the main thread when the text is long)."""
+        return self._run(self._pieces([text], plan, ordinary))[0]
+
     @classmethod
+    @interrupts.interruptible(source="path")
     def from_tiktoken(
         cls, path: str | os.PathLike, *, pattern: str | None, special_tokens: Mapping[str, int] | None = None,
         name: str | None = None,
@@ -298,16 +316,19 @@ class BPE(TiktokenAPI, Preset):
         Raises
         ------
         segkit.presets.bpe.files.BPEFileError
-            The file is unreadable: the message names the line.
+            The file is unreadable or not a vocabulary BPE can use (a
+            :class:`segkit.VocabularyError`): the message names the file
+            and the line.
         """
         tokens = read_tiktoken(path)
         specials = check_specials(special_tokens, len(tokens), range(len(tokens)))
         obj = cls.__new__(cls)
         obj._setup("tiktoken", tokens, np.arange(len(tokens), dtype=np.int32), None, pattern, specials,
-                   whole_any=True, name=name or Path(path).name.split(".")[0])
+                   whole_any=True, name=name or Path(path).name.split(".")[0], source=path, error=BPEFileError)
         return obj
 
     @classmethod
+    @interrupts.interruptible(source="path")
     def from_tokenizer_json(cls, path: str | os.PathLike) -> "BPE":
         """A tokenizer from a HuggingFace ``tokenizer.json`` (byte-level BPE),
         with HuggingFace's semantics: :meth:`encode` applies the normalizer
@@ -318,13 +339,14 @@ class BPE(TiktokenAPI, Preset):
         ------
         segkit.presets.bpe.files.BPEFileError
             The file is unreadable or holds a component segkit does not run
-            (the message names it).
+            (a :class:`segkit.VocabularyError`; the message names the file
+            and the JSON path).
         """
         spec = read_tokenizer_json(path)
         obj = cls.__new__(cls)
         obj._setup("tokenizer.json", spec.tokens, None, spec.merges, spec.pattern, {}, whole_any=spec.ignore_merges,
                    added=spec.added, normalizer=spec.normalizer, strings=spec.strings,
-                   name=Path(path).name, gaps=True)
+                   name=Path(path).name, gaps=True, source=path, error=BPEFileError)
         return obj
 
     @classmethod
@@ -535,8 +557,7 @@ class BPE(TiktokenAPI, Preset):
             normed = normalize(self._normalizer, text)
             if not self._added.may_occur(text, normed):
                 return self._fast_list(normed, self._sc_ordinary)
-        ids, _ = self._run(self._pieces([text], self._plan(allowed_special, disallowed_special), False))
-        return ids.tolist()
+        return self._text_ids(text, self._plan(allowed_special, disallowed_special), False).tolist()
 
     def _fast_list(self, text: str, sc) -> list[int]:
         """The ids of one text through the fused kernel, as a list (the hot
@@ -583,17 +604,16 @@ class BPE(TiktokenAPI, Preset):
                 utf8(text)
                 text = normalize(self._normalizer, text)
             return self._fast_list(text, self._sc_ordinary)
-        ids, _ = self._run(self._pieces([text], None, True))
-        return ids.tolist()
+        return self._text_ids(text, None, True).tolist()
 
     def count(self, text: str, *, allowed_special: str | Iterable[str] = (),
               disallowed_special: str | Iterable[str] = "all") -> int:
         """``len(self.encode(text, ...))`` without building the list."""
         if self._fast and self._mode != "tokenizer.json":
             return self._fast_ids(text, self._special.plan(allowed_special, disallowed_special))[2]
-        ids, _ = self._run(self._pieces([text], self._plan(allowed_special, disallowed_special), False))
-        return int(ids.size)
+        return int(self._text_ids(text, self._plan(allowed_special, disallowed_special), False).size)
 
+    @interrupts.interruptible("texts")
     def encode_batch(self, texts: Sequence[str], *, num_threads: int | None = None, flat: bool = False,
                      allowed_special: str | Iterable[str] = (), disallowed_special: str | Iterable[str] = "all"):
         """Token ids of many texts: a list of id lists, or with ``flat=True``
@@ -602,6 +622,7 @@ class BPE(TiktokenAPI, Preset):
         self._plan(allowed_special, disallowed_special)  # argument errors first
         return self._batch(texts, (allowed_special, disallowed_special), False, num_threads, flat)
 
+    @interrupts.interruptible("texts")
     def encode_ordinary_batch(self, texts: Sequence[str], *, num_threads: int | None = None, flat: bool = False):
         """:meth:`encode_batch` with no special or added token matched."""
         return self._batch(texts, None, True, num_threads, flat)
@@ -691,6 +712,7 @@ class BPE(TiktokenAPI, Preset):
             shift += int(r[-1])
         return np.concatenate([p[0] for p in parts]), np.concatenate(rows)
 
+    @interrupts.interruptible("text")
     def encode_with_offsets(self, text: str, *, allowed_special: str | Iterable[str] = (),
                             disallowed_special: str | Iterable[str] = "all") -> tuple[list[int], list[tuple[int, int]]]:
         """Token ids and their ``(start, end)`` character offsets in ``text``
@@ -711,6 +733,7 @@ class BPE(TiktokenAPI, Preset):
         cs, ce = char_offsets(pieces.data, begin, end, np.zeros(1, np.int64), np.zeros(ids.size, np.int64))
         return ids.tolist(), list(zip(cs.tolist(), ce.tolist()))
 
+    @interrupts.interruptible("texts")
     def encode_arrow(self, texts: Any, *, null: str = "error", num_threads: int | None = None,
                      allowed_special: str | Iterable[str] = (), disallowed_special: str | Iterable[str] = "all"):
         """:meth:`encode_batch` of an Arrow string column, as a
@@ -776,17 +799,39 @@ class BPE(TiktokenAPI, Preset):
     def _gather(self, ids: Iterable[int]) -> bytes:
         if isinstance(ids, (str, bytes)) or not hasattr(ids, "__iter__"):
             raise TypeError(f"ids must be a sequence of ints, found {type(ids).__name__} {ids!r:.40}")
-        arr = np.asarray(ids if isinstance(ids, np.ndarray) else list(ids))
+        given = ids if isinstance(ids, np.ndarray) else list(ids)
+        arr = np.asarray(given)
         if arr.size == 0:
             return b""
         if arr.ndim != 1 or not np.issubdtype(arr.dtype, np.integer):
-            raise TypeError(f"ids must be a sequence of ints, found {arr.dtype} of shape {arr.shape}")
+            self._raise_not_ids(given, arr)
         data, start, end = self._dec
-        out, bad = gather_bytes(arr.astype(np.int64), start, end, data)
+        if arr.size >= interrupts.OFFLOAD_CHARS:  # Ctrl-C: segkit.runtime.interrupts
+            out, bad = interrupts.offload(gather_bytes, arr.astype(np.int64), start, end, data)
+        else:
+            try:
+                out, bad = gather_bytes(arr.astype(np.int64), start, end, data)
+            except SystemError as e:
+                interrupts.reraise_signal(e)
+                raise
         if bad >= 0:
             raise UnknownTokenError(f"id {int(arr[bad])} at position {bad} is not a token of this vocabulary "
                              f"(ids are below {self._n_ids})")
         return out.tobytes()
+
+    def _raise_not_ids(self, given, arr: np.ndarray) -> None:
+        """The error for ids NumPy made no integer array of: the first item
+        that is not an int (TypeError) or the first int out of range (too
+        large for int64, so NumPy made objects or floats of them:
+        ValueError, with its value)."""
+        if isinstance(given, list):
+            for k, x in enumerate(given):
+                if isinstance(x, bool) or not isinstance(x, (int, np.integer)):
+                    raise TypeError(f"ids must be ints, found {type(x).__name__} {x!r:.40} at position {k}")
+                if not 0 <= x < self._n_ids:
+                    raise UnknownTokenError(f"id {x} at position {k} is not a token of this vocabulary "
+                                     f"(ids are below {self._n_ids})")
+        raise TypeError(f"ids must be a sequence of ints, found {arr.dtype} of shape {arr.shape}")
 
     def decode(self, ids: Iterable[int], errors: str = "replace") -> str:
         """The text of the tokens ``ids`` (their bytes as UTF-8; ``errors`` as

@@ -22,8 +22,9 @@ Priorities: tiktoken merges a pair when the concatenation is a token and
 ranks it by that token's rank (``prio[t] = rank``); HuggingFace merges a
 pair when it is listed in ``merges`` and ranks it by its index there.
 
-Cost: O(L^2) table lookups for a token of L bytes (all vocabularies in use:
-under a second in total).
+Cost: O(L log L) for a token of L bytes (BPE with a priority queue), so
+one very long token loads in linear time too; all vocabularies in use:
+under a second in total.
 """
 
 from __future__ import annotations
@@ -37,6 +38,39 @@ from .pairs import pair_get, pair_put
 NO_MERGE = -1
 #: ``info`` columns
 LEN, PRIO, LEFT, RIGHT = 0, 1, 2, 3
+
+
+_LOW = np.int64(0xFFFFFFFF)
+
+
+@kernel(inline="always")
+def _heap_push(heap, size, key):
+    """Push ``key`` onto the min-heap ``heap[:size]``; the new size."""
+    r = size
+    heap[r] = key
+    while r > 0 and heap[(r - 1) >> 1] > heap[r]:
+        heap[(r - 1) >> 1], heap[r] = heap[r], heap[(r - 1) >> 1]
+        r = (r - 1) >> 1
+    return size + 1
+
+
+@kernel(inline="always")
+def _heap_pop(heap, size):
+    """Remove the smallest key, ``heap[0]`` (read it first); the new size."""
+    size -= 1
+    heap[0] = heap[size]
+    r = 0
+    while True:
+        c = 2 * r + 1
+        if c >= size:
+            break
+        if c + 1 < size and heap[c + 1] < heap[c]:
+            c += 1
+        if heap[r] <= heap[c]:
+            break
+        heap[r], heap[c] = heap[c], heap[r]
+        r = c
+    return size
 
 
 @kernel
@@ -65,7 +99,18 @@ def derive_splits(tok_bytes, tok_start, order, byte_tok, rank, merges, use_merge
         info[t, RIGHT] = -1
         if info[t, LEN] > maxlen:
             maxlen = info[t, LEN]
-    parts = np.empty(max(maxlen, 1), np.int32)
+    # BPE of one token: its tokens as a linked list over positions, the
+    # mergeable adjacent pairs in a binary min-heap keyed by (priority,
+    # position of the left token), as in the encoder of heap.py: a merge
+    # marks the right token dead and pushes the pairs around the merged
+    # token; an entry whose pair changed is dropped when popped.  O(L log L)
+    # for a token of L bytes (a rescan of all pairs per merge, as before,
+    # made one 128 KB token take minutes).
+    width = max(maxlen, 1)
+    tok = np.empty(width, np.int32)
+    nxt = np.empty(width, np.int32)
+    prv = np.empty(width, np.int32)
+    heap = np.empty(3 * width, np.int64)
     for k in range(order.size):
         t = order[k]
         a = tok_start[t]
@@ -77,28 +122,44 @@ def derive_splits(tok_bytes, tok_start, order, byte_tok, rank, merges, use_merge
                 reach[t] = 1
             continue
         for i in range(size):
-            parts[i] = byte_tok[tok_bytes[a + i]]
+            tok[i] = byte_tok[tok_bytes[a + i]]
+            nxt[i] = i + 1 if i + 1 < size else -1
+            prv[i] = i - 1
+        hs = 0
+        for i in range(size - 1):
+            c = pair_get(pairs, tok[i], tok[i + 1])
+            if c >= 0:
+                hs = _heap_push(heap, hs, (np.int64(info[c, PRIO]) << 32) | i)
         m = size
-        while m > 2:
-            best = np.int64(1) << 40
-            at = -1
-            made = -1
-            for i in range(m - 1):
-                c = pair_get(pairs, parts[i], parts[i + 1])
-                if c >= 0 and info[c, PRIO] < best:
-                    best = info[c, PRIO]
-                    at = i
-                    made = c
-            if at < 0:
-                break
-            parts[at] = made
-            for i in range(at + 1, m - 1):
-                parts[i] = parts[i + 1]
+        while m > 2 and hs > 0:
+            key = heap[0]
+            hs = _heap_pop(heap, hs)
+            i = key & _LOW
+            j = nxt[i]
+            if tok[i] < 0 or j < 0:
+                continue
+            c = pair_get(pairs, tok[i], tok[j])
+            if c < 0 or np.int64(info[c, PRIO]) != key >> 32:
+                continue  # stale: the pair at i changed since it was pushed
+            tok[i] = c
+            tok[j] = -1
+            nxt[i] = nxt[j]
+            if nxt[j] >= 0:
+                prv[nxt[j]] = i
             m -= 1
+            left = prv[i]
+            if left >= 0:
+                c2 = pair_get(pairs, tok[left], c)
+                if c2 >= 0:
+                    hs = _heap_push(heap, hs, (np.int64(info[c2, PRIO]) << 32) | left)
+            if nxt[i] >= 0:
+                c2 = pair_get(pairs, c, tok[nxt[i]])
+                if c2 >= 0:
+                    hs = _heap_push(heap, hs, (np.int64(info[c2, PRIO]) << 32) | i)
         if m != 2:
             continue
-        l = parts[0]
-        r = parts[1]
+        l = tok[0]
+        r = tok[nxt[0]]
         if use_merges:
             p = pair_get(merges, l, r)
             if p < 0:

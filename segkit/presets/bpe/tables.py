@@ -20,6 +20,9 @@ from ...runtime.jit import kernel
 
 from ...engine import Automaton, EngineConfig
 from ...engine.intrinsics import prefetch
+# A vocabulary BPE cannot use is the library's one VocabularyError
+# (segkit.VocabularyError); callers add the file or argument to the message.
+from ...models.vocabulary import VocabularyError
 from . import layout as L
 from . import pairs as P
 from .splits import derive_splits, first_non_monotone
@@ -29,8 +32,6 @@ from .splits import derive_splits, first_non_monotone
 AHEAD = 8
 
 
-class VocabularyError(ValueError):
-    """A BPE vocabulary cannot be used (the message says why)."""
 
 
 @dataclass(frozen=True)

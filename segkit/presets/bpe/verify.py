@@ -32,8 +32,9 @@ computes, so the model encodes as the one built from the vocabulary.
 Test 3 relies on priorities growing along merges, which
 :func:`~segkit.presets.bpe.splits.first_non_monotone` checks on the stored
 splits; a model without that property (the heap encoder's) is rebuilt
-instead.  Cost: linear in the vocabulary's bytes (unreachable tokens:
-quadratic in their length).
+instead.  Cost: linear in the vocabulary's bytes (for an unreachable
+token, one walk along it plus one lookup of the rest after each prefix
+that is a token).
 """
 
 from __future__ import annotations
@@ -304,8 +305,17 @@ def _certify_missing(tok_bytes, tok_start, info, trans, bsym, slot, pairs, filt,
         if size < 2 or info[t, 2] >= 0:
             continue
         a = tok_start[t]
+        # The prefixes of t are the nodes on its own path (walked once, not
+        # once per cut: that was quadratic in the token's length); a suffix
+        # is looked up only after a prefix that is a token.
+        node = 0
         for k in range(1, size):
-            x = _lookup(tok_bytes, a, a + k, trans, bsym, slot)
+            c = bsym[tok_bytes[a + k - 1]]
+            nd = trans[2 * node] + c
+            if c == 0 or trans[2 * nd + 1] != node:
+                break  # (never: finish_tables walked every token)
+            node = nd
+            x = slot[node]
             if x < 0:
                 continue
             y = _lookup(tok_bytes, a + k, a + size, trans, bsym, slot)

@@ -28,7 +28,7 @@ from ...runtime.gcpause import paused_gc
 from ...runtime.threads import concat_segments, map_text_runs, resolve_threads
 from ..base import Preset
 from .one_text import BACKWARD, str_ids
-from .streaming import StreamDecoder
+from .streaming import StreamDecoder, check_errors, id_range
 from .tokens import TokenTable
 
 __all__ = ["MaxMatch"]
@@ -353,20 +353,33 @@ class MaxMatch(Preset):
         return rows[0].tolist(), list(zip(rows[1].tolist(), rows[2].tolist()))
 
     # ------------------------------------------------------------- decode
-    def decode_bytes(self, ids: Sequence[int]) -> bytes:
-        """The bytes of the tokens ``ids`` (``unit="char"``: their UTF-8).
-        ValueError naming an id that has no token."""
+    def _tokens_of(self, ids) -> list:
+        """The tokens of ``ids`` (any iterable of ints, consumed once);
+        TypeError or ValueError naming the first id that has none."""
         by_id = self._table.by_id
-        ids = ids.tolist() if isinstance(ids, np.ndarray) else ids
+        if isinstance(ids, np.ndarray):
+            ids = ids.tolist()
+        elif not isinstance(ids, (list, tuple)):
+            if isinstance(ids, (str, bytes)) or not hasattr(ids, "__iter__"):
+                raise TypeError(f"expected a sequence of token ids, found {type(ids).__name__} {ids!r:.40}")
+            ids = list(ids)  # an iterator: read once, here
         try:
             if ids and min(ids) < 0:
                 raise IndexError
             parts = [by_id[i] for i in ids]
-            if self.unit == "char":
-                return "".join(parts).encode("utf-8")
-            return b"".join(parts)
+            if None in parts:
+                raise IndexError
         except (TypeError, IndexError):
-            self._raise_bad_id(ids)
+            raise self._bad_id(ids) from None
+        return parts
+
+    def decode_bytes(self, ids: Sequence[int]) -> bytes:
+        """The bytes of the tokens ``ids`` (``unit="char"``: their UTF-8).
+        ValueError naming an id that has no token."""
+        parts = self._tokens_of(ids)
+        if self.unit == "char":
+            return "".join(parts).encode("utf-8")
+        return b"".join(parts)
 
     def decode(self, ids: Sequence[int], errors: str = "strict") -> str:
         """The text of the tokens ``ids``.  With ``unit="byte"`` their bytes
@@ -374,32 +387,31 @@ class MaxMatch(Preset):
         ``"strict"`` raises ``UnicodeDecodeError`` where tokens do not make
         whole characters, ``"replace"`` puts U+FFFD there).  For generation,
         see :meth:`stream_decoder`."""
+        check_errors(errors)
         if self.unit == "char":
-            by_id = self._table.by_id
-            ids = ids.tolist() if isinstance(ids, np.ndarray) else ids
-            try:
-                if ids and min(ids) < 0:
-                    raise IndexError
-                return "".join([by_id[i] for i in ids])
-            except (TypeError, IndexError):
-                self._raise_bad_id(ids)
+            return "".join(self._tokens_of(ids))
         return self.decode_bytes(ids).decode("utf-8", errors)
 
-    def _raise_bad_id(self, ids) -> None:
-        if isinstance(ids, (str, bytes)) or not hasattr(ids, "__iter__"):
-            raise TypeError(f"expected a sequence of token ids, found {type(ids).__name__} {ids!r:.40}")
+    def _bad_id(self, ids) -> Exception:
+        """The error for the first id of ``ids`` that has no token."""
         by_id = self._table.by_id
         for k, i in enumerate(ids):
             if isinstance(i, bool) or not isinstance(i, (int, np.integer)):
-                raise TypeError(f"expected token ids (ints), found {type(i).__name__} {i!r:.40} at position {k}")
+                return TypeError(f"expected token ids (ints), found {type(i).__name__} {i!r:.40} at position {k}")
             if not 0 <= i < len(by_id) or by_id[i] is None:
-                raise ValueError(f"id {i} at position {k} has no token (ids are 0..{len(by_id) - 1})")
+                return ValueError(f"id {i} at position {k} has no token ({id_range(by_id)}){self._no_token_note(i)}")
         raise AssertionError("unreachable")  # pragma: no cover
+
+    def _no_token_note(self, token_id: int) -> str:
+        """More about an id that has no token, for the message (presets say
+        what such an id stands for)."""
+        return ""
 
     def stream_decoder(self, errors: str = "strict") -> StreamDecoder:
         """A :class:`~segkit.presets.maxmatch.streaming.StreamDecoder` for
         text generated token by token: each ``step(id)`` returns only
-        complete characters."""
+        complete characters.  ``errors`` must name an error handler of
+        :meth:`bytes.decode` (checked here)."""
         return StreamDecoder(self._table.by_id, errors)
 
     # ------------------------------------------------------ vocabulary
@@ -424,7 +436,7 @@ class MaxMatch(Preset):
         return dict(self._table.index())
 
     def __repr__(self) -> str:
-        return (f"{type(self).__name__}({len(self._table.key_ids):,} tokens, unit={self.unit!r}, "
+        return (f"{type(self).__name__}(vocab_size={self.vocab_size}, unit={self.unit!r}, "
                 f"direction={self.direction!r}, unknown={self.unknown!r})")
 
     # ------------------------------------------------------ Arrow

@@ -127,7 +127,12 @@ class RWKVWorld(MaxMatch):
         return obj
 
     def __repr__(self) -> str:
-        return f"RWKVWorld({len(self._table.key_ids):,} tokens)"
+        return f"RWKVWorld(vocab_size={self.vocab_size})"
+
+    def _no_token_note(self, token_id: int) -> str:
+        if token_id == 0:
+            return "; id 0 is the models' end-of-text token, which has no bytes: drop it before decoding"
+        return ""
 
 
 def model_digest(config: dict, arrays: dict) -> str:

@@ -115,9 +115,21 @@ def _parse_line(line: str, n: int, source: str) -> tuple[bytes, int]:
             raise bad(f"the str literal holds a lone surrogate (character {e.start}), which has no UTF-8") from None
     if not value:
         raise bad("an empty token")
-    if len(value) != int(tail.group(1)):
-        raise bad(f"the literal {line[m.end():end]} has {len(value)} bytes, the line says {tail.group(1)}")
-    return value, int(m.group(1))
+    length, token_id = tail.group(1), m.group(1)
+    for what, digits in (("id", token_id), ("length", length)):
+        if len(digits) > _MAX_DIGITS:  # (past 4,300 digits int() refuses, naming nothing)
+            raise bad(f"the {what} {_shortened(digits)} is too large")
+    if len(value) != int(length):
+        raise bad(f"the literal {line[m.end():end]} has {len(value)} bytes, the line says {length}")
+    return value, int(token_id)
+
+
+#: Longest id or length read: anything longer is far beyond int32.
+_MAX_DIGITS = 18
+
+
+def _shortened(digits: str) -> str:
+    return digits if len(digits) <= 24 else f"{digits[:20]}... ({len(digits):,} digits)"
 
 
 def _check(tokens: list[bytes], ids: list[int], source: str) -> None:
