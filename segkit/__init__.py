@@ -61,7 +61,7 @@ _PUBLIC = {
     "train_wordpiece": "segkit.training",
     "from_pretrained": "segkit.presets.loader",
     "from_tokenizer_json": "segkit.presets.loader",
-    "encoding_for_model": "segkit.presets.bpe.encodings",
+    "encoding_for_model": "segkit.presets.bpe.for_model",
     "list_encoding_names": "segkit.presets.bpe.encodings",
 }
 

@@ -66,7 +66,7 @@ def cached_segmenter(cls, kind: str, source: bytes, mode: str, vocabulary):
     file's bytes ``source``."""
 
     def build():
-        from segkit.models.cache import cache_dir
+        from segkit.presets.base import cache_dir
 
         what = "with a user dictionary " if "userdict" in kind else ""
         later = ("then later runs load them from segkit's model cache" if cache_dir() is not None

@@ -33,7 +33,7 @@ plugin.
   :func:`automaton_arrays`, :func:`automaton_from_arrays`,
   :func:`valid_id_mask`, :func:`vocabulary_keys` (both at once:
   :func:`vocabulary_and_keys`); files:
-  :func:`read_utf8_file`, :func:`cacheable_file`, :func:`vocabularies_dir`;
+  :func:`read_utf8_file`, :func:`cacheable_file`, :func:`cache_dir`, :func:`vocabularies_dir`;
 * threads: :func:`resolve_threads`, :func:`map_code_point_chunks`,
   :func:`map_text_runs`, :func:`concat_segments`;
 * Ctrl-C (see :mod:`segkit.runtime.interrupts`): :func:`interruptible` for
@@ -95,7 +95,7 @@ import os
 from typing import Any, Callable, ClassVar, TypeVar
 
 from ..models.bundled import vocabularies_dir
-from ..models.cache import cacheable_file
+from ..models.cache import cache_dir, cacheable_file
 from ..models.files import ModelFileError
 from ..models.parts import (
     automaton_arrays,
@@ -234,6 +234,7 @@ __all__ = [
     "VocabularyError",
     "read_utf8_file",
     "cacheable_file",
+    "cache_dir",
     "vocabularies_dir",
     "vocabulary_state",
     "vocabulary_from_state",

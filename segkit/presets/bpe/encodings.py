@@ -104,20 +104,6 @@ def encoding_name_for_model(model_name: str) -> str:
                    f"with one of {', '.join(ENCODING_NAMES)} to get the tokeniser you expect.")
 
 
-def encoding_for_model(model_name: str):
-    """The :class:`segkit.BPE` of an OpenAI model (tiktoken's
-    ``encoding_for_model``).
-
-    >>> import segkit
-    >>> enc = segkit.encoding_for_model("gpt-4o-mini")
-    >>> enc.name, enc.encode("hello world")
-    ('o200k_base', [24912, 2375])
-    """
-    from .preset import BPE
-
-    return BPE.from_pretrained(encoding_name_for_model(model_name))
-
-
 def _derived_tokens(name: str) -> tuple[list, str]:
     """``(tokens by id, sha256 of the vocabulary's .tiktoken text)`` of a
     derived encoding, from the bundled base file (checked)."""
@@ -158,3 +144,14 @@ def load_derived(cls, name: str):
     base = DERIVED[name][0]
     source = (P50K_SHA256 if DERIVED[name][1] else PRETRAINED[base][1]).encode("ascii")
     return cls._cached("bpe-pretrained", {"name": name, "pattern": pattern, "specials": specials}, source, build)
+
+
+def load_encoding(cls, name: str):
+    """``BPE.from_pretrained``: a bundled file's encoding
+    (:func:`.pretrained.load_pretrained`) or one derived from it here."""
+    from .pretrained import load_pretrained, resolve
+
+    canonical = resolve(name, DERIVED)
+    if canonical in DERIVED:
+        return load_derived(cls, canonical)
+    return load_pretrained(cls, name)

@@ -382,9 +382,9 @@ class BPE(TiktokenAPI, Preset):
         >>> enc.encode("hello world")
         [15339, 1917]
         """
-        from .pretrained import load_pretrained
+        from .encodings import load_encoding
 
-        return load_pretrained(cls, name)
+        return load_encoding(cls, name)
 
     # ------------------------------------------------------------ properties
     @property

@@ -49,22 +49,16 @@ PRETRAINED = {
 ALIASES = {"gpt2": "r50k_base"}
 
 
-def resolve(name: str) -> str:
-    """The canonical name of a pretrained vocabulary (ValueError lists them)."""
+def resolve(name: str, derived=()) -> str:
+    """The canonical name of a pretrained vocabulary, a bundled file's or
+    one of ``derived`` (ValueError lists them)."""
     if not isinstance(name, str):
         raise TypeError(f"name must be a str, found {type(name).__name__}")
     canonical = ALIASES.get(name, name)
-    if canonical not in PRETRAINED and canonical not in _derived():
-        known = ", ".join(sorted([*PRETRAINED, *ALIASES, *_derived()]))
+    if canonical not in PRETRAINED and canonical not in derived:
+        known = ", ".join(sorted([*PRETRAINED, *ALIASES, *derived]))
         raise ValueError(f"unknown pretrained BPE {name!r}; known names: {known}")
     return canonical
-
-
-def _derived() -> dict:
-    """The encodings derived from the bundled files (:mod:`.encodings`)."""
-    from .encodings import DERIVED
-
-    return DERIVED
 
 
 def _checked_file(canonical: str):
@@ -89,10 +83,6 @@ def load_pretrained(cls, name: str):
     before (a load of milliseconds), else built from the bundled file
     (checked) and cached."""
     canonical = resolve(name)
-    if canonical in _derived():
-        from .encodings import load_derived
-
-        return load_derived(cls, canonical)
     _, digest, pattern, specials = PRETRAINED[canonical]
 
     def build():
