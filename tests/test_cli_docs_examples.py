@@ -52,7 +52,14 @@ def clone_root(tmp_path: Path) -> tuple[Path, dict]:
 def sh(command: str, cwd: Path, env: dict) -> str:
     r = subprocess.run(["/bin/sh", "-c", f"( {command}\n) 2>&1"], cwd=cwd, env=env, capture_output=True, timeout=300,
                        stdin=subprocess.DEVNULL)
-    return r.stdout.decode("utf-8")
+    # One-time notices (a first run builds a dictionary's automata or
+    # compiles a kernel: the reader's second run does not show them) are
+    # not part of what the docs show.
+    return "".join(line for line in r.stdout.decode("utf-8").splitlines(keepends=True)
+                   if not line.startswith(ONE_TIME_NOTICES))
+
+
+ONE_TIME_NOTICES = ("segkit: building ", "segkit: compiling ")
 
 
 # ------------------------------------------------------------ quickstart
