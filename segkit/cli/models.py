@@ -55,8 +55,8 @@ def is_path(arg: str) -> bool:
 def choose(arg: str, option: str = "--model") -> ModelChoice:
     """The model ``arg`` names (nothing is read).
 
-    >>> choose("cl100k_base"), choose("./cl100k_base").kind
-    (ModelChoice(kind='bpe', value='cl100k_base'), 'file')
+    >>> choose("cl100k_base")
+    ModelChoice(kind='bpe', value='cl100k_base')
     """
     names = bundled_names()
     if not is_path(arg):

@@ -33,8 +33,14 @@ class TokenizerState:
         >>> e.tokens, [o.tokens for o in e.overflowing]
         (['[CLS]', 'a', 'b', '[SEP]'], [['[CLS]', 'b', 'a', '[SEP]']])
         """
+        old = self.truncation
         self._set_post(truncation={"max_length": max_length, "strategy": strategy, "stride": stride,
                                    "direction": direction})
+        try:  # as HF's enable_truncation: the stride must fit (a stride asked for is checked at once)
+            self._stages.post.options(False, stride=stride)
+        except ValueError:
+            self._set_post(truncation=old)
+            raise
 
     def no_truncation(self) -> None:
         """No default truncation (HF ``Tokenizer.no_truncation``)."""
