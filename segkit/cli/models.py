@@ -16,6 +16,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 
+from ..models.bundled import written_as_a_path
 from .io import CliError, shown_path
 
 #: Models ``--model`` takes by name besides the BERT and BPE vocabularies:
@@ -45,13 +46,6 @@ def bundled_names() -> dict[str, str]:
     return names
 
 
-def is_path(arg: str) -> bool:
-    """Whether ``arg`` is written as a path (not a bare name): it holds a
-    folder separator, or starts with ``~`` or ``.``."""
-    seps = [os.sep] + ([os.altsep] if os.altsep else [])
-    return any(s in arg for s in seps) or arg.startswith(("~", "."))
-
-
 def choose(arg: str, option: str = "--model") -> ModelChoice:
     """The model ``arg`` names (nothing is read).
 
@@ -59,14 +53,14 @@ def choose(arg: str, option: str = "--model") -> ModelChoice:
     ModelChoice(kind='bpe', value='cl100k_base')
     """
     names = bundled_names()
-    if not is_path(arg):
+    if not written_as_a_path(arg):
         kind = names.get(arg)
         if kind is not None:
             return ModelChoice(kind, arg)
     path = os.path.expanduser(arg)
     if os.path.exists(path):
         return ModelChoice("file", path)
-    if is_path(arg):
+    if written_as_a_path(arg):
         raise CliError(f"{option} {shown_path(arg)}: model file not found")
     raise CliError(f"{option} {shown_path(arg)}: not a bundled model and no file of that name; bundled models: "
                    f"{', '.join(names)} (or give a model file's path)")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from importlib import resources
 from pathlib import Path
 
@@ -20,6 +21,14 @@ BUNDLED_LOWERCASE = {
     "bert-base-multilingual-cased": False,
     "bert-base-chinese": True,
 }
+
+
+def written_as_a_path(name: str) -> bool:
+    """Whether ``name`` is written as a path, not a bundled model's name: it
+    holds a folder separator or starts with ``.`` or ``~``.  A bundled name
+    wins over a file of that name in the current folder otherwise."""
+    seps = [os.sep] + ([os.altsep] if os.altsep else [])
+    return any(s in name for s in seps) or name.startswith((".", "~"))
 
 
 def vocabularies_dir() -> Path:

@@ -37,6 +37,7 @@ import re
 from pathlib import Path
 from typing import Any
 
+from ..models.bundled import written_as_a_path
 from ..runtime.regular_files import open_regular
 
 #: Bytes read to recognise a file.
@@ -44,11 +45,6 @@ _SNIFF = 4096
 
 _TIKTOKEN_LINE = re.compile(rb"^[A-Za-z0-9+/]+={0,2} [0-9]+\r?$")
 _RWKV_LINE = re.compile(rb"^[0-9]+ (?:b?'|b?\")")
-
-
-def looks_like_a_path(name: str) -> bool:
-    """Whether ``name`` is written as a path rather than a bundled name."""
-    return os.sep in name or (os.altsep is not None and os.altsep in name) or name.startswith(".")
 
 
 def bundled_names() -> dict[str, str]:
@@ -93,7 +89,7 @@ def from_pretrained(name_or_path: str | os.PathLike) -> Any:
     text = os.fspath(name_or_path)
     if isinstance(text, bytes):
         raise TypeError("from_pretrained: name_or_path must be a str or a path, found bytes")
-    if isinstance(name_or_path, str) and not looks_like_a_path(text) and text in bundled_names():
+    if isinstance(name_or_path, str) and not written_as_a_path(text) and text in bundled_names():
         return _from_name(text)
     path = Path(text)
     if path.is_dir():

@@ -24,7 +24,7 @@ import os
 import stat
 from typing import BinaryIO, Callable
 
-__all__ = ["check_regular", "open_regular", "read_regular"]
+__all__ = ["check_regular", "open_regular", "read_regular", "write_new_file"]
 
 _KINDS = (
     (stat.S_ISDIR, "a directory"),
@@ -92,3 +92,22 @@ def read_regular(path: str | os.PathLike, what: str, error: Callable[[str], Exce
     """All the bytes of a regular file (see :func:`open_regular`)."""
     with open_regular(path, what, error) as fh:
         return fh.read()
+
+
+def write_new_file(path: str | os.PathLike, data: bytes) -> None:
+    """Write ``data`` to ``path`` atomically: a new file in the same folder,
+    created with mode 0666 less the umask (as ``open`` gives), then renamed
+    over ``path``; nothing is left behind on failure."""
+    folder, name = os.path.split(os.fspath(path))
+    tmp = os.path.join(folder, f".{name}.{os.getpid()}.{os.urandom(4).hex()}.tmp")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise

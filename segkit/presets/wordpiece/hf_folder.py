@@ -17,7 +17,8 @@ import json
 import os
 from pathlib import Path
 
-from ...runtime.regular_files import check_regular
+from ...models.bundled import written_as_a_path
+from ...runtime.regular_files import check_regular, write_new_file
 
 #: transformers' ``model_max_length`` of the bundled BERT models (their
 #: Hub ``tokenizer_config.json``: the models' position embeddings).
@@ -26,11 +27,6 @@ BUNDLED_MODEL_MAX_LENGTH = 512
 #: The largest ``model_max_length`` kept as given (transformers' "no
 #: limit" is ``int(1e30)``; a larger or non-int value is refused).
 _MAX_LENGTH_LIMIT = int(1e30)
-
-
-def looks_like_a_path(name: str) -> bool:
-    """Whether ``name`` is written as a path rather than a bundled name."""
-    return os.sep in name or (os.altsep is not None and os.altsep in name) or name.startswith(".")
 
 
 def read_config(folder: Path) -> dict:
@@ -78,7 +74,7 @@ def load_pretrained(cls, name: str | os.PathLike):
     if not isinstance(name, (str, os.PathLike)):
         raise TypeError(f"from_pretrained: name must be a bundled name or a path, found {type(name).__name__}")
     text = os.fspath(name)
-    if isinstance(name, str) and text in BUNDLED_VOCABULARIES and not looks_like_a_path(text):
+    if isinstance(name, str) and text in BUNDLED_VOCABULARIES and not written_as_a_path(text):
         wp = cls.bert(bundled_vocabulary(text), lowercase=BUNDLED_LOWERCASE[text])
         wp.model_max_length = BUNDLED_MODEL_MAX_LENGTH
         return wp
@@ -105,23 +101,6 @@ def load_pretrained(cls, name: str | os.PathLike):
     raise ValueError(f"from_pretrained: {text!r} is neither a bundled name ({known}) nor an existing file or folder")
 
 
-def _write(path: Path, data: bytes) -> None:
-    """Write ``data`` to ``path`` atomically (a new file in the same folder,
-    renamed), with the permissions of any new file (0666 less the umask)."""
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.{os.urandom(4).hex()}.tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
-
-
 def save_pretrained(wp, folder: str | os.PathLike) -> list[str]:
     """See :meth:`segkit.WordPiece.save_pretrained`."""
     from .tokenizer_json import write_tokenizer_json
@@ -143,6 +122,6 @@ def save_pretrained(wp, folder: str | os.PathLike) -> list[str]:
     written.append(str(target))
     for name, data in (("tokenizer_config.json", config), ("special_tokens_map.json", special)):
         target = folder / name
-        _write(target, (json.dumps(data, ensure_ascii=False, indent=2) + "\n").encode("utf-8"))
+        write_new_file(target, (json.dumps(data, ensure_ascii=False, indent=2) + "\n").encode("utf-8"))
         written.append(str(target))
     return written

@@ -355,38 +355,9 @@ def tokenizer_json_of(wp) -> dict[str, Any]:
     }
 
 
-def _umask() -> int:
-    """The process's umask (read from /proc where it can be, so that no
-    other thread sees it changed)."""
-    try:
-        with open("/proc/self/status", encoding="ascii") as f:
-            for line in f:
-                if line.startswith("Umask:"):
-                    return int(line.split()[1], 8)
-    except (OSError, ValueError):
-        pass
-    mask = os.umask(0o022)
-    os.umask(mask)
-    return mask
-
-
 def write_tokenizer_json(wp, path: str | os.PathLike) -> None:
     """Write :func:`tokenizer_json_of` ``wp`` to ``path`` (UTF-8 JSON,
     written to a temporary file in the same folder and renamed)."""
-    import tempfile
+    from ...runtime.regular_files import write_new_file
 
-    data = json.dumps(tokenizer_json_of(wp), ensure_ascii=False, indent=2)
-    path = Path(path)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent if str(path.parent) else ".")
-    try:
-        if hasattr(os, "fchmod"):  # mkstemp makes 0600; a written file gets the umask's mode, as open() gives
-            os.fchmod(fd, 0o666 & ~_umask())
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(data)
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
+    write_new_file(path, json.dumps(tokenizer_json_of(wp), ensure_ascii=False, indent=2).encode("utf-8"))
