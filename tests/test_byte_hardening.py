@@ -191,6 +191,10 @@ def test_tiktoken_semantics_with_an_empty_match(tmp_path, pattern):
             with pytest.raises(ValueError, match="matches the empty string at character"):
                 enc.encode(text)
             continue
+        if tk.decode(expected) != text:  # tiktoken dropped what the pattern left: segkit refuses
+            with pytest.raises(ValueError, match="matches no part of"):
+                enc.encode(text)
+            continue
         assert enc.encode(text) == expected, (pattern, text)
 
 

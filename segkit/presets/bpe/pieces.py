@@ -152,8 +152,9 @@ class RegexSplitter:
     matches (:func:`matches`).  ``gaps=True``: the text between matches
     forms pieces too, and an empty match only cuts the text there, as
     HuggingFace's Split(behavior=Isolated) does.  ``gaps=False``
-    (tiktoken's semantics): text between matches is dropped, and an empty
-    match is a ValueError (tiktoken panics there).  ``pattern=None``: each
+    (tiktoken's semantics): text no match covers is a ValueError where
+    tiktoken would drop it silently, and so is an empty match (tiktoken
+    panics there).  ``pattern=None``: each
     stretch is one piece."""
 
     def __init__(self, pattern: str | None, gaps: bool = False) -> None:
@@ -175,14 +176,24 @@ class RegexSplitter:
                     f"the pattern {self.pattern!r:.80} matches the empty string at character {a} of "
                     f"{s!r:.60}; with tiktoken's semantics an empty match is an error (tiktoken panics): use a "
                     "pattern whose every match is non-empty (e.g. x+ rather than x*)")
-            if gaps and a > p:
+            if a > p:
+                if not gaps:
+                    raise ValueError(self._unmatched(s, p, a))
                 out.append((p, a))
             if b > a:
                 out.append((a, b))
             p = b
-        if gaps and p < len(s):
+        if p < len(s):
+            if not gaps:
+                raise ValueError(self._unmatched(s, p, len(s)))
             out.append((p, len(s)))
         return out
+
+    def _unmatched(self, s: str, a: int, b: int) -> str:
+        return (f"the pattern {self.pattern!r:.80} matches no part of {s[a:b]!r:.40} at characters {a}-{b} of "
+                f"{s!r:.60}; with tiktoken's semantics unmatched text would be dropped (tiktoken drops it "
+                "silently), so segkit refuses: use a pattern that matches every character (e.g. add |\\s+|. "
+                "as a last alternative)")
 
     def pieces(self, rows: list[list[tuple[int, str]]], first_index: int = 0) -> Pieces:
         """Pieces of texts given as ``(id, string)`` stretches."""

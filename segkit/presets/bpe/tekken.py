@@ -127,9 +127,12 @@ def read_tekken(path: str | os.PathLike) -> TekkenSpec:
     try:
         import regex
 
-        regex.compile(pattern)
+        empty = regex.compile(pattern).search("") is not None
     except Exception as e:  # regex.error, or a pattern too deep to compile
         raise _bad(path, "config.pattern", f"not a valid regular expression: {e}") from None
+    if empty:
+        raise _bad(path, "config.pattern", f"{pattern[:80]!r} matches the empty string (Tekkenizer, being "
+                   "tiktoken, panics on an empty match); expected a pattern whose every match is non-empty")
     version = _str(path, "config.version", config.get("version"))
     if not (version[:1] == "v" and version[1:].isdigit() and version[1:].isascii()):
         raise _bad(path, "config.version", f"expected a version such as 'v3', found {version[:40]!r}")
