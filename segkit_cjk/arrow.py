@@ -39,7 +39,18 @@ def _word_spans(seg, automata, cache, cps, bounds):
 
 
 def _segment(seg, texts: Any, null: str, num_threads: int | None, offsets: bool):
-    src = Utf8Rows.of(texts, "texts", null)
+    values, voffs, rows, spans = word_buffers(seg, Utf8Rows.of(texts, "texts", null), num_threads, offsets)
+    words = string_lists(values, voffs, rows)
+    if not offsets:
+        return words
+    return _pa().table({"tokens": words, "offsets": offset_lists(spans[0], spans[1], rows)})
+
+
+def word_buffers(seg, src: Utf8Rows, num_threads: int | None, offsets: bool):
+    """``(values, offsets, rows, spans)``: the words of the rows of ``src``
+    as one UTF-8 buffer with int64 offsets, the words' row splits and (with
+    ``offsets``) their ``(starts, ends)``; NumPy only, so ``segkit precompile``
+    can run it without pyarrow."""
     cps, bounds = src.decode(0, len(src))
     automata, cache = seg._state()
 
@@ -60,10 +71,7 @@ def _segment(seg, texts: Any, null: str, num_threads: int | None, offsets: bool)
         spans = None
         if offsets:
             spans = (np.concatenate([p[3][0] for p in parts]), np.concatenate([p[3][1] for p in parts]))
-    words = string_lists(values, voffs, rows)
-    if not offsets:
-        return words
-    return _pa().table({"tokens": words, "offsets": offset_lists(spans[0], spans[1], rows)})
+    return values, voffs, rows, spans
 
 
 def cut_arrow(seg, texts: Any, *, null: str = "error", num_threads: int | None = None):

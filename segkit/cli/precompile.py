@@ -192,16 +192,15 @@ def _training(folder: Path) -> None:
 
 def _arrow(folder: Path) -> None:
     """The Arrow paths (``encode_arrow``, ``cut_arrow``, ``tokenize_arrow``):
-    their kernels see the read-only arrays of Arrow's buffers, both offset
-    widths and null masks, which the list paths never pass.  Needs pyarrow
+    their kernels see Arrow's buffers (offsets of both widths, null masks),
+    which the list paths never pass.  Best run with pyarrow
     where this runs: not inside pip's isolated build environment, so a wheel
-    built by ``pip install .`` leaves them to the first call (a few
-    seconds) unless pyarrow is there (``pip install --no-build-isolation``)
-    or ``segkit precompile`` is run afterwards."""
+    built by ``pip install .`` runs them through :func:`_arrow_buffers`
+    instead."""
     try:
         import pyarrow as pa
     except ImportError:
-        print("segkit precompile: arrow: skipped (pyarrow is not importable here)", file=sys.stderr, flush=True)
+        _arrow_buffers()
         return
     import segkit
 
@@ -235,6 +234,60 @@ def _arrow(folder: Path) -> None:
             enc.encode_arrow(texts)
             enc.encode_arrow(large)
             enc.encode_arrow(nulls, null="empty")
+
+
+def _arrow_buffers() -> None:
+    """The Arrow paths' kernels without pyarrow (a wheel built in pip's
+    isolated environment): their inputs made with NumPy as Arrow's buffers
+    are (:meth:`~segkit.scale.arrow.Utf8Rows.from_buffers`: writable values
+    and offsets of both widths, validity masks) and run through each path
+    up to where pyarrow would wrap the result."""
+    import numpy as np
+
+    import segkit
+    from segkit.presets.maxmatch.arrow import _match
+    from segkit.engine import utf8
+    from segkit.scale.arrow import Utf8Rows, encode_arrow_batch
+    from segkit_cjk.arrow import word_buffers
+
+    def rows_of(texts, width, nulls=False):
+        raw = [t.encode("utf-8") for t in texts]
+        offs = np.zeros(len(raw) + 1, dtype=width)
+        np.cumsum([len(r) for r in raw], out=offs[1:])
+        data = np.frombuffer(bytearray(b"".join(raw)), np.uint8)  # (writable, as Arrow's buffers come)
+        valid = np.ones(len(raw), np.uint8) if nulls else None
+        if nulls:
+            valid[-1] = 0
+        return Utf8Rows.from_buffers(data, offs, valid), data, offs.astype(np.int64)
+
+    variants = [(np.int32, False), (np.int64, False), (np.int32, True)]
+    for name in ("bert-base-uncased", "bert-base-multilingual-cased", "bert-base-chinese"):
+        for _ in range(2):  # built, then mapped from the model cache
+            wp = segkit.WordPiece.from_pretrained(name)
+            for width, nulls in variants:
+                src = rows_of(TEXTS, width, nulls)[0]
+                encode_arrow_batch(wp, src)
+            encode_arrow_batch(wp, rows_of(TEXTS, np.int32)[0], rows_of(TEXTS, np.int32)[0])
+    for _ in range(2):
+        seg = segkit.ChineseMaxMatch()
+        for width, nulls in variants:
+            src = rows_of(CHINESE, width, nulls)[0]
+            word_buffers(seg, src, None, False)
+            word_buffers(seg, src, None, True)
+    for _ in range(2):
+        tok = segkit.RWKVWorld()
+        _, data, bounds = rows_of(TEXTS, np.int32)
+        _match(tok, data, bounds, None, False)
+        out, rows = _match(tok, data, bounds, None, True)
+        utf8.to_char_offsets(data, bounds, out[1], out[2], rows)
+    for name in ("cl100k_base", "r50k_base", "o200k_base"):
+        for _ in range(2):
+            enc = segkit.BPE.from_pretrained(name)
+            for width, nulls in variants:
+                try:
+                    enc.encode_arrow(rows_of(TEXTS, width, nulls)[0])
+                except ImportError:  # (raised once the ids are made: the kernels have run)
+                    pass
 
 
 def _commands(folder: Path, main: Callable[[list[str]], int]) -> None:

@@ -47,7 +47,8 @@ plugin.
   come in, see :mod:`segkit.runtime.surrogates`);
 * Arrow (pyarrow is imported when these are first used):
   :func:`arrow_module`, :class:`Utf8Rows`, :func:`string_chunks`,
-  :func:`string_lists`, :func:`offset_lists`, :func:`spans_to_utf8`.
+  :func:`string_lists`, :func:`offset_lists`, :func:`spans_to_utf8`,
+  :func:`readonly` (buffers as the list paths' kernels see them).
 
 Examples
 --------
@@ -215,6 +216,7 @@ _ARROW = {
     "string_lists": "string_lists",
     "offset_lists": "offset_lists",
     "spans_to_utf8": "_spans_to_utf8",
+    "readonly": "readonly",
 }
 
 

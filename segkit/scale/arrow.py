@@ -116,6 +116,17 @@ def _decode_rows(data, offs, valid, r0, r1, cps, k, bounds, j):
     return k, -1, 0
 
 
+def readonly(a: np.ndarray) -> np.ndarray:
+    """A read-only view of ``a``.  Arrow's buffers come out writable, the
+    UTF-8 of a str (``np.frombuffer(bytes)``) read-only: Numba compiles a
+    kernel once per such flag, so the Arrow paths hand the kernels read-only
+    views and reuse the list paths' compiled kernels instead of compiling a
+    second specialization of each on their first call."""
+    v = a.view()
+    v.flags.writeable = False
+    return v
+
+
 class Utf8Rows:
     """The rows of Arrow string arrays, read where they are.
 
@@ -148,7 +159,9 @@ class Utf8Rows:
                                  f"{0 if obuf is None else obuf.size // width} offsets, "
                                  f"{arr.offset + n + 1} expected")
             offs = np.frombuffer(obuf, dtype=odt, count=arr.offset + n + 1)[arr.offset :]
-            data = np.frombuffer(dbuf, dtype=np.uint8) if dbuf is not None and dbuf.size else np.zeros(0, np.uint8)
+            data = readonly(np.frombuffer(dbuf, dtype=np.uint8) if dbuf is not None and dbuf.size
+                            else np.zeros(0, np.uint8))
+            offs = readonly(offs)
             valid = np.zeros(0, np.uint8)
             if validity is not None and arr.null_count:
                 mask = arr.is_valid().to_numpy(zero_copy_only=False)
@@ -165,8 +178,40 @@ class Utf8Rows:
     def of(cls, texts: Any, what: str = "texts", null: str = "error") -> "Utf8Rows":
         """Rows of a pyarrow array or chunked array of strings, a pandas
         Series (Arrow-backed ones are read without conversion) or, for
-        convenience, a sequence of str (converted by pyarrow)."""
+        convenience, a sequence of str (converted by pyarrow); rows given as
+        a ``Utf8Rows`` are returned as they are."""
+        if isinstance(texts, Utf8Rows):
+            return texts
         return cls(string_chunks(texts, what), what, null)
+
+    @classmethod
+    def from_buffers(cls, data: np.ndarray, offsets: np.ndarray, valid: np.ndarray | None = None,
+                     what: str = "texts") -> "Utf8Rows":
+        """Rows of one Arrow-style string chunk given as NumPy arrays: the
+        UTF-8 ``data`` (uint8), ``offsets`` (int32 or int64, rows + 1) and
+        ``valid`` (uint8 per row, 0 where a row is null, read as empty).
+        ``segkit precompile`` drives the Arrow paths' kernels with these
+        where pyarrow is not installed (a wheel's build).
+
+        >>> import numpy as np
+        >>> rows = Utf8Rows.from_buffers(np.frombuffer(b"abc", np.uint8), np.array([0, 1, 3], np.int32))
+        >>> cps, bounds = rows.decode(0, 2)
+        >>> cps.tolist(), bounds.tolist()
+        ([97, 98, 99], [0, 1, 3])
+        """
+        offs = np.asarray(offsets)
+        if offs.dtype not in (np.int32, np.int64) or offs.ndim != 1 or offs.size < 1:
+            raise ValueError(f"offsets: expected a 1-d int32 or int64 array, found {offs.dtype} of shape {offs.shape}")
+        obj = cls.__new__(cls)
+        obj.what = what
+        n = offs.size - 1
+        mask = np.zeros(0, np.uint8) if valid is None else np.ascontiguousarray(valid, dtype=np.uint8)
+        if mask.size not in (0, n):
+            raise ValueError(f"valid: expected {n} values (one per row), found {mask.size}")
+        obj._chunks = [(readonly(np.ascontiguousarray(data, dtype=np.uint8)), readonly(offs), mask)] if n else []
+        obj._starts = np.array([0, n] if n else [0], dtype=np.int64)
+        obj.n = n
+        return obj
 
     def __len__(self) -> int:
         return self.n
@@ -238,7 +283,7 @@ class Utf8Rows:
                 raise ValueError(f"{where}: invalid UTF-8 at byte {k} of the row")
             a = e
             c += 1
-        return cps[:k], bounds
+        return readonly(cps[:k]), bounds  # (as join_code_points' code points are: see readonly)
 
 
 def string_chunks(texts: Any, what: str = "texts") -> list:

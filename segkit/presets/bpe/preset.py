@@ -751,7 +751,6 @@ class BPE(TiktokenAPI, Preset):
         """
         from ..base import Utf8Rows, arrow_module
 
-        pa = arrow_module()
         rows = Utf8Rows.of(texts, null=null)
         self._plan(allowed_special, disallowed_special)  # argument errors first
         id_parts, split_parts, shift = [], [np.zeros(1, dtype=np.int64)], 0
@@ -777,6 +776,7 @@ class BPE(TiktokenAPI, Preset):
             shift += int(splits[-1])
         ids = np.concatenate(id_parts) if id_parts else np.zeros(0, dtype=np.int32)
         splits = np.concatenate(split_parts)
+        pa = arrow_module()  # (after the kernels: segkit precompile runs them without pyarrow)
         if splits[-1] < 2**31:
             return pa.ListArray.from_arrays(pa.array(splits.astype(np.int32)), pa.array(ids))
         return pa.LargeListArray.from_arrays(pa.array(splits), pa.array(ids))
