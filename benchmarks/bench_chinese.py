@@ -3,12 +3,15 @@
 Input: the SIGHAN 2005 pku and msr test texts (``../shared/data/sighan2005``,
 ``pku_test.utf8`` + ``msr_test.utf8``), each line stripped, empty lines left
 out.  Everything runs on one thread; segkit uses its default dictionary
-(jieba's 349,045 words), forward mode, ``alnum_runs=True`` (the defaults).
+(jieba's 349,045 words), forward mode (the default, bidirectional, does
+both directions and is timed too, for information), ``alnum_runs=True``.
 
 (a) throughput, characters per second, best of N interleaved rounds:
     segkit ``cut_batch(lines)`` (and, for information, with
     ``keep_whitespace=True``) vs jieba ``lcut(line, HMM=False)`` per line
-    (after ``jieba.initialize()``), target ratio >= 50; and vs a naive
+    (after ``jieba.initialize()``), target ratio >= 50; full mode, segkit
+    ``cut_all(line)`` vs jieba ``lcut(line, cut_all=True)`` per line (the
+    words checked equal first, jieba's empty strings left out); and vs a naive
     Python forward MaxMatch over the same word set (for each position, try
     the longest window first, a set lookup per candidate), target >= 30.
     The naive matcher's output is checked against segkit with
@@ -187,16 +190,21 @@ def main() -> None:
     cache = tempfile.TemporaryDirectory(prefix="segkit-bench-cache-")
     os.environ["SEGKIT_CACHE_DIR"] = cache.name  # the children inherit it
     t0 = time.perf_counter()
-    seg = segkit.ChineseMaxMatch()
+    both = segkit.ChineseMaxMatch()
     print(f"segkit default segmenter built in {time.perf_counter() - t0:.2f}s (first use, empty cache)")
-    textbook = segkit.ChineseMaxMatch(alnum_runs=False)
-    keep = segkit.ChineseMaxMatch(keep_whitespace=True)
+    seg = segkit.ChineseMaxMatch(mode="forward")
+    textbook = segkit.ChineseMaxMatch(mode="forward", alnum_runs=False)
+    keep = segkit.ChineseMaxMatch(mode="forward", keep_whitespace=True)
     words = set(seg.words)
     max_len = max(map(len, words))
     naive = naive_fmm(words, max_len)
     jieba.initialize()
 
     # correctness of the comparison: naive == segkit textbook
+    full_mismatches = sum(seg.cut_all(line) != [w for w in jieba.lcut(line, cut_all=True) if w and not w.isspace()]
+                          for line in lines)
+    print(f"segkit cut_all vs jieba lcut(cut_all=True): {full_mismatches} differing lines of {len(lines):,}")
+    results["full_mode_mismatches"] = full_mismatches
     naive_out = [naive(line) for line in lines]
     mismatches = sum(a != b for a, b in zip(naive_out, textbook.cut_batch(lines)))
     print(f"naive Python FMM vs segkit alnum_runs=False: {mismatches} differing lines of {len(lines):,}")
@@ -208,10 +216,14 @@ def main() -> None:
         "segkit cut_batch": lambda: seg.cut_batch(lines),
         "segkit cut per line": lambda: [seg.cut(line) for line in lines],
         "segkit cut_batch keep_whitespace": lambda: keep.cut_batch(lines),
+        "segkit cut_batch bidirectional": lambda: both.cut_batch(lines),
         "jieba lcut(HMM=False) per line": lambda: [jieba.lcut(line, HMM=False) for line in lines],
         "naive Python FMM per line": lambda: [naive(line) for line in lines],
+        "segkit cut_all per line": lambda: [seg.cut_all(line) for line in lines],
+        "jieba lcut(cut_all=True) per line": lambda: [jieba.lcut(line, cut_all=True) for line in lines],
     }
     calls = {"segkit cut_batch": SEGKIT_BATCH_CALLS, "segkit cut per line": SEGKIT_LINE_CALLS,
+             "segkit cut_all per line": SEGKIT_LINE_CALLS, "segkit cut_batch bidirectional": SEGKIT_BATCH_CALLS,
              "segkit cut_batch keep_whitespace": SEGKIT_BATCH_CALLS}
     times = C.time_rounds(systems, repeat=args.repeat, number={n: calls.get(n, 1) for n in systems})
     best = {n: min(ts) for n, ts in times.items()}
@@ -228,6 +240,8 @@ def main() -> None:
               f"{C.verdict(r, target, at_least=True)})")
     r_line = best["jieba lcut(HMM=False) per line"] / best["segkit cut per line"]
     print(f"  (per-line segkit cut vs jieba, for information: {r_line:.1f}x)")
+    r_full = best["jieba lcut(cut_all=True) per line"] / best["segkit cut_all per line"]
+    print(f"  full mode, segkit cut_all vs jieba lcut(cut_all=True), per line: {r_full:.1f}x")
     r_keep = best["segkit cut_batch keep_whitespace"] / best["segkit cut_batch"]
     print(f"  (cut_batch with keep_whitespace=True / without, for information: {r_keep:.2f})")
     results["throughput"] = {
@@ -236,6 +250,7 @@ def main() -> None:
         "all_rounds": times,
         "ratios": ratios,
         "per_line_cut_vs_jieba": r_line,
+        "full_mode_cut_all_vs_jieba": r_full,
         "keep_whitespace_over_default": r_keep,
         "naive_max_window": max_len,
     }

@@ -13,20 +13,7 @@ from pathlib import Path
 import marisa_trie
 import numpy as np
 
-from segkit.presets.base import Vocabulary, vocabularies_dir
-
-_noticed: set[str] = set()
-
-
-def notice(message: str) -> None:
-    """Say on standard error, once per process, that something slow happens
-    (a build the cache spares later runs), so that no first call pauses in
-    silence."""
-    import sys
-
-    if message not in _noticed:
-        _noticed.add(message)
-        print(message, file=sys.stderr, flush=True)
+from segkit.presets.base import Vocabulary, slow_step, vocabularies_dir
 
 DEFAULT_DICTIONARY = "jieba-dict.marisa"
 
@@ -69,12 +56,12 @@ def cached_segmenter(cls, kind: str, source: bytes, mode: str, vocabulary):
         from segkit.presets.base import cache_dir
 
         what = "with a user dictionary " if "userdict" in kind else ""
-        later = ("then later runs load them from segkit's model cache" if cache_dir() is not None
-                 else "and again every run: the model cache is off (SEGKIT_CACHE_DIR)")
-        notice(f"segkit: building the Chinese dictionary's automata {what}({mode}); it takes a few seconds, {later}")
-        seg = cls.__new__(cls)
-        seg._assemble(vocabulary(), mode, True, {})
-        seg._snapshot(tuple(seg._directions()))
+        later = ("once: later runs load them from segkit's model cache" if cache_dir() is not None
+                 else "on every run: the model cache is off (SEGKIT_CACHE_DIR)")
+        with slow_step(f"segkit: building the Chinese dictionary's automata {what}({mode}), {later}"):
+            seg = cls.__new__(cls)
+            seg._assemble(vocabulary(), mode, True, {})
+            seg._snapshot(tuple(seg._directions()))
         return seg
 
     return cls._cached(f"{kind}-{mode}", {}, source, build)

@@ -557,6 +557,54 @@ class ChineseMaxMatch(Preset):
         """
         return self.cut(text)
 
+    @interruptible("text")
+    def cut_all(self, text: str) -> list[str]:
+        """Every dictionary word found in ``text``, overlapping: jieba's full
+        mode (``jieba.lcut(text, cut_all=True)``, identical words in the same
+        order, with the same dictionary).
+
+        It lists words rather than choosing a segmentation, so ``mode`` and
+        ``alnum_runs`` play no part: the rules are jieba's (see
+        :mod:`segkit_cjk.full_mode`).  Runs of other characters
+        (punctuation, other scripts) are one token each, as in jieba.  Whitespace
+        tokens are kept with ``keep_whitespace=True`` only; the empty strings
+        jieba yields beside them never are.  Words added or deleted count
+        from the next call on, as in :meth:`cut`.
+
+        >>> seg = ChineseMaxMatch(["我", "来到", "北京", "清华", "清华大学", "华大", "大学"])
+        >>> seg.cut_all("我来到北京清华大学")
+        ['我', '来到', '北京', '清华', '清华大学', '华大', '大学']
+        >>> seg.cut_all("清华大学, hello world!")
+        ['清华', '清华大学', '华大', '大学', ',', 'hello', 'world', '!']
+        """
+        from segkit.engine import key_table
+
+        from . import full_mode
+
+        cps = to_code_points(_check_text(text))
+        state = self._dict
+        tables = state.full
+        if tables is None:
+            forward = self._snapshot(("forward",), state)[0]
+            vocab = state.vocab
+            ids = np.asarray(vocab.ids, dtype=np.int32)
+            if state.n_dead:
+                ids = np.where(state.dead[ids], -1, ids).astype(np.int32)
+            base_table = key_table(forward, vocab.tokens, ids)
+            added = base_table_added = None
+            if state.n_added:
+                words = state.added[: state.n_added]
+                added_ids = np.arange(vocab.size, vocab.size + len(words), dtype=np.int32)
+                added = Automaton.build(words, added_ids, _engine_config("forward"), _classes())
+                base_table_added = key_table(added, words, added_ids)
+            tables = state.full = (forward, base_table, added, base_table_added)
+        forward, base_table, added, added_table = tables
+        if added is None:
+            added, added_table = forward, base_table
+        out, n = full_mode.full_mode(cps, forward.packed, base_table, added.packed, added_table,
+                                     added is not forward, full_mode.python_white_space(), self.keep_whitespace)
+        return full_mode.words_of(text, out, n)
+
     def tokenize(self, text: str) -> list[tuple[str, int, int]]:
         """The words of ``text`` with their character offsets ``(word, start, end)``.
 
@@ -602,7 +650,7 @@ class _Dictionary:
     """
 
     __slots__ = ("vocab", "automata", "strings", "one", "added", "added_at", "n_added", "dead", "n_dead",
-                 "overlay", "_folded", "corrected")
+                 "overlay", "_folded", "corrected", "full")
 
     def __init__(self, vocab: Vocabulary, automata: dict | None = None, added: list[str] | None = None,
                  added_at: dict[str, int] | None = None, n_added: int = 0, dead: np.ndarray | None = None,
@@ -619,6 +667,7 @@ class _Dictionary:
         self.one = None  # what ChineseMaxMatch._one needs, made on first use
         self._folded: "_Dictionary | None" = None
         self.corrected = 0  # characters segmented with the changes kept apart (see ChineseMaxMatch._state)
+        self.full = None  # what ChineseMaxMatch.cut_all needs, made on first use
 
     @property
     def changed(self) -> bool:

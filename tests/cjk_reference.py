@@ -26,6 +26,7 @@ character) and a set lookup, so the SIGHAN test sets run in seconds.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 
 Span = tuple[int, int]
@@ -216,3 +217,65 @@ def tokenize(
 ) -> list[tuple[str, int, int]]:
     """``(word, start, end)`` triples of ``text`` (see :func:`segment`)."""
     return [(text[s:e], s, e) for s, e in segment(text, words, mode, alnum_runs)]
+
+
+# ------------------------------------------------------------- full mode
+# jieba's full mode (jieba 0.42.1, ``cut(text, cut_all=True)``), written
+# from its description: blocks of BLOCK_CHARS (jieba's ``re_han_default``);
+# in a block, per position the dictionary words starting there (the
+# character alone if none); between blocks, whitespace (Python's ``\s``,
+# "\r\n" as one token) and runs of other characters.  See full_mode().
+
+BLOCK_CHARS = re.compile("([\u4E00-\u9FD5a-zA-Z0-9+#&._%\\-]+)")
+SPACE_SPLIT = re.compile("(\r\n|\\s)")
+
+
+def _is_eng(ch: str) -> bool:
+    return ch.isascii() and ch.isalnum()
+
+
+def full_mode(text: str, words: Iterable[str], keep_space: bool = True) -> list[str]:
+    """jieba's full-mode words of ``text`` with the dictionary ``words``,
+    without jieba's empty strings (and without whitespace tokens unless
+    ``keep_space``)."""
+    vocab = set(words)
+    out: list[str] = []
+    for block in BLOCK_CHARS.split(text):
+        if not block:
+            continue
+        if BLOCK_CHARS.fullmatch(block):
+            out.extend(_full_block(block, vocab))
+            continue
+        for piece in SPACE_SPLIT.split(block):
+            if piece and (keep_space or not SPACE_SPLIT.fullmatch(piece)):
+                out.append(piece)
+    return out
+
+
+def _full_block(block: str, vocab: set[str]) -> list[str]:
+    n = len(block)
+    longest = max(map(len, vocab), default=1)
+    # every word starting at k (inclusive end j), the character alone if none
+    dag = [[j for j in range(k, min(n, k + longest)) if block[k : j + 1] in vocab] or [k] for k in range(n)]
+    out: list[str] = []
+    covered = -1  # the last position some token covers
+    glue = None  # ASCII letters and digits glued together (jieba's eng_buf)
+    for k, ends in enumerate(dag):
+        if glue is not None and not _is_eng(block[k]):
+            out.append(glue)
+            glue = None
+        if len(ends) == 1 and k > covered:
+            word = block[k : ends[0] + 1]
+            if _is_eng(word[0]):
+                glue = word if glue is None else glue + word
+            else:
+                out.append(word)
+            covered = ends[0]
+        else:
+            for j in ends:
+                if j > k:
+                    out.append(block[k : j + 1])
+                    covered = j
+    if glue is not None:
+        out.append(glue)
+    return out

@@ -721,12 +721,13 @@ def test_large_userdict_is_cached_with_its_dictionary(tmp_path, monkeypatch, cap
     model cache under both files' bytes; a second process-like run loads
     it (no notice), and both give what one segmenter built from all the
     words gives."""
-    from segkit_cjk import default, segmenter
+    from segkit.runtime import notices
+    from segkit_cjk import segmenter
 
     cache = tmp_path / "cache"
     monkeypatch.setenv("SEGKIT_CACHE_DIR", str(cache))
     monkeypatch.setattr(segmenter, "FOLD_WORDS", 100)
-    monkeypatch.setattr(default, "_noticed", set())
+    monkeypatch.setattr(notices, "_said", set())
     base = [f"词{i:05d}" for i in range(12000)] + ["研究", "生命", "起源"]
     dict_path = tmp_path / "dict.txt"
     dict_path.write_text("\n".join(base) + "\n", encoding="utf-8")  # > 64 KiB: cached
@@ -744,7 +745,7 @@ def test_large_userdict_is_cached_with_its_dictionary(tmp_path, monkeypatch, cap
         assert ("building" in err) == (run == 0), err
         assert not seg._dict.changed  # one dictionary, not changes kept apart
         results.append(seg.tokenize(text))
-        monkeypatch.setattr(default, "_noticed", set())
+        monkeypatch.setattr(notices, "_said", set())
     assert results == [expected, expected]
     assert any("userdict" in p.name for p in cache.iterdir()), sorted(p.name for p in cache.iterdir())
     seg.add_word("起源词")  # changes after that work as before

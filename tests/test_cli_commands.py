@@ -116,8 +116,15 @@ def test_cut_no_hmm_is_accepted_and_changes_nothing(capsys) -> None:
     assert (code, out) == (0, "研究 / 生命 / 起源\n"), err
 
 
-@pytest.mark.parametrize("argv,needle", [(["-a"], "-a/--cut-all"), (["--cut-all"], "-a/--cut-all"),
-                                         (["-p"], "-p/--pos")])
+@pytest.mark.parametrize("argv", [["-a"], ["--cut-all"], ["-a", "--mode", "backward"]])
+def test_cut_all_is_jiebas_full_mode(capsys, argv) -> None:
+    code, out, err = run(capsys, "cut", "-q", *argv, "我来到北京清华大学，你好", "研究生命起源")
+    assert (code, err) == (0, "")
+    # python -m jieba -a prints these words (and an empty one on each side of a space, which segkit leaves out)
+    assert out == "我 / 来到 / 北京 / 清华 / 清华大学 / 华大 / 大学 / ， / 你好\n研究 / 研究生 / 生命 / 起源\n"
+
+
+@pytest.mark.parametrize("argv,needle", [(["-p"], "-p/--pos"), (["-p", "/"], "-p/--pos")])
 def test_cut_unsupported_jieba_options_say_so(capsys, argv, needle) -> None:
     code, out, err = run(capsys, "cut", *argv, "研究生命起源")
     assert code == 2 and out == ""

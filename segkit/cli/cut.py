@@ -8,8 +8,9 @@ Texts come from the arguments (``segkit cut 研究生命起源``), else from fil
 ``python -m jieba FILE`` and earlier versions of segkit read it), else from
 standard input; errors, Ctrl-C and closed pipes are handled as in every
 subcommand (:mod:`segkit.cli.io`).  jieba's options ``-d``, ``-D``, ``-u``
-and ``-q`` keep their meanings; ``-n`` is accepted (there is no HMM to turn
-off); ``-a`` and ``-p`` are refused as not supported.
+``-q`` and ``-a`` (full mode: every dictionary word, overlapping, see
+:meth:`ChineseMaxMatch.cut_all`) keep their meanings; ``-n`` is accepted
+(there is no HMM to turn off); ``-p`` is refused as not supported.
 """
 
 from __future__ import annotations
@@ -36,8 +37,8 @@ def add_parser(sub) -> None:
         help="Chinese word segmentation (MaxMatch), one output line per text or input line, like python -m jieba",
         description="Segment Chinese text with ChineseMaxMatch and its default dictionary (jieba's): one output "
         "line per text argument or input line, the words joined by DELIM.  jieba's command-line options "
-        "-d, -D, -u and -q mean what they mean there; -n is accepted (segkit has no HMM, so it always cuts "
-        "as jieba's -n does: only dictionary words and single characters); -a and -p are not supported.",
+        "-d, -D, -u, -q and -a mean what they mean there; -n is accepted (segkit has no HMM, so it always cuts "
+        "as jieba's -n does: only dictionary words and single characters); -p is not supported.",
         epilog="Texts come from the arguments, else from --input files, else from standard input.  An argument "
         "that names an existing file is read as that file (as python -m jieba FILE reads it), and one written "
         "as a path in an existing folder (dir/missing.txt) is reported as a missing file; '-' is standard "
@@ -66,7 +67,9 @@ def add_parser(sub) -> None:
     p.add_argument("-n", "--no-hmm", action="store_true",
                    help="accepted for jieba's users: segkit has no HMM and never guesses words outside the "
                    "dictionary, so cutting is always as with jieba's -n")
-    p.add_argument("-a", "--cut-all", action="store_true", help="not supported (jieba's full mode)")
+    p.add_argument("-a", "--cut-all", action="store_true",
+                   help="jieba's full mode: every dictionary word found in the text, overlapping, as python -m "
+                   "jieba -a lists them (--mode then plays no part)")
     p.add_argument("-p", "--pos", metavar="DELIM", nargs="?", const="_", default=None,
                    help="not supported (jieba's part-of-speech tags)")
     p.add_argument("texts", nargs="*", metavar="TEXT",
@@ -75,8 +78,6 @@ def add_parser(sub) -> None:
 
 #: Options of python -m jieba that segkit cut refuses, with why.
 UNSUPPORTED = {
-    "cut_all": "-a/--cut-all (jieba's full mode lists every dictionary word found in the text, overlapping; "
-               "segkit cut gives one segmentation, with no list of all the words)",
     "pos": "-p/--pos (jieba's part-of-speech tags: segkit's dictionary has no tags)",
 }
 
@@ -135,13 +136,14 @@ def run(args, out: Output) -> int:
     if paths and "-" not in paths and not quiet and sys.stderr.isatty():  # kernels ready before the bar starts
         from ..runtime import jit
 
-        jit.prepare([lambda: seg.cut_batch(["中文 abc"])], COMPILE_SECONDS)
+        jit.prepare([lambda: seg.cut_all("中文 abc") if args.cut_all else seg.cut_batch(["中文 abc"])],
+                    COMPILE_SECONDS)
     progress = None if quiet or texts else _progress(paths)
     source = iter(texts) if texts else _counted(lines(paths), progress)
     try:
         for batch in batches(source, BATCH_LINES):
             with out.sigint_deferred():
-                words = seg.cut_batch(batch)
+                words = [seg.cut_all(t) for t in batch] if args.cut_all else seg.cut_batch(batch)
             out.write([delim.join(w) + "\n" for w in words])
     except InputError as e:
         if not out.texts:

@@ -90,9 +90,11 @@ def _chinese(folder: Path) -> None:
                     seg.tokenize(text)
                 seg.cut_batch(CHINESE)
                 seg.tokenize_batch(CHINESE)
+    segkit.ChineseMaxMatch().cut_all(CHINESE[0])  # jieba's full mode (segkit cut -a)
     seg = segkit.ChineseMaxMatch(["研究", "生命", "起源"])
     seg.add_word("研究生")
     seg.cut("研究生命起源")
+    seg.cut_all("研究生命起源")
     path = folder / "chinese.segkit"
     seg.save(path)
     segkit.load(path).cut_batch(CHINESE)

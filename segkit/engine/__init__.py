@@ -14,6 +14,9 @@ This package is part of the plugin API (with :mod:`segkit.presets.base`):
   prefetching), :func:`prefetch` (a Numba intrinsic) and
   :func:`resolve_entry` (a kernel's compiled entry point, for per-text hot
   paths);
+* every key starting at a position (not only the longest):
+  :func:`key_table` (the keys' nodes, made once) and :func:`key_ends`
+  (callable from Numba; see :mod:`segkit.engine.prefixes`);
 * :func:`kernel`, the decorator for a plugin's compiled functions (Numba's
   ``njit`` with segkit's caching: see :mod:`segkit.runtime.jit`).
 """
@@ -23,9 +26,11 @@ from .charmap import ISOLATED, SPACE, WORD
 from .dispatch import resolve_entry
 from .kernels import LOOKAHEAD, segment_text_into
 from .intrinsics import prefetch
+from .prefixes import key_ends, key_table
 from ..runtime.jit import kernel
 
 __all__ = [
     "Automaton", "EngineConfig", "WORD", "SPACE", "ISOLATED", "to_code_points", "join_code_points",
     "segment_text_into", "LOOKAHEAD", "prefetch", "resolve_entry", "kernel",
+    "key_table", "key_ends",
 ]

@@ -45,6 +45,8 @@ plugin.
 * Unicode: :func:`white_space`, :func:`punctuation`, :func:`property_mask`,
   :func:`check_text` (the one rule for lone surrogates: refused where they
   come in, see :mod:`segkit.runtime.surrogates`);
+* notices: :func:`slow_step` (a slow step announced once, with a counter
+  on a terminal);
 * Arrow (pyarrow is imported when these are first used):
   :func:`arrow_module`, :class:`Utf8Rows`, :func:`string_chunks`,
   :func:`string_lists`, :func:`offset_lists`, :func:`spans_to_utf8`,
@@ -111,6 +113,7 @@ from ..models.vocabulary import Vocabulary, VocabularyError, read_utf8_file
 from ..runtime.boxing import NO_OBJECTS, int_lists_of, list_of, lists_of, triple_list_of, triples_of
 from ..runtime.gcpause import paused_gc
 from ..runtime.interrupts import checkpoint, interruptible, stop_flag, stop_requested
+from ..runtime.notices import slow_step
 from ..runtime.surrogates import check_text
 from ..runtime.threads import concat_segments, map_code_point_chunks, map_text_runs, resolve_threads
 from ..runtime.unicode import property_mask, punctuation, white_space
@@ -264,5 +267,6 @@ __all__ = [
     "punctuation",
     "property_mask",
     "check_text",
+    "slow_step",
     *_ARROW,
 ]

@@ -312,8 +312,9 @@ def compile_notice(seconds: float | None = None) -> None:
     try:
         if stream is None or not stream.isatty() or os.environ.get("SEGKIT_QUIET_COMPILE"):
             return
-        stream.write(f"segkit: compiling kernels (first run only, ~{max(1, round(seconds))} s)\n")
-        stream.flush()
+        from .notices import say
+
+        say(f"segkit: compiling kernels (first run only, ~{max(1, round(seconds))} s)", stream)
     except (OSError, ValueError, AttributeError):
         pass
 
