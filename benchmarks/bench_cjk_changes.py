@@ -13,7 +13,9 @@ default segmenter (bidirectional, the CLI's mode) is loaded and has cut once:
     test lines (when ``../shared/data`` is there, else a built text) with
     the 200 added words vs without, and the one rebuild that folding them
     into the dictionary would cost instead (``_dict.folded()``, both
-    directions), which is what each change cost before;
+    directions), which is what each change cost before (a state folds its
+    changes in once it has corrected about that much: ``FOLD_CHARS`` plus
+    ``FOLD_CHARS_PER_WORD`` per dictionary word, see segkit_cjk.segmenter);
 (e) jieba, when installed: 200 ``add_word`` then ``lcut`` (after
     ``initialize()``), for comparison.
 

@@ -206,11 +206,13 @@ def test_long_random_text(mode):
 
 
 def test_changes_are_folded_in_after_enough_text(monkeypatch):
-    """Once a state with changes has segmented FOLD_CHARS characters, the
-    changes are folded into a new base; results do not change."""
+    """Once a state with changes has segmented FOLD_CHARS characters plus
+    FOLD_CHARS_PER_WORD per base word (here 10 + 2 * 5), the changes are
+    folded into a new base; results do not change."""
     from segkit_cjk import segmenter
 
-    monkeypatch.setattr(segmenter, "FOLD_CHARS", 20)
+    monkeypatch.setattr(segmenter, "FOLD_CHARS", 10)
+    monkeypatch.setattr(segmenter, "FOLD_CHARS_PER_WORD", 2)
     seg = segkit.ChineseMaxMatch(["研究", "研究生", "生命", "命", "起源"])
     seg.add_word("命起")
     seg.del_word("研究生")
@@ -219,3 +221,21 @@ def test_changes_are_folded_in_after_enough_text(monkeypatch):
     assert seg.cut_batch(texts) == expected and seg._dict.changed
     assert seg.cut_batch(texts * 3) == expected * 3
     assert not seg._dict.changed and seg.cut_batch(texts) == expected
+
+
+def test_a_larger_dictionary_keeps_its_changes_apart_longer(monkeypatch):
+    """The fold threshold grows with the base (a rebuild costs more): with
+    50 base words it is 10 + 2 * 50 = 110 characters."""
+    from segkit_cjk import segmenter
+
+    monkeypatch.setattr(segmenter, "FOLD_CHARS", 10)
+    monkeypatch.setattr(segmenter, "FOLD_CHARS_PER_WORD", 2)
+    base = ["研究", "研究生", "生命", "命", "起源"] + [f"词{i}" for i in range(45)]
+    seg = segkit.ChineseMaxMatch(base)
+    seg.add_word("命起")
+    texts = ["研究生命起源", "命起源 研究生"]  # 13 characters
+    expected = segkit.ChineseMaxMatch(base + ["命起"]).cut_batch(texts)
+    for _ in range(8):  # 104 characters: not yet
+        assert seg.cut_batch(texts) == expected and seg._dict.changed
+    assert seg.cut_batch(texts) == expected  # 117 > 110: folded at this call
+    assert not seg._dict.changed
