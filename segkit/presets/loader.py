@@ -116,12 +116,12 @@ def from_tokenizer_json(path: str | os.PathLike) -> Any:
 
 def _from_folder(path: Path) -> Any:
     if (path / "tokenizer.json").exists():
-        kind = _model_type(path / "tokenizer.json")
-        if kind == "WordPiece":
+        found = _model_type(path / "tokenizer.json")
+        if found[0] == "WordPiece":
             from .wordpiece import WordPiece
 
             return WordPiece.from_tokenizer_json(path)
-        return _tokenizer_json(path / "tokenizer.json", kind)
+        return _tokenizer_json(path / "tokenizer.json", found)
     if (path / "vocab.txt").exists():
         from .wordpiece import WordPiece
 
@@ -148,9 +148,10 @@ def _head(path: Path) -> bytes:
     return head
 
 
-def _model_type(path: Path) -> str:
-    """The ``model.type`` of a tokenizer.json (older files leave it out:
-    then the model's keys tell)."""
+def _model_type(path: Path) -> tuple[str, bytes, Any]:
+    """``(kind, raw, doc)``: the ``model.type`` of a tokenizer.json (older
+    files leave it out: then the model's keys tell), or ``"Tekken"``, with
+    the file's bytes and its parsed JSON (read once, handed on)."""
     from ..runtime.regular_files import read_regular
 
     raw = read_regular(path, "tokenizer.json", ValueError)
@@ -161,7 +162,7 @@ def _model_type(path: Path) -> str:
     from .bpe.tekken import is_tekken_data
 
     if is_tekken_data(doc):
-        return "Tekken"
+        return "Tekken", raw, doc
     model = doc.get("model") if isinstance(doc, dict) else None
     if not isinstance(model, dict):
         raise ValueError(f"{path}: expected a tokenizer.json (a JSON object with a 'model' object), found "
@@ -171,10 +172,11 @@ def _model_type(path: Path) -> str:
         kind = "BPE" if "merges" in model else "WordPiece" if "continuing_subword_prefix" in model else None
     if kind not in ("WordPiece", "BPE"):
         raise ValueError(f"{path}: model.type {kind!r} is not supported yet; expected 'WordPiece' or 'BPE'")
-    return kind
+    return kind, raw, doc
 
 
-def _tokenizer_json(path: Path, kind: str) -> Any:
+def _tokenizer_json(path: Path, found: tuple[str, bytes, Any]) -> Any:
+    kind, raw, doc = found
     if kind == "Tekken":
         from .bpe import BPE
 
@@ -185,7 +187,7 @@ def _tokenizer_json(path: Path, kind: str) -> Any:
         return WordPiece.from_tokenizer_json(path)
     from .bpe import BPE
 
-    return BPE.from_tokenizer_json(path)
+    return BPE._from_json(path, raw, doc)
 
 
 def _from_file(path: Path) -> Any:

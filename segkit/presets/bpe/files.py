@@ -21,6 +21,8 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 
+import numpy as np
+
 from ...models.vocabulary import VocabularyError
 from ...runtime.regular_files import open_regular, read_regular
 from ...runtime.surrogates import first_surrogate
@@ -177,6 +179,16 @@ def byte_decoder() -> dict[str, int]:
     return table
 
 
+@lru_cache(maxsize=1)
+def _byte_level_translation() -> dict[int, int]:
+    """A ``str.translate`` table from GPT-2's byte alphabet to the bytes'
+    code points (0-255), every other character below 256 to U+FFFF (which
+    then fails to encode as Latin-1, as any character above 255 does)."""
+    table = {c: 0xFFFF for c in range(256)}
+    table.update((ord(ch), b) for ch, b in byte_decoder().items())
+    return table
+
+
 def byte_level_bytes(token: str) -> bytes | None:
     """The bytes a byte-level token string stands for, or None when it holds
     a character outside GPT-2's byte alphabet."""
@@ -213,7 +225,7 @@ class TokenizerJSON:
     tokens: list  # bytes (or None) per id: the model's byte-level vocabulary
     strings: dict  # id -> str for vocabulary entries that are not byte-level (decoded as UTF-8)
     merges: list  # (id, id) pairs in order
-    pattern: str | None  # pre-tokenization regex (None: the whole text is one piece)
+    pattern: str | tuple[str, ...] | None  # pre-tokenization regex, or a chain of them (None: one piece)
     normalizer: str | None  # "NFC", "NFD", "NFKC", "NFKD" or None
     ignore_merges: bool = False
     added: list = field(default_factory=list)  # HFAdded
@@ -264,7 +276,35 @@ def _byte_level(path, spec: dict, where: str) -> bool:
     return _flag(path, spec, "use_regex", where, True)
 
 
-def _pre_tokenizer(path, spec) -> str | None:
+def _split_regex(path, split, sw: str) -> str:
+    """The regex of one Split pre-tokenizer (``sw``: its JSON path),
+    checked: a String pattern is escaped; only Isolated, not inverted."""
+    import regex as _re
+
+    pat = split.get("pattern")
+    _typed(path, f"{sw}.pattern", pat, dict, "an object")
+    if "Regex" in pat:
+        regex_text = _typed(path, f"{sw}.pattern.Regex", pat["Regex"], str, "a string")
+    elif "String" in pat:
+        regex_text = _re.escape(_typed(path, f"{sw}.pattern.String", pat["String"], str, "a string"))
+    else:
+        raise _bad(path, f"{sw}.pattern", f"expected Regex or String, found {json.dumps(pat)[:80]}")
+    if split.get("behavior") != "Isolated":
+        raise _bad(path, f"{sw}.behavior", f"segkit.BPE runs Split with behavior Isolated, found "
+                                           f"{split.get('behavior')!r}")
+    if _flag(path, split, "invert", sw, False):
+        raise _bad(path, f"{sw}.invert", "segkit.BPE runs Split with invert=false, found true")
+    try:
+        _re.compile(regex_text)
+    except Exception as e:  # regex.error
+        raise _bad(path, f"{sw}.pattern.Regex", f"not a valid regular expression: {e}") from None
+    return regex_text
+
+
+def _pre_tokenizer(path, spec) -> str | tuple[str, ...] | None:
+    """The pre-tokenization of a byte-level BPE file: one regex (str), a
+    chain of regexes each splitting the pieces of the one before (a tuple:
+    HF's Sequence of Split pre-tokenizers, DeepSeek's three), or None."""
     where = "pre_tokenizer"
     if spec is None:
         raise _bad(path, where, "segkit.BPE needs a ByteLevel pre-tokenizer (byte-level BPE), found null")
@@ -274,37 +314,16 @@ def _pre_tokenizer(path, spec) -> str | None:
         return HF_BYTE_LEVEL_PATTERN if _byte_level(path, spec, where) else None
     if kind == "Sequence":
         parts = _typed(path, f"{where}.pretokenizers", spec.get("pretokenizers"), list, "a list")
-        if len(parts) == 2 and all(isinstance(p, dict) for p in parts) and parts[0].get("type") == "Split" \
-                and parts[1].get("type") == "ByteLevel":
-            split = parts[0]
-            sw = f"{where}.pretokenizers[0]"
-            pat = split.get("pattern")
-            _typed(path, f"{sw}.pattern", pat, dict, "an object")
-            if "Regex" in pat:
-                regex_text = _typed(path, f"{sw}.pattern.Regex", pat["Regex"], str, "a string")
-            elif "String" in pat:
-                import regex as _re
-
-                regex_text = _re.escape(_typed(path, f"{sw}.pattern.String", pat["String"], str, "a string"))
-            else:
-                raise _bad(path, f"{sw}.pattern", f"expected Regex or String, found {json.dumps(pat)[:80]}")
-            if split.get("behavior") != "Isolated":
-                raise _bad(path, f"{sw}.behavior", f"segkit.BPE runs Split with behavior Isolated, found "
-                                                   f"{split.get('behavior')!r}")
-            if _flag(path, split, "invert", sw, False):
-                raise _bad(path, f"{sw}.invert", "segkit.BPE runs Split with invert=false, found true")
-            if _byte_level(path, parts[1], f"{where}.pretokenizers[1]"):
-                raise _bad(path, f"{where}.pretokenizers[1].use_regex",
-                           "a ByteLevel after Split must have use_regex=false (two regexes are not supported)")
-            try:
-                import regex as _re
-
-                _re.compile(regex_text)
-            except Exception as e:  # regex.error
-                raise _bad(path, f"{sw}.pattern.Regex", f"not a valid regular expression: {e}") from None
-            return regex_text
-    raise _bad(path, where, "segkit.BPE runs a ByteLevel pre-tokenizer, or a Sequence of Split (Regex, "
-                            f"Isolated) and ByteLevel (use_regex=false); found {json.dumps(spec)[:160]}")
+        if parts and all(isinstance(p, dict) for p in parts) and parts[-1].get("type") == "ByteLevel" \
+                and all(p.get("type") == "Split" for p in parts[:-1]):
+            chain = [_split_regex(path, p, f"{where}.pretokenizers[{k}]") for k, p in enumerate(parts[:-1])]
+            if _byte_level(path, parts[-1], f"{where}.pretokenizers[{len(parts) - 1}]"):
+                chain.append(HF_BYTE_LEVEL_PATTERN)  # its regex splits the pieces of the splits before
+            if not chain:
+                return None
+            return chain[0] if len(chain) == 1 else tuple(chain)
+    raise _bad(path, where, "segkit.BPE runs a ByteLevel pre-tokenizer, or a Sequence of Split pre-tokenizers "
+                            f"(Regex or String, Isolated) ending with a ByteLevel; found {json.dumps(spec)[:160]}")
 
 
 def _components(path, data: dict) -> None:
@@ -395,53 +414,84 @@ def _added_tokens(path, entries, ids: dict[str, int]) -> list[HFAdded]:
     return list(out.values())
 
 
-def read_tokenizer_json(path: str | os.PathLike) -> TokenizerJSON:
+def read_tokenizer_json(path: str | os.PathLike, raw: bytes | None = None, data: dict | None = None) -> TokenizerJSON:
     """The parts of a HuggingFace tokenizer.json that :class:`segkit.BPE` runs.
 
     Supported: model BPE (no dropout, no subword prefix/suffix; ``ignore_merges``
     honoured), pre-tokenizer ByteLevel (``add_prefix_space`` false) or
-    Sequence[Split(Regex, Isolated), ByteLevel(use_regex=false)], normalizer
+    Sequence[Split(Regex or String, Isolated), ..., ByteLevel], normalizer
     none or NFC/NFD/NFKC/NFKD, post-processor none or ByteLevel, decoder
     none or ByteLevel, and ``added_tokens``.  Anything else is a
     :class:`BPEFileError` naming the component.
     """
     path = Path(path)
-    raw = read_regular(path, "tokenizer.json", BPEFileError)  # a FIFO would block, /dev/zero fill memory
-    try:
-        data = json.loads(raw.decode("utf-8"))
-    except UnicodeDecodeError as e:
-        raise BPEFileError(f"{path}: not UTF-8 (byte {e.start})") from None
-    except (ValueError, RecursionError) as e:
-        raise BPEFileError(f"{path}: not valid JSON ({e})") from None
+    if data is None:  # (``raw``: the file's bytes, ``data`` its JSON, when the caller has them)
+        if raw is None:
+            raw = read_regular(path, "tokenizer.json", BPEFileError)  # a FIFO would block, /dev/zero fill memory
+        try:
+            data = json.loads(raw.decode("utf-8"))
+        except UnicodeDecodeError as e:
+            raise BPEFileError(f"{path}: not UTF-8 (byte {e.start})") from None
+        except (ValueError, RecursionError) as e:
+            raise BPEFileError(f"{path}: not valid JSON ({e})") from None
     _typed(path, "top level", data, dict, "an object")
     vocab, merges_raw, ignore = _model(path, data.get("model"))
     pattern = _pre_tokenizer(path, data.get("pre_tokenizer"))
     normalizer = _normalizer(path, data.get("normalizer"))
     _components(path, data)
 
-    ids: dict[str, int] = {}
-    top = -1
-    for s, i in vocab.items():
-        _no_surrogate(path, f"model.vocab[{s!r:.60}]", s, "the token")
-        if isinstance(i, bool) or not isinstance(i, int) or not 0 <= i < (1 << 31) - 1:
-            raise _bad(path, f"model.vocab[{s!r}]", f"expected an id (0 <= id < 2**31 - 1), found {i!r}")
-        ids[s] = i
-        top = max(top, i)
+    ids: dict[str, int] = vocab
+    values = list(vocab.values())
+    if first_surrogate("".join(vocab)) >= 0 or not all(type(i) is int for i in values) \
+            or (values and not 0 <= min(values) <= max(values) < (1 << 31) - 1):
+        ids = {}  # one of them is bad: find it, and name it
+        for s, i in vocab.items():
+            _no_surrogate(path, f"model.vocab[{s!r:.60}]", s, "the token")
+            if isinstance(i, bool) or not isinstance(i, int) or not 0 <= i < (1 << 31) - 1:
+                raise _bad(path, f"model.vocab[{s!r}]", f"expected an id (0 <= id < 2**31 - 1), found {i!r}")
+    top = max(values, default=-1)
     if top > 16 * len(ids) + 1024:
         raise _bad(path, "model.vocab", f"ids up to {top} for {len(ids)} tokens: too sparse")
     added = _added_tokens(path, data.get("added_tokens", []), ids)
     tokens: list = [None] * (top + 1)
     strings: dict[int, str] = {}
-    seen: dict[bytes, str] = {}
+    table = _byte_level_translation()
     for s, i in ids.items():
-        b = byte_level_bytes(s)
-        if b is None or not b:
+        try:
+            b = s.translate(table).encode("latin-1")
+        except UnicodeEncodeError:  # a character outside GPT-2's byte alphabet
+            b = b""
+        if not b:
             strings[i] = s
             continue
         if tokens[i] is not None:
             raise _bad(path, f"model.vocab[{s!r}]", f"id {i} is also the id of another token")
         tokens[i] = b
-        seen[b] = s
+    merges = _merge_ids(merges_raw, ids, tokens)
+    if merges is None:  # one of them is bad: find it, and name it
+        merges = _checked_merges(path, merges_raw, ids, tokens)
+    return TokenizerJSON(tokens, strings, merges, pattern, normalizer, ignore, added)
+
+
+def _merge_ids(merges_raw: list, ids: dict[str, int], tokens: list) -> list[tuple[int, int]] | None:
+    """The id pairs of well-formed merges (``"a b"`` or ``[a, b]`` of
+    byte-level tokens whose concatenation is a token), or None if any is
+    not (:func:`_checked_merges` then names it)."""
+    try:
+        parts = [m.split(" ") if type(m) is str else m for m in merges_raw]
+        pairs = [(ids[a], ids[b]) for a, b in parts]
+        if not all(type(a) is str and type(b) is str and a + b in ids for a, b in parts):
+            return None
+    except (KeyError, ValueError, TypeError, AttributeError):
+        return None
+    if pairs:
+        byte_level = np.fromiter((t is not None for t in tokens), np.bool_, len(tokens))
+        if not byte_level[np.asarray(pairs, dtype=np.int64)].all():
+            return None
+    return pairs
+
+
+def _checked_merges(path, merges_raw: list, ids: dict[str, int], tokens: list) -> list[tuple[int, int]]:
     merges: list[tuple[int, int]] = []
     for k, m in enumerate(merges_raw):
         w = f"model.merges[{k}]"
@@ -460,7 +510,7 @@ def read_tokenizer_json(path: str | os.PathLike) -> TokenizerJSON:
         if tokens[ids[a]] is None or tokens[ids[b]] is None:
             raise _bad(path, w, f"merge {a!r} {b!r} of tokens that are not byte-level")
         merges.append((ids[a], ids[b]))
-    return TokenizerJSON(tokens, strings, merges, pattern, normalizer, ignore, added)
+    return merges
 
 
 def normalize(form: str | None, text: str) -> str:

@@ -40,8 +40,12 @@ def from_state(cls, config: dict, arrays: dict, source: str, certify: bool):
     if mode not in MODES:
         raise bad(f"unknown mode {mode!r}")
     pattern = config.get("pattern")
-    if pattern is not None and not isinstance(pattern, str):
-        raise bad("pattern is not a string")
+    if isinstance(pattern, list):  # a chain of patterns (a Sequence of Splits)
+        if not pattern or not all(isinstance(p, str) for p in pattern) or not config.get("gaps") is True:
+            raise bad("pattern is a list that is not a non-empty chain of strings with gaps")
+        pattern = tuple(pattern)
+    elif pattern is not None and not isinstance(pattern, str):
+        raise bad("pattern is not a string or a list of strings")
     for key in ("gaps", "whole_any"):
         if not isinstance(config.get(key), bool):
             raise bad(f"{key} is not true or false")

@@ -155,18 +155,67 @@ class RegexSplitter:
     (tiktoken's semantics): text no match covers is a ValueError where
     tiktoken would drop it silently, and so is an empty match (tiktoken
     panics there).  ``pattern=None``: each
-    stretch is one piece."""
+    stretch is one piece.  A tuple of patterns (with ``gaps=True``) is a
+    chain, as HuggingFace's Sequence of Split pre-tokenizers: each pattern
+    splits every piece of the one before, as a string of its own (so
+    lookarounds and anchors see the piece's ends, not its neighbours).
+    ``lines=True``: ``^`` and ``$`` anchor lines, as they do in
+    HuggingFace's regex engine (Oniguruma, Ruby syntax).
 
-    def __init__(self, pattern: str | None, gaps: bool = False) -> None:
+    >>> RegexSplitter((r"\\d{1,3}", r"\\s+|\\S+"), gaps=True).spans("ab 12345 c")
+    [(0, 2), (2, 3), (3, 6), (6, 8), (8, 9), (9, 10)]
+    """
+
+    def __init__(self, pattern: str | tuple[str, ...] | None, gaps: bool = False, lines: bool = False) -> None:
         import regex
 
         self.pattern = pattern
-        self.rx = regex.compile(pattern) if pattern is not None else None
+        if isinstance(pattern, tuple):
+            if not gaps or not pattern:
+                raise ValueError("a chain of patterns splits as HuggingFace's Split does (gaps=True), "
+                                 f"found {len(pattern)} pattern(s) with gaps={gaps}")
+            self.chain = [RegexSplitter(p, True, lines) for p in pattern]
+            self.rx = self.chain[0].rx
+        else:
+            self.chain = None
+            # lines: ^ and $ anchor lines, as in a tokenizer.json's patterns
+            # (Oniguruma's Ruby syntax, which HF tokenizers runs).
+            self.rx = regex.compile(pattern, regex.MULTILINE if lines else 0) if pattern is not None else None
         self.gaps = gaps
 
     def spans(self, s: str) -> list[tuple[int, int]]:
+        if self.chain is not None:
+            spans = self.chain[0].spans(s)
+            for step in self.chain[1:]:
+                split = step.spans
+                out = []
+                for a, b in spans:
+                    if a == 0 and b == len(s):
+                        out.extend(split(s))
+                    else:
+                        out.extend((a + x, a + y) for x, y in split(s[a:b]))
+                spans = out
+            return spans
         if self.rx is None:
             return [(0, len(s))] if s else []
+        if self.gaps:
+            # Python's finditer finds what the Rust iterators find as long as
+            # no match is empty (they differ only after an empty one): one
+            # pass in C, and the careful loop below only where one is.
+            out = []
+            p = 0
+            for m in self.rx.finditer(s):
+                a, b = m.span()
+                if a == b:
+                    break
+                if a > p:
+                    out.append((p, a))
+                out.append((a, b))
+                p = b
+            else:
+                if p < len(s):
+                    out.append((p, len(s)))
+                return out
         out = []
         p = 0
         gaps = self.gaps
@@ -196,42 +245,52 @@ class RegexSplitter:
                 "as a last alternative)")
 
     def pieces(self, rows: list[list[tuple[int, str]]], first_index: int = 0) -> Pieces:
-        """Pieces of texts given as ``(id, string)`` stretches."""
-        chunks: list[bytes] = []
+        """Pieces of texts given as ``(id, string)`` stretches.  The spans
+        are gathered in characters of all the stretches joined, then turned
+        into UTF-8 offsets in one pass (no Python work per piece but the
+        span itself)."""
+        strings: list[str] = []
         starts: list[int] = []
         ends: list[int] = []
-        ids: list[int] = []
+        special_at: list[int] = []  # index (in starts) of each added/special token's piece
+        special_ids: list[int] = []
         splits = [0]
         pos = 0
-        for r, row in enumerate(rows):
+        spans = self.spans
+        for row in rows:
             for tid, s in row:
-                raw = utf8(s, first_index + r if len(rows) > 1 else None)
                 if tid >= 0:
+                    special_at.append(len(starts))
+                    special_ids.append(tid)
                     starts.append(pos)
-                    ends.append(pos + len(raw))
-                    ids.append(tid)
+                    ends.append(pos + len(s))
+                elif pos:
+                    for a, b in spans(s):
+                        starts.append(pos + a)
+                        ends.append(pos + b)
                 else:
-                    if s.isascii():
-                        for a, b in self.spans(s):
-                            starts.append(pos + a)
-                            ends.append(pos + b)
-                            ids.append(-1)
-                    else:
-                        cps = np.frombuffer(s.encode("utf-32-le"), dtype=np.uint32)
-                        size = 1 + (cps >= 0x80) + (cps >= 0x800) + (cps >= 0x10000)
-                        cum = np.zeros(cps.size + 1, dtype=np.int64)
-                        np.cumsum(size, out=cum[1:])
-                        for a, b in self.spans(s):
-                            starts.append(pos + int(cum[a]))
-                            ends.append(pos + int(cum[b]))
-                            ids.append(-1)
-                chunks.append(raw)
-                pos += len(raw)
+                    for a, b in spans(s):
+                        starts.append(a)
+                        ends.append(b)
+                strings.append(s)
+                pos += len(s)
             splits.append(len(starts))
-        return Pieces(
-            np.frombuffer(b"".join(chunks), dtype=np.uint8),
-            np.array(starts, dtype=np.int64),
-            np.array(ends, dtype=np.int64),
-            np.array(ids, dtype=np.int32),
-            np.array(splits, dtype=np.int64),
-        )
+        joined = "".join(strings)
+        try:
+            raw = joined.encode("utf-8")
+        except UnicodeEncodeError:  # name the text (and position) of the lone surrogate
+            for r, row in enumerate(rows):
+                for _, s in row:
+                    utf8(s, first_index + r if len(rows) > 1 else None)
+            raise
+        st = np.array(starts, dtype=np.int64)
+        en = np.array(ends, dtype=np.int64)
+        if len(raw) != len(joined):  # characters beyond ASCII: offsets in bytes
+            cps = np.frombuffer(joined.encode("utf-32-le"), dtype=np.uint32)
+            cum = np.zeros(cps.size + 1, dtype=np.int64)
+            np.cumsum(1 + (cps >= 0x80) + (cps >= 0x800) + (cps >= 0x10000), out=cum[1:])
+            st, en = cum[st], cum[en]
+        ids = np.full(st.size, -1, dtype=np.int32)
+        if special_at:
+            ids[np.array(special_at, dtype=np.int64)] = special_ids
+        return Pieces(np.frombuffer(raw, dtype=np.uint8), st, en, ids, np.array(splits, dtype=np.int64))

@@ -40,6 +40,10 @@ from .tiktoken_api import TIKTOKEN_MODES, TiktokenAPI, UnknownTokenError
 #: per-thread scratch; longer ones through the batch kernels.
 SCRATCH_BYTES = 1 << 16
 
+#: tokenizer.json files of this size or more are kept in segkit's model
+#: cache once built (smaller ones build in milliseconds).
+CACHE_BYTES = 1 << 20
+
 #: GPT-2's pattern (segkit's trainer default).
 GPT2_PATTERN = r"""'(?:[sdmt]|ll|ve|re)| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+"""
 
@@ -133,10 +137,13 @@ class BPE(TiktokenAPI, Preset):
                   strings=None, name=None, gaps=False) -> None:
         if mode not in _MODES:
             raise ValueError(f"unknown mode {mode!r}")
-        if pattern is not None and not isinstance(pattern, str):
-            raise TypeError(f"pattern must be a str or None, found {type(pattern).__name__}")
+        if isinstance(pattern, list):
+            pattern = tuple(pattern)
+        if pattern is not None and not isinstance(pattern, str) and not (
+                isinstance(pattern, tuple) and pattern and all(isinstance(p, str) for p in pattern)):
+            raise TypeError(f"pattern must be a str, a tuple of str or None, found {type(pattern).__name__}")
         try:
-            splitter = RegexSplitter(pattern, gaps)
+            splitter = RegexSplitter(pattern, gaps, lines=mode == "tokenizer.json")
         except Exception as e:  # regex.error
             raise ValueError(f"pattern is not a valid regular expression: {e}") from None
         self._mode = mode
@@ -223,7 +230,7 @@ class BPE(TiktokenAPI, Preset):
         from .pretokenize_kernels import KIND_REGEX
         from .special_tokens import NO_SPECIALS, SpecialTokens
 
-        kind = pattern_kind(pattern) if pattern is not None else KIND_REGEX
+        kind = pattern_kind(pattern) if isinstance(pattern, str) else KIND_REGEX
         self._pre = Pretokenizer(pattern) if kind != KIND_REGEX else None
         self._table = class_table() if self._pre is not None else None
         self._special = SpecialTokens(dict(specials)) if mode != "tokenizer.json" else None
@@ -342,11 +349,30 @@ class BPE(TiktokenAPI, Preset):
             (a :class:`segkit.VocabularyError`; the message names the file
             and the JSON path).
         """
-        spec = read_tokenizer_json(path)
-        obj = cls.__new__(cls)
-        obj._setup("tokenizer.json", spec.tokens, None, spec.merges, spec.pattern, {}, whole_any=spec.ignore_merges,
-                   added=spec.added, normalizer=spec.normalizer, strings=spec.strings,
-                   name=Path(path).name, gaps=True, source=path, error=BPEFileError)
+        from ...runtime.regular_files import read_regular
+
+        raw = read_regular(Path(path), "tokenizer.json", BPEFileError)  # (a FIFO would block)
+        return cls._from_json(path, raw)
+
+    @classmethod
+    @interrupts.interruptible()
+    def _from_json(cls, path: str | os.PathLike, raw: bytes, doc: dict | None = None) -> "BPE":
+        """:meth:`from_tokenizer_json` of the file's bytes ``raw`` (and its
+        parsed JSON ``doc``, when the caller has it)."""
+
+        def build() -> "BPE":
+            spec = read_tokenizer_json(path, raw, doc)
+            obj = cls.__new__(cls)
+            obj._setup("tokenizer.json", spec.tokens, None, spec.merges, spec.pattern, {},
+                       whole_any=spec.ignore_merges, added=spec.added, normalizer=spec.normalizer,
+                       strings=spec.strings, name=Path(path).name, gaps=True, source=path, error=BPEFileError)
+            return obj
+
+        # Built once, then kept in segkit's model cache under the file's bytes
+        # (a large file: DeepSeek's takes 0.5 s to read and build, its cached
+        # model milliseconds to map and check).
+        obj = cls._cached("bpe-tokenizer-json", {"format": 1}, raw, build) if len(raw) >= CACHE_BYTES else build()
+        obj.name = Path(path).name
         return obj
 
     @classmethod
@@ -402,7 +428,10 @@ class BPE(TiktokenAPI, Preset):
         return dict(self._specials)
 
     @property
-    def pattern(self) -> str | None:
+    def pattern(self) -> str | tuple[str, ...] | None:
+        """The pre-tokenization regex; a tuple for a chain (each pattern
+        splits the pieces of the one before, as a tokenizer.json's Sequence
+        of Split pre-tokenizers); None: each stretch is one piece."""
         return self._pattern
 
     def __repr__(self) -> str:
@@ -855,7 +884,7 @@ class BPE(TiktokenAPI, Preset):
         config = {
             "format": 1,
             "mode": self._mode,
-            "pattern": self._pattern,
+            "pattern": list(self._pattern) if isinstance(self._pattern, tuple) else self._pattern,
             "gaps": self._gaps,
             "special_tokens": dict(self._specials),
             "added_tokens": [vars(a).copy() for a in self._added_list],
