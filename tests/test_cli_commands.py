@@ -406,3 +406,61 @@ def test_rwkv_output_lines_match_a_per_token_join(fmt, capsys, tmp_path: Path) -
         else:  # each token's bytes as UTF-8, \x escapes where it cuts a character
             expected.append(" ".join(rwkv.decode_bytes([i]).decode("utf-8", "backslashreplace") for i in ids))
     assert out == "".join(line + "\n" for line in expected)
+
+
+# ---------------------------------------- --model PATH: the one loader
+def _trained_tokenizer_json(tmp_path: Path) -> Path:
+    from segkit.training import train_bpe
+
+    path = tmp_path / "bpe" / "tokenizer.json"
+    path.parent.mkdir()
+    train_bpe(["hello world " * 20, "low lower lowest"], 300, ["<|end|>"], show_progress=False).to_tokenizer_json(path)
+    return path
+
+
+@pytest.mark.parametrize("how", ["--model", "--tokenizer-json", "folder"])
+def test_tokenize_reads_a_bpe_tokenizer_json(capsys, tmp_path: Path, how: str) -> None:
+    tokenizers = pytest.importorskip("tokenizers", reason="tokenizers (HuggingFace) is not installed")
+    path = _trained_tokenizer_json(tmp_path)
+    expected = tokenizers.Tokenizer.from_file(str(path)).encode("hello lowest world").ids
+    option, value = ("--model", str(path.parent)) if how == "folder" else (how, str(path))
+    code, out, err = run(capsys, "tokenize", option, value, "-f", "ids", "hello lowest world")
+    assert (code, err) == (0, "")
+    assert out == " ".join(map(str, expected)) + "\n"
+
+
+def test_tokenize_reads_a_tiktoken_file_by_content(capsys, tmp_path: Path) -> None:
+    import shutil
+
+    from segkit.models.bundled import vocabularies_dir
+
+    copy = tmp_path / "no-telling-name.bin"  # the name says nothing: the content does
+    shutil.copy(vocabularies_dir() / "cl100k_base.tiktoken.gz", copy)
+    code, out, err = run(capsys, "tokenize", "--model", str(copy), "-f", "ids", "hello world")
+    assert (code, out, err) == (0, "15339 1917\n", "")
+
+
+def test_tokenize_reads_a_sentencepiece_model(capsys, tmp_path: Path) -> None:
+    spm = pytest.importorskip("sentencepiece", reason="sentencepiece is not installed (it trains the test model)")
+    pytest.importorskip("google.protobuf", reason="protobuf is not installed (sentencepiece's trainer needs it)")
+    import spm_models
+
+    path = spm_models.train("nfkc", tmp_path)
+    ref = spm.SentencePieceProcessor(model_file=str(path))
+    text = "Hello world, 世界"
+    code, out, err = run(capsys, "tokenize", "--model", str(path), "-f", "ids", text)
+    assert (code, err) == (0, "")
+    assert out == " ".join(map(str, ref.encode(text))) + "\n"
+    code, out, err = run(capsys, "tokenize", "--model", str(path), text)
+    assert (code, err) == (0, "")
+    assert out == " ".join(ref.id_to_piece(i) for i in ref.encode(text)) + "\n"  # (unk: the piece, as tokenize())
+    code, out, err = run(capsys, "encode", "--model", str(path), text)
+    assert code == 2 and "use 'segkit tokenize'" in one_error(err)
+
+
+def test_tokenize_names_what_a_file_is_not(capsys, tmp_path: Path) -> None:
+    junk = tmp_path / "junk.bin"
+    junk.write_bytes(b"\x00\x01\x02 not a tokenizer")
+    code, out, err = run(capsys, "tokenize", "--model", str(junk), "x")
+    assert code == 2 and out == ""
+    assert "junk.bin" in one_error(err) and "not a tokenizer file" in err

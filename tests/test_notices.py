@@ -73,3 +73,15 @@ def test_a_line_said_during_a_step_gets_its_own_line(monkeypatch) -> None:
     assert lines[0] == "segkit: test step E"
     assert lines[1].startswith("\r  ") and lines[2] == "segkit: compiling kernels (first run only, ~10 s)"
     assert "done in" in lines[3]
+
+
+def test_silenced_says_nothing(monkeypatch) -> None:
+    term = Terminal()
+    monkeypatch.setattr(sys, "stderr", term)
+    with notices.silenced():
+        with notices.slow_step("segkit: test step F"):
+            notices.say("segkit: compiling kernels")
+    assert term.getvalue() == ""
+    with notices.silenced(False):
+        notices.say("segkit: said")
+    assert term.getvalue() == "segkit: said\n"

@@ -107,7 +107,15 @@ def _meant_as_file(arg: str) -> bool:
 
 
 def run(args, out: Output) -> int:
-    """Run ``segkit cut`` with parsed ``args``, writing to ``out``."""
+    """Run ``segkit cut`` with parsed ``args``, writing to ``out`` (with
+    ``-q``, no notice: not the dictionary build's, not the compile's)."""
+    from ..runtime.notices import silenced
+
+    with silenced(args.quiet):
+        return _run(args, out)
+
+
+def _run(args, out: Output) -> int:
     from ..models.vocabulary import VocabularyError
 
     for dest, why in UNSUPPORTED.items():

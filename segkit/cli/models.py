@@ -2,9 +2,11 @@
 is loaded.
 
 ``--model`` takes every bundled model by name (the BERT vocabularies, the
-byte-level BPE encodings, RWKV World) and any model file: one written by
-segkit's ``save()``, or a HuggingFace ``tokenizer.json`` (BPE or WordPiece,
-as ``segkit train`` writes).  A bundled name
+byte-level BPE encodings, RWKV World) and every file or folder
+:func:`segkit.from_pretrained` reads, recognised by content: segkit's
+``save()`` files, HuggingFace ``tokenizer.json`` files (BPE or WordPiece)
+and model folders, tiktoken files, SentencePiece ``.model`` files, Mistral
+Tekken files, RWKV vocabularies and ``vocab.txt``.  A bundled name
 wins over a file of the same name in the current folder, unless the
 argument is written as a path (``./cl100k_base``, ``/models/x``, anything
 with a folder separator): a name typed to mean the bundled encoding must
@@ -90,40 +92,13 @@ def load(choice: ModelChoice):
 
         module, cls = NAMED_MODELS[choice.value]
         return getattr(importlib.import_module(module), cls)()
-    from ..models.saving import load as load_file
-    from ..presets.maxmatch import MaxMatch
-    from ..presets.wordpiece import WordPiece
+    from ..presets.loader import from_pretrained
 
-    json_type = _tokenizer_json_type(choice.value)
-    if json_type == "BPE":
-        from ..presets.bpe import BPE
-
-        return BPE.from_tokenizer_json(choice.value)
-    if json_type is not None:
-        return WordPiece.from_tokenizer_json(choice.value)  # (its errors say what other models it takes)
-    model = load_file(choice.value)
-    if isinstance(model, (MaxMatch, WordPiece)) or type(model).__name__ == "BPE":
-        return model
-    raise CliError(f"{shown_path(choice.value)}: is a {type(model).__name__} model; tokenize and encode need a "
-                   "WordPiece, BPE or MaxMatch model")
+    return from_pretrained(path_argument(choice.value))
 
 
-def _tokenizer_json_type(path: str) -> str | None:
-    """The ``model.type`` of a HuggingFace tokenizer.json at ``path``
-    (``""`` when it has none), or None when the file is not JSON (a segkit
-    model file, checked by :func:`segkit.load`)."""
-    import json
-
-    from ..runtime.regular_files import open_regular
-
-    try:
-        with open_regular(path, "model", ValueError) as f:
-            if f.read(64).lstrip()[:1] != b"{":
-                return None
-            f.seek(0)
-            data = json.loads(f.read().decode("utf-8"))
-    except (OSError, ValueError):
-        return None  # reported by the loader that reads it
-    model = data.get("model") if isinstance(data, dict) else None
-    kind = model.get("type") if isinstance(model, dict) else None
-    return kind if isinstance(kind, str) else ""
+def path_argument(path: str) -> str:
+    """A path as the one loader takes it: written as a path (``./name``
+    for a bare file name), so that a file is never taken for the bundled
+    model of the same name (:func:`choose` decided that already)."""
+    return path if written_as_a_path(path) else os.path.join(".", path)

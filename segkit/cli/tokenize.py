@@ -31,25 +31,29 @@ def add_parsers(sub) -> None:
     common.add_argument("texts", nargs="*", help="texts (default: read lines from --input, else stdin)")
     src = common.add_mutually_exclusive_group()
     src.add_argument("--model", "-m", metavar="NAME|PATH",
-                     help=f"a bundled model by name: {names} (default {DEFAULT_PRETRAINED}); or a model file "
-                     "written by segkit's save().  A bundled name wins over a file of that name in the current "
-                     "folder: write ./NAME for the file")
+                     help=f"a bundled model by name: {names} (default {DEFAULT_PRETRAINED}); or any tokenizer "
+                     "file or folder, recognised by its content: a HuggingFace tokenizer.json or model folder, "
+                     "a tiktoken file, a SentencePiece .model, a Mistral Tekken .json, an RWKV vocabulary, a "
+                     "vocab.txt, or a model file written by segkit's save().  A bundled name wins over a file of "
+                     "that name in the current folder: write ./NAME for the file")
     src.add_argument("--pretrained", metavar="NAME",
                      help="the same as --model NAME (deprecated alias, kept for scripts that use it)")
     src.add_argument("--vocab", metavar="PATH", help="a vocab.txt (one token per line), used with BERT's pipeline")
-    src.add_argument("--tokenizer-json", metavar="PATH", help="a HuggingFace tokenizer.json with a WordPiece model")
+    src.add_argument("--tokenizer-json", metavar="PATH",
+                     help="a HuggingFace tokenizer.json (WordPiece or BPE model) or a model folder holding one")
     common.add_argument("--cased", action="store_true", help="with --vocab: do not lowercase or strip accents")
     common.add_argument("--input", "-i", metavar="FILE", action="append", default=[], help="read texts from FILE, one per line (repeatable; '-' is stdin)")
     common.add_argument("--format", "-f", choices=("tokens", "ids", "json"), default="tokens", help="space-separated tokens, ids, or JSON lines with offsets")
     common.add_argument("--batch-size", type=int, default=4096, help="texts per compiled call when reading files")
     tok = sub.add_parser(
-        "tokenize", parents=[common], help="split texts into tokens (WordPiece, BPE or RWKV World; no special tokens)",
+        "tokenize", parents=[common], help="split texts into tokens (WordPiece, BPE, SentencePiece or RWKV World; no special tokens)",
         description="Split texts into the tokens of a model, one output line per text: a BERT WordPiece model "
         "(the default, bert-base-uncased: BERT's normalization and pre-tokenization, then WordPiece), a "
         "byte-level BPE encoding (gpt2, r50k_base, p50k_base, p50k_edit, cl100k_base, o200k_base, o200k_harmony: the pattern's pre-tokenization, "
         "then BPE, ids as tiktoken's; tokens printed in GPT-2's byte-level spelling, 'Ġworld' for ' world'), "
         "RWKV World (greedy longest match over bytes; tokens as UTF-8 with \\x escapes where they cut a "
-        "character), or a model file saved by segkit.  No special tokens are added.  Texts come from the "
+        "character), or any tokenizer file or folder --model names (a tokenizer.json, a SentencePiece model: "
+        "its pieces).  No special tokens are added.  Texts come from the "
         "arguments, else from --input files, else from standard input, one per line.",
     )
     tok.add_argument("--allowed-special", metavar="all|none|TOKEN,...", default="none",
@@ -88,7 +92,9 @@ def load_tokenizer(args, choice=None):
 
     choice = choice or choose_model(args)
     if choice.kind == "tokenizer-json":
-        return WordPiece.from_tokenizer_json(choice.value)
+        from ..presets.loader import from_tokenizer_json
+
+        return from_tokenizer_json(choice.value)
     if choice.kind == "vocab":
         return WordPiece.bert(choice.value, lowercase=not args.cased)
     return models.load(choice)
@@ -141,6 +147,10 @@ def run(args, out: Output) -> int:
     if allowed != "none":
         raise CliError(f"--allowed-special is for BPE models; {type(wp).__name__} has no such special tokens "
                        "in its text")
+    if type(wp).__name__ == "SentencePieceBPE":
+        if encode:
+            raise CliError("a SentencePiece model has no template, truncation or padding here: use 'segkit tokenize'")
+        return _run_sentencepiece(args, out, wp)
     if _is_maxmatch(wp):
         if encode:
             raise CliError(f"{type(wp).__name__} has no special tokens, truncation or padding: use 'segkit tokenize'")
@@ -216,6 +226,32 @@ def _shown(token) -> str:
     """A token as text: str as it is, bytes as UTF-8 with ``\\xNN`` where
     they are not whole characters."""
     return token if isinstance(token, str) else token.decode("utf-8", "backslashreplace")
+
+
+def _run_sentencepiece(args, out: Output, sp) -> int:
+    """``segkit tokenize`` with a :class:`segkit.SentencePieceBPE`: pieces
+    (``▁`` marks a space, as SentencePiece prints them), ids or JSON."""
+    if not args.texts and not args.input:
+        reading_stdin_note()
+    texts: Iterable = args.texts if args.texts else lines(args.input or ["-"])
+    piece = sp.id_to_piece
+    try:
+        for batch in batches(texts, args.batch_size):
+            with out.sigint_deferred():
+                lists = sp.encode_batch(batch)
+            if args.format == "tokens":
+                written = [" ".join(map(piece, row)) + "\n" for row in lists]
+            elif args.format == "ids":
+                written = [" ".join(map(str, row)) + "\n" for row in lists]
+            else:
+                written = [json.dumps({"text": t, "ids": row, "tokens": [piece(i) for i in row]},
+                                      ensure_ascii=False) + "\n" for t, row in zip(batch, lists)]
+            out.write(written)
+    except InputError as e:
+        if not out.texts:
+            raise
+        raise CliError(f"{e}; the output holds the results of the {out.texts} texts before it") from None
+    return 0
 
 
 def _run_maxmatch(args, out: Output, tok) -> int:

@@ -24,6 +24,23 @@ _open_line: list = [None]
 #: Seconds between two updates of the counter on a terminal.
 TICK = 1.0
 
+#: Set while notices are silenced (see :func:`silenced`).
+_quiet = threading.Event()
+
+
+@contextlib.contextmanager
+def silenced(quiet: bool = True) -> Iterator[None]:
+    """Within the block (when ``quiet``), say nothing: the command line's
+    ``-q``/``--quiet``.  Errors are not notices: they still reach the user."""
+    if not quiet or _quiet.is_set():
+        yield
+        return
+    _quiet.set()
+    try:
+        yield
+    finally:
+        _quiet.clear()
+
 
 @contextlib.contextmanager
 def slow_step(message: str) -> Iterator[None]:
@@ -41,7 +58,7 @@ def slow_step(message: str) -> Iterator[None]:
         fresh = message not in _said
         _said.add(message)
     stream = sys.stderr
-    if not fresh or stream is None:
+    if not fresh or stream is None or _quiet.is_set():
         yield
         return
     say(message, stream)
@@ -80,7 +97,7 @@ def say(line: str, stream=None) -> None:
     """Write ``line`` (and a newline) to ``stream`` (standard error), on a
     line of its own: a running step's counter continues on the next one."""
     stream = sys.stderr if stream is None else stream
-    if stream is None:
+    if stream is None or _quiet.is_set():
         return
     with _lock:
         if _open_line[0] is stream:
