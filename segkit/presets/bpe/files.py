@@ -229,6 +229,9 @@ class TokenizerJSON:
     normalizer: str | None  # "NFC", "NFD", "NFKC", "NFKD" or None
     ignore_merges: bool = False
     added: list = field(default_factory=list)  # HFAdded
+    # The ids the post-processor puts before and after a text's
+    # (TemplateProcessing, RobertaProcessing, BertProcessing); None: none.
+    template: tuple[list[int], list[int]] | None = None
 
 
 def _bad(path, where: str, what: str) -> BPEFileError:
@@ -326,11 +329,81 @@ def _pre_tokenizer(path, spec) -> str | tuple[str, ...] | None:
                             f"(Regex or String, Isolated) ending with a ByteLevel; found {json.dumps(spec)[:160]}")
 
 
+def _special_ids(path, where: str, value, ids: dict[str, int], added: list) -> list[int]:
+    """The ids of a post-processor's special token ``[name, id]`` (Roberta,
+    Bert), checked against the vocabulary and the added tokens."""
+    if not (isinstance(value, list) and len(value) == 2 and isinstance(value[0], str)
+            and type(value[1]) is int):
+        raise _bad(path, where, f"expected [token, id], found {json.dumps(value)[:80]}")
+    name, i = value
+    known = {a.content: a.id for a in added}
+    if ids.get(name, known.get(name)) != i:
+        raise _bad(path, where, f"{name!r} has id {ids.get(name, known.get(name))} in the file's vocabulary and "
+                                f"added tokens, not {i}")
+    return [i]
+
+
+def _template(path, where: str, spec: dict, ids: dict[str, int], added: list) -> tuple[list[int], list[int]]:
+    """The ids before and after the text of a TemplateProcessing's ``single``."""
+    from ..pipeline.template import _pieces
+
+    try:
+        single = _pieces(spec.get("single"), "single")
+        _pieces(spec.get("pair", ["$A", "$B"]), "pair")
+    except ValueError as e:
+        raise _bad(path, where, str(e)) from None
+    table = spec.get("special_tokens", {})
+    _typed(path, f"{where}.special_tokens", table, dict, "an object")
+    before: list[int] = []
+    after: list[int] = []
+    seen_a = False
+    for piece in single:
+        if "Sequence" in piece:
+            seen_a = True
+            continue
+        name = piece["SpecialToken"]["id"]
+        entry = table.get(name)
+        w = f"{where}.special_tokens[{name!r}]"
+        if not isinstance(entry, dict):
+            raise _bad(path, w, f"the template's special token {name!r} is not in special_tokens")
+        got = entry.get("ids")
+        if not isinstance(got, list) or not got or not all(type(i) is int and 0 <= i < (1 << 31) - 1 for i in got):
+            raise _bad(path, f"{w}.ids", f"expected a non-empty list of ids, found {json.dumps(got)[:80]}")
+        (after if seen_a else before).extend(got)
+    if not seen_a:
+        raise _bad(path, f"{where}.single", "segkit.BPE runs templates whose single sequence holds $A; found none")
+    return before, after
+
+
+def _post_processor(path, spec, ids: dict[str, int], added: list, where: str = "post_processor"):
+    """What a post-processor adds to a text's ids: ``(before, after)`` or
+    None.  ByteLevel adds nothing (its ``trim_offsets`` concerns offsets);
+    TemplateProcessing, RobertaProcessing and BertProcessing add their
+    special tokens around the text; a Sequence, what its parts add."""
+    if spec is None:
+        return None
+    _typed(path, where, spec, dict, "an object or null")
+    kind = spec.get("type")
+    if kind == "ByteLevel":
+        return None
+    if kind == "TemplateProcessing":
+        return _template(path, where, spec, ids, added)
+    if kind in ("RobertaProcessing", "BertProcessing"):
+        cls_ = _special_ids(path, f"{where}.cls", spec.get("cls"), ids, added)
+        sep = _special_ids(path, f"{where}.sep", spec.get("sep"), ids, added)
+        return cls_, sep
+    if kind == "Sequence":
+        parts = _typed(path, f"{where}.processors", spec.get("processors"), list, "a list")
+        found = [r for k, p in enumerate(parts)
+                 if (r := _post_processor(path, p, ids, added, f"{where}.processors[{k}]")) is not None]
+        if len(found) > 1:
+            raise _bad(path, where, "two post-processors that add special tokens: segkit.BPE runs one")
+        return found[0] if found else None
+    raise _bad(path, where, "segkit.BPE runs the post-processors ByteLevel, TemplateProcessing, RobertaProcessing, "
+                            f"BertProcessing and Sequence of them; found {json.dumps(spec)[:160]}")
+
+
 def _components(path, data: dict) -> None:
-    post = data.get("post_processor")
-    if post is not None and not (isinstance(post, dict) and post.get("type") == "ByteLevel"):
-        raise _bad(path, "post_processor", f"segkit.BPE runs no post-processor other than ByteLevel; found "
-                                           f"{json.dumps(post)[:160]}")
     dec = data.get("decoder")
     if dec is not None and not (isinstance(dec, dict) and dec.get("type") == "ByteLevel"):
         raise _bad(path, "decoder", f"segkit.BPE decodes byte-level tokens (ByteLevel decoder); found "
@@ -470,7 +543,14 @@ def read_tokenizer_json(path: str | os.PathLike, raw: bytes | None = None, data:
     merges = _merge_ids(merges_raw, ids, tokens)
     if merges is None:  # one of them is bad: find it, and name it
         merges = _checked_merges(path, merges_raw, ids, tokens)
-    return TokenizerJSON(tokens, strings, merges, pattern, normalizer, ignore, added)
+    template = _post_processor(path, data.get("post_processor"), ids, added)
+    if template is not None:
+        known = set(ids.values()) | {a.id for a in added}
+        for i in template[0] + template[1]:
+            if i not in known:
+                raise _bad(path, "post_processor", f"special token id {i} is no id of the vocabulary or the "
+                                                   "added tokens")
+    return TokenizerJSON(tokens, strings, merges, pattern, normalizer, ignore, added, template)
 
 
 def _merge_ids(merges_raw: list, ids: dict[str, int], tokens: list) -> list[tuple[int, int]] | None:

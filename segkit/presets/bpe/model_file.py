@@ -157,4 +157,11 @@ def from_state(cls, config: dict, arrays: dict, source: str, certify: bool):
     obj = cls.__new__(cls)
     obj._assemble(mode, tables, merges, pattern, specials, whole_any=config["whole_any"], added=added,
                   normalizer=normalizer, strings=str_ids, name=name, gaps=config["gaps"])
+    template = config.get("template")  # (absent in files written before templates: none)
+    if template is not None:
+        if mode != "tokenizer.json" or not (isinstance(template, list) and len(template) == 2 and all(
+                isinstance(part, list) and all(type(i) is int and 0 <= i < obj._n_ids for i in part)
+                for part in template)):
+            raise bad("template is not two lists of ids of the model (a tokenizer.json's)")
+        obj._set_template(template[0], template[1])
     return obj

@@ -49,6 +49,30 @@ GPT2_PATTERN = r"""'(?:[sdmt]|ll|ve|re)| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+
 
 
 
+def around_rows(ids: np.ndarray, rows: np.ndarray, before: np.ndarray, after: np.ndarray):
+    """``(ids, row_splits)`` with ``before`` put in front of every row and
+    ``after`` behind it (a template's special tokens), in whole-array steps.
+
+    >>> around_rows(np.array([5, 6, 7]), np.array([0, 2, 3]), np.array([1]), np.array([2, 3]))
+    (array([1, 5, 6, 2, 3, 1, 7, 2, 3], dtype=int32), array([0, 5, 9]))
+    """
+    n = rows.size - 1
+    nb, na = before.size, after.size
+    lens = np.diff(rows)
+    new_rows = np.zeros(n + 1, dtype=np.int64)
+    np.cumsum(lens + nb + na, out=new_rows[1:])
+    out = np.empty(int(new_rows[-1]), dtype=np.int32)
+    starts = new_rows[:-1]
+    for k in range(nb):
+        out[starts + k] = before[k]
+    for k in range(na):
+        out[new_rows[1:] - na + k] = after[k]
+    # the text's own ids: each id moves by nb + (nb + na) * its row
+    row_of = np.repeat(np.arange(n, dtype=np.int64), lens)
+    out[np.arange(ids.size, dtype=np.int64) + nb + (nb + na) * row_of] = ids
+    return out, new_rows
+
+
 def _id_list(arr: np.ndarray, off: int, k: int) -> list[int]:
     """``arr[off:off + k]`` as a list; many ids as shared int objects (made
     once, :func:`segkit.presets.base.int_lists_of`) rather than a new int
@@ -168,6 +192,13 @@ class BPE(TiktokenAPI, Preset):
         self._n_ids = max([n_tok] + [i + 1 for i in self._extra_strings()])
         self._decoder = None
         self._tok_len_cache = None
+        self._post = None  # a tokenizer.json's template: (ids before, ids after) a text's ids
+
+    def _set_template(self, before: Sequence[int], after: Sequence[int]) -> None:
+        """The ids a tokenizer.json's post-processor puts around a text's
+        (see :meth:`encode`'s ``add_special_tokens``)."""
+        if before or after:
+            self._post = (np.asarray(before, dtype=np.int32), np.asarray(after, dtype=np.int32))
 
     def _extra_strings(self) -> dict[int, bytes]:
         """The bytes of the ids that are no token of the tables: special and
@@ -366,6 +397,8 @@ class BPE(TiktokenAPI, Preset):
             obj._setup("tokenizer.json", spec.tokens, None, spec.merges, spec.pattern, {},
                        whole_any=spec.ignore_merges, added=spec.added, normalizer=spec.normalizer,
                        strings=spec.strings, name=Path(path).name, gaps=True, source=path, error=BPEFileError)
+            if spec.template is not None:
+                obj._set_template(*spec.template)
             return obj
 
         # Built once, then kept in segkit's model cache under the file's bytes
@@ -538,7 +571,7 @@ class BPE(TiktokenAPI, Preset):
         return ends[piece_rows]
 
     def encode(self, text: str, *, allowed_special: str | Iterable[str] = (),
-               disallowed_special: str | Iterable[str] = "all") -> list[int]:
+               disallowed_special: str | Iterable[str] = "all", add_special_tokens: bool = True) -> list[int]:
         """Token ids of ``text``.
 
         tiktoken semantics (vocabularies from tiktoken files, ``BPE(vocab,
@@ -548,7 +581,12 @@ class BPE(TiktokenAPI, Preset):
         ValueError naming it; other special tokens are ordinary text.
         A tokenizer from a tokenizer.json follows HuggingFace instead (its
         normalizer, then all added tokens matched before BPE) and takes
-        neither argument.
+        neither argument; when the file's post-processor adds special
+        tokens (``TemplateProcessing``, ``RobertaProcessing``,
+        ``BertProcessing``: Llama 3's ``<|begin_of_text|>``, RoBERTa's
+        ``<s> ... </s>``) they are added, as HF's ``encode`` does, unless
+        ``add_special_tokens=False``.  A tokenizer with no such
+        post-processor adds nothing either way.
 
         A lone surrogate in ``text`` is a ValueError naming its position:
         it has no UTF-8 form (tiktoken replaces it with U+FFFD, which
@@ -559,6 +597,9 @@ class BPE(TiktokenAPI, Preset):
         >>> enc.encode("hi<|endoftext|>", allowed_special="all")
         [6151, 100257]
         """
+        if self._post is not None and add_special_tokens:
+            before, after = self._post
+            return [*before.tolist(), *self.encode(text, add_special_tokens=False), *after.tolist()]
         sc = self._sc_default
         if sc is not None and allowed_special == () and disallowed_special == "all":
             # the default arguments: the path of encode_ordinary, with their plan
@@ -636,19 +677,33 @@ class BPE(TiktokenAPI, Preset):
         return self._text_ids(text, None, True).tolist()
 
     def count(self, text: str, *, allowed_special: str | Iterable[str] = (),
-              disallowed_special: str | Iterable[str] = "all") -> int:
+              disallowed_special: str | Iterable[str] = "all", add_special_tokens: bool = True) -> int:
         """``len(self.encode(text, ...))`` without building the list."""
+        if self._post is not None and add_special_tokens:
+            extra = self._post[0].size + self._post[1].size
+            return extra + self.count(text, allowed_special=allowed_special, disallowed_special=disallowed_special,
+                                      add_special_tokens=False)
         if self._fast and self._mode != "tokenizer.json":
             return self._fast_ids(text, self._special.plan(allowed_special, disallowed_special))[2]
         return int(self._text_ids(text, self._plan(allowed_special, disallowed_special), False).size)
 
     @interrupts.interruptible("texts")
     def encode_batch(self, texts: Sequence[str], *, num_threads: int | None = None, flat: bool = False,
-                     allowed_special: str | Iterable[str] = (), disallowed_special: str | Iterable[str] = "all"):
+                     allowed_special: str | Iterable[str] = (), disallowed_special: str | Iterable[str] = "all",
+                     add_special_tokens: bool = True):
         """Token ids of many texts: a list of id lists, or with ``flat=True``
         ``(ids, row_splits)`` NumPy arrays (the ids of text ``i`` are
-        ``ids[row_splits[i]:row_splits[i + 1]]``)."""
+        ``ids[row_splits[i]:row_splits[i + 1]]``); ``add_special_tokens``
+        as in :meth:`encode`."""
         self._plan(allowed_special, disallowed_special)  # argument errors first
+        if self._post is not None and add_special_tokens:
+            ids, rows = self._batch(texts, (allowed_special, disallowed_special), False, num_threads, True)
+            ids, rows = around_rows(ids, rows, *self._post)
+            if flat:
+                return ids, rows
+            from ..base import int_lists_of
+
+            return int_lists_of(ids, rows)
         return self._batch(texts, (allowed_special, disallowed_special), False, num_threads, flat)
 
     @interrupts.interruptible("texts")
@@ -764,7 +819,8 @@ class BPE(TiktokenAPI, Preset):
 
     @interrupts.interruptible("texts")
     def encode_arrow(self, texts: Any, *, null: str = "error", num_threads: int | None = None,
-                     allowed_special: str | Iterable[str] = (), disallowed_special: str | Iterable[str] = "all"):
+                     allowed_special: str | Iterable[str] = (), disallowed_special: str | Iterable[str] = "all",
+                     add_special_tokens: bool = True):
         """:meth:`encode_batch` of an Arrow string column, as a
         ``pyarrow.ListArray`` of int32 ids (a ``LargeListArray`` past 2**31
         ids); needs pyarrow.
@@ -805,6 +861,8 @@ class BPE(TiktokenAPI, Preset):
             shift += int(splits[-1])
         ids = np.concatenate(id_parts) if id_parts else np.zeros(0, dtype=np.int32)
         splits = np.concatenate(split_parts)
+        if self._post is not None and add_special_tokens:
+            ids, splits = around_rows(ids, splits, *self._post)
         pa = arrow_module()  # (after the kernels: segkit precompile runs them without pyarrow)
         if splits[-1] < 2**31:
             return pa.ListArray.from_arrays(pa.array(splits.astype(np.int32)), pa.array(ids))
@@ -893,6 +951,8 @@ class BPE(TiktokenAPI, Preset):
             "whole_any": self._whole_any,
             "name": self.name,
         }
+        if self._post is not None:
+            config["template"] = [self._post[0].tolist(), self._post[1].tolist()]
         arrays = {"tok_bytes": t.tok_bytes, "tok_start": t.tok_start, "trans": t.trans, "bsym": t.bsym,
                   "info": t.info, "lex": t.lex, "merges": self._merges}
         return config, arrays

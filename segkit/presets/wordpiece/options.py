@@ -26,7 +26,7 @@ from .postprocess import (
     assemble,
     options_vector,
 )
-from .template import bert_template, template_slots
+from ..pipeline.template import bert_template, template_slots
 
 SIDES = ("right", "left")
 
@@ -50,7 +50,7 @@ class PostProcessor:
     slots
         ``{(pair, add_special_tokens): [(kind, token id, type id), ...]}``
         for the four combinations (see
-        :func:`segkit.presets.wordpiece.template.template_slots`).
+        :func:`segkit.presets.pipeline.template.template_slots`).
     truncation, padding
         The tokenizer's defaults (dicts as the settings hold them) or None.
     pad_id

@@ -46,6 +46,7 @@ import numpy as np
 from ...runtime.jit import kernel
 
 from ...engine.rewrite import SCRATCH_ROWS, segment_rewritten_into
+from ..pipeline.template import K_A, K_B, K_SPECIAL  # noqa: F401  (kinds of template slots, used here and by callers)
 
 FIELDS = ("ids", "type_ids", "attention_mask", "special_tokens_mask", "starts", "ends", "word_ids", "sequence_ids")
 N_ROWS = len(FIELDS)
@@ -75,7 +76,6 @@ MAX_PAD_LENGTH = 1 << 24
     O_NSLOTS,  # template slots; then O_NSLOTS triples (kind, token id, type id)
 ) = range(13)
 O_SLOTS = 13
-K_SPECIAL, K_A, K_B = 0, 1, 2
 
 # Status of a failed call (with the index of the text).
 E_SHORT, E_STRIDE = 1, 2

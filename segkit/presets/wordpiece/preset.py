@@ -45,7 +45,7 @@ from .state import TokenizerState
 from .options import PostProcessor
 from .stages import Stages
 from .postprocess import K_A, K_SPECIAL, O_MODE, O_NSLOTS, O_PAD_TO, O_PAD_TYPE, O_SLOTS
-from .template import check_template_tokens, normalize_template
+from ..pipeline.template import check_template_tokens, normalize_template
 from .settings import (
     CHANGEABLE,
     SETTINGS,
@@ -876,7 +876,7 @@ def _check_text(text: object, what: str = "text") -> str:
 def _template_repr(template) -> str:
     """``'bert'``, ``None`` or a template in HF's string syntax, for repr."""
     if isinstance(template, dict):
-        from .template import template_to_strings
+        from ..pipeline.template import template_to_strings
 
         single, pair = template_to_strings(template)
         return repr({"single": single, "pair": pair})

@@ -18,7 +18,7 @@ from ...models.vocabulary import Vocabulary
 from ...runtime.surrogates import check_text
 from .normalization import bert_rewrite_table
 from .postprocess import MAX_PAD_LENGTH, TRUNCATION
-from .template import normalize_template, template_slots
+from ..pipeline.template import normalize_template, template_slots
 
 _SIDES = ("right", "left")
 from .pretokenize import bert_classes

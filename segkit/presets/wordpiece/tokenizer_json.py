@@ -217,7 +217,7 @@ def _post_processor(path: Path, post: dict | None, vocab: dict) -> dict[str, Any
 def _general_template(path: Path, post: dict, specials: dict, vocab: dict) -> dict:
     """A ``TemplateProcessing`` other than BERT's, in segkit's canonical form
     (its special tokens' ids and token strings checked against the vocabulary)."""
-    from .template import normalize_template
+    from ..pipeline.template import normalize_template
 
     itos = {i: t for t, i in vocab.items()}
     ids = {}

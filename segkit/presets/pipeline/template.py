@@ -22,7 +22,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from .postprocess import K_A, K_B, K_SPECIAL
+#: Kinds of a template slot: a special token, the first sequence, the second.
+K_SPECIAL, K_A, K_B = 0, 1, 2
 
 
 def _parse_piece(text: str) -> dict:
