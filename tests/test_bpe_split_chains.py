@@ -130,12 +130,13 @@ _docs = st.lists(st.lists(st.sampled_from(["a", "b", "ab", "中文", "か", " ",
 
 @given(_docs, st.lists(st.sampled_from(range(len(_SPLITS))), min_size=1, max_size=4), st.booleans(),
        st.lists(st.lists(st.sampled_from(["a", "b", "中", "1", "23", " ", "  ", "!", "\n", "x"]), max_size=20)
-                .map("".join), max_size=8))
+                .map("".join), max_size=8), st.booleans())
 @settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow,
                                                                   HealthCheck.function_scoped_fixture])
-@example(["\naa"], [3], False, ["ab\ncd", "x\n\ny"])  # ^ and $ anchor lines in HF's regex engine
-@example(["ab\ncd"], [4, 0], True, ["ab\ncd\n", "a1\nb"])
-def test_any_chain_of_splits(tmp_path, docs, picks, use_regex, texts):
+@example(["\naa"], [3], False, ["ab\ncd", "x\n\ny"], False)  # ^ and $ anchor lines in HF's regex engine
+@example(["ab\ncd"], [4, 0], True, ["ab\ncd\n", "a1\nb"], False)
+@example(["ab12 cd"], [0], False, ["ab12345 cd", " x", ""], True)  # a space put before each piece without one
+def test_any_chain_of_splits(tmp_path, docs, picks, use_regex, texts, prefix):
     trained = train_bpe(docs, 300, [], show_progress=False)
     assume(len(set(trained.vocab.values())) == len(trained.vocab))
     path = tmp_path / "tokenizer.json"
@@ -143,12 +144,32 @@ def test_any_chain_of_splits(tmp_path, docs, picks, use_regex, texts):
     data = json.loads(path.read_text(encoding="utf-8"))
     data["pre_tokenizer"] = {"type": "Sequence", "pretokenizers": [
         *({"type": "Split", "pattern": _SPLITS[k], "behavior": "Isolated", "invert": False} for k in picks),
-        {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": True, "use_regex": use_regex}]}
+        {"type": "ByteLevel", "add_prefix_space": prefix, "trim_offsets": True, "use_regex": use_regex}]}
     path.write_text(json.dumps(data), encoding="utf-8")
     ref = tokenizers.Tokenizer.from_file(str(path))
     enc = segkit.BPE.from_tokenizer_json(path)
     for text in texts + docs:
-        assert enc.encode(text) == ref.encode(text).ids, (text, [_SPLITS[k] for k in picks])
+        assert enc.encode(text) == ref.encode(text).ids, (text, [_SPLITS[k] for k in picks], prefix)
+    assert enc.encode_batch(texts + docs) == [e.ids for e in ref.encode_batch(texts + docs)]
+
+
+def test_byte_level_with_a_prefix_space_on_the_corpus(shared_data, tmp_path):
+    """GPT-NeoX's file with ByteLevel(add_prefix_space=true), as RoBERTa-
+    and BART-style files have it: each stretch between added tokens gets a
+    leading space if it has none."""
+    data = json.loads((shared_data / "vocab" / "gpt-neox-20b.tokenizer.json").read_text(encoding="utf-8"))
+    data["pre_tokenizer"]["add_prefix_space"] = True
+    path = tmp_path / "prefix.json"
+    path.write_text(json.dumps(data), encoding="utf-8")
+    enc, ref = segkit.BPE.from_tokenizer_json(path), tokenizers.Tokenizer.from_file(str(path))
+    with open(shared_data / "corpus" / "multilingual.jsonl", encoding="utf-8") as f:
+        texts = [json.loads(line)["text"] for line in f][::4]
+    texts += ["<|endoftext|>hi<|endoftext|> x", "", "\nx", " already"]
+    _same(enc, ref, texts)
+    with pytest.raises(ValueError, match="add_prefix_space=true"):
+        enc.encode_with_offsets("hello")
+    enc.save(tmp_path / "m.segkit")
+    assert segkit.load(tmp_path / "m.segkit").encode("hello world") == ref.encode("hello world").ids
 
 
 def test_a_split_of_another_behavior_is_named(tmp_path):

@@ -232,6 +232,9 @@ class TokenizerJSON:
     # The ids the post-processor puts before and after a text's
     # (TemplateProcessing, RobertaProcessing, BertProcessing); None: none.
     template: tuple[list[int], list[int]] | None = None
+    # ByteLevel's add_prefix_space: after how many of the patterns a piece
+    # gets a leading space (see RegexSplitter); None: never.
+    prefix_at: int | None = None
 
 
 def _bad(path, where: str, what: str) -> BPEFileError:
@@ -271,12 +274,10 @@ def _normalizer(path, spec) -> str | None:
                                    f"{json.dumps(spec)[:120]}")
 
 
-def _byte_level(path, spec: dict, where: str) -> bool:
-    """Check a ByteLevel pre-tokenizer; returns its use_regex."""
-    if _flag(path, spec, "add_prefix_space", where, False):
-        raise _bad(path, f"{where}.add_prefix_space",
-                   "ByteLevel with add_prefix_space=true is not supported by segkit.BPE (found true)")
-    return _flag(path, spec, "use_regex", where, True)
+def _byte_level(path, spec: dict, where: str) -> tuple[bool, bool]:
+    """Check a ByteLevel pre-tokenizer; returns its ``(use_regex,
+    add_prefix_space)``."""
+    return _flag(path, spec, "use_regex", where, True), _flag(path, spec, "add_prefix_space", where, False)
 
 
 def _split_regex(path, split, sw: str) -> str:
@@ -304,27 +305,33 @@ def _split_regex(path, split, sw: str) -> str:
     return regex_text
 
 
-def _pre_tokenizer(path, spec) -> str | tuple[str, ...] | None:
-    """The pre-tokenization of a byte-level BPE file: one regex (str), a
-    chain of regexes each splitting the pieces of the one before (a tuple:
-    HF's Sequence of Split pre-tokenizers, DeepSeek's three), or None."""
+def _pre_tokenizer(path, spec) -> tuple[str | tuple[str, ...] | None, int | None]:
+    """The pre-tokenization of a byte-level BPE file: ``(pattern,
+    prefix_at)``.  The pattern is one regex (str), a chain of regexes each
+    splitting the pieces of the one before (a tuple: HF's Sequence of Split
+    pre-tokenizers, DeepSeek's three), or None; ``prefix_at`` (ByteLevel's
+    ``add_prefix_space``) is how many of the chain's patterns split before
+    each piece is given a leading space if it has none (None: never)."""
     where = "pre_tokenizer"
     if spec is None:
         raise _bad(path, where, "segkit.BPE needs a ByteLevel pre-tokenizer (byte-level BPE), found null")
     _typed(path, where, spec, dict, "an object")
     kind = spec.get("type")
     if kind == "ByteLevel":
-        return HF_BYTE_LEVEL_PATTERN if _byte_level(path, spec, where) else None
+        use_regex, prefix = _byte_level(path, spec, where)
+        return (HF_BYTE_LEVEL_PATTERN if use_regex else None), (0 if prefix else None)
     if kind == "Sequence":
         parts = _typed(path, f"{where}.pretokenizers", spec.get("pretokenizers"), list, "a list")
         if parts and all(isinstance(p, dict) for p in parts) and parts[-1].get("type") == "ByteLevel" \
                 and all(p.get("type") == "Split" for p in parts[:-1]):
             chain = [_split_regex(path, p, f"{where}.pretokenizers[{k}]") for k, p in enumerate(parts[:-1])]
-            if _byte_level(path, parts[-1], f"{where}.pretokenizers[{len(parts) - 1}]"):
+            use_regex, prefix = _byte_level(path, parts[-1], f"{where}.pretokenizers[{len(parts) - 1}]")
+            prefix_at = len(chain) if prefix else None
+            if use_regex:
                 chain.append(HF_BYTE_LEVEL_PATTERN)  # its regex splits the pieces of the splits before
             if not chain:
-                return None
-            return chain[0] if len(chain) == 1 else tuple(chain)
+                return None, prefix_at
+            return (chain[0] if len(chain) == 1 else tuple(chain)), prefix_at
     raise _bad(path, where, "segkit.BPE runs a ByteLevel pre-tokenizer, or a Sequence of Split pre-tokenizers "
                             f"(Regex or String, Isolated) ending with a ByteLevel; found {json.dumps(spec)[:160]}")
 
@@ -491,10 +498,11 @@ def read_tokenizer_json(path: str | os.PathLike, raw: bytes | None = None, data:
     """The parts of a HuggingFace tokenizer.json that :class:`segkit.BPE` runs.
 
     Supported: model BPE (no dropout, no subword prefix/suffix; ``ignore_merges``
-    honoured), pre-tokenizer ByteLevel (``add_prefix_space`` false) or
-    Sequence[Split(Regex or String, Isolated), ..., ByteLevel], normalizer
-    none or NFC/NFD/NFKC/NFKD, post-processor none or ByteLevel, decoder
-    none or ByteLevel, and ``added_tokens``.  Anything else is a
+    honoured), pre-tokenizer ByteLevel or Sequence[Split(Regex or String,
+    Isolated), ..., ByteLevel] (``add_prefix_space`` either way),
+    normalizer none or NFC/NFD/NFKC/NFKD, post-processor none, ByteLevel,
+    TemplateProcessing, RobertaProcessing, BertProcessing or a Sequence of
+    them, decoder none or ByteLevel, and ``added_tokens``.  Anything else is a
     :class:`BPEFileError` naming the component.
     """
     path = Path(path)
@@ -509,7 +517,7 @@ def read_tokenizer_json(path: str | os.PathLike, raw: bytes | None = None, data:
             raise BPEFileError(f"{path}: not valid JSON ({e})") from None
     _typed(path, "top level", data, dict, "an object")
     vocab, merges_raw, ignore = _model(path, data.get("model"))
-    pattern = _pre_tokenizer(path, data.get("pre_tokenizer"))
+    pattern, prefix_at = _pre_tokenizer(path, data.get("pre_tokenizer"))
     normalizer = _normalizer(path, data.get("normalizer"))
     _components(path, data)
 
@@ -550,7 +558,7 @@ def read_tokenizer_json(path: str | os.PathLike, raw: bytes | None = None, data:
             if i not in known:
                 raise _bad(path, "post_processor", f"special token id {i} is no id of the vocabulary or the "
                                                    "added tokens")
-    return TokenizerJSON(tokens, strings, merges, pattern, normalizer, ignore, added, template)
+    return TokenizerJSON(tokens, strings, merges, pattern, normalizer, ignore, added, template, prefix_at)
 
 
 def _merge_ids(merges_raw: list, ids: dict[str, int], tokens: list) -> list[tuple[int, int]] | None:

@@ -154,9 +154,14 @@ def from_state(cls, config: dict, arrays: dict, source: str, certify: bool):
                 mtab, use_merges, 0, n)
             if status != verify.OK:
                 raise bad(f"token {tok}: {verify.MESSAGES[status]}")
+    prefix_at = config.get("prefix_at")  # (absent: no leading space put in)
+    n_patterns = len(pattern) if isinstance(pattern, tuple) else 0 if pattern is None else 1
+    if prefix_at is not None and not (type(prefix_at) is int and 0 <= prefix_at <= n_patterns
+                                      and mode == "tokenizer.json" and config["gaps"]):
+        raise bad(f"prefix_at {prefix_at!r} is not the place of a leading space in the patterns")
     obj = cls.__new__(cls)
     obj._assemble(mode, tables, merges, pattern, specials, whole_any=config["whole_any"], added=added,
-                  normalizer=normalizer, strings=str_ids, name=name, gaps=config["gaps"])
+                  normalizer=normalizer, strings=str_ids, name=name, gaps=config["gaps"], prefix_at=prefix_at)
     template = config.get("template")  # (absent in files written before templates: none)
     if template is not None:
         if mode != "tokenizer.json" or not (isinstance(template, list) and len(template) == 2 and all(

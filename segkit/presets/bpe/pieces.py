@@ -166,7 +166,8 @@ class RegexSplitter:
     [(0, 2), (2, 3), (3, 6), (6, 8), (8, 9), (9, 10)]
     """
 
-    def __init__(self, pattern: str | tuple[str, ...] | None, gaps: bool = False, lines: bool = False) -> None:
+    def __init__(self, pattern: str | tuple[str, ...] | None, gaps: bool = False, lines: bool = False,
+                 prefix_at: int | None = None) -> None:
         import regex
 
         self.pattern = pattern
@@ -182,6 +183,29 @@ class RegexSplitter:
             # (Oniguruma's Ruby syntax, which HF tokenizers runs).
             self.rx = regex.compile(pattern, regex.MULTILINE if lines else 0) if pattern is not None else None
         self.gaps = gaps
+        self.prefix_at = prefix_at
+        if prefix_at is not None:  # HF ByteLevel's add_prefix_space: the patterns before it, and after
+            patterns = list(pattern) if isinstance(pattern, tuple) else [] if pattern is None else [pattern]
+            if not gaps or not 0 <= prefix_at <= len(patterns):
+                raise ValueError(f"prefix_at must be between 0 and {len(patterns)} with gaps=True, found {prefix_at}")
+
+            def part(ps: list[str]) -> "RegexSplitter | None":
+                return None if not ps else RegexSplitter(ps[0] if len(ps) == 1 else tuple(ps), True, lines)
+
+            self._head, self._tail = part(patterns[:prefix_at]), part(patterns[prefix_at:])
+
+    def prefixed(self, s: str) -> list[str]:
+        """With ``prefix_at``: the pieces of ``s`` after the patterns
+        before it, each with a leading space if it has none, as
+        HuggingFace's ByteLevel(add_prefix_space=true) makes them.
+
+        >>> RegexSplitter((r"\\d+",), True, prefix_at=1).prefixed("ab12 cd")
+        [' ab', ' 12', ' cd']
+        """
+        if not s:
+            return []
+        spans = self._head.spans(s) if self._head is not None else [(0, len(s))]
+        return [s[a:b] if s[a] == " " else " " + s[a:b] for a, b in spans]
 
     def spans(self, s: str) -> list[tuple[int, int]]:
         if self.chain is not None:
@@ -264,6 +288,15 @@ class RegexSplitter:
                     special_ids.append(tid)
                     starts.append(pos)
                     ends.append(pos + len(s))
+                elif self.prefix_at is not None:  # spaces put in: the pieces are new strings
+                    tail = self._tail
+                    for part in self.prefixed(s):
+                        for a, b in (tail.spans(part) if tail is not None else ((0, len(part)),)):
+                            starts.append(pos + a)
+                            ends.append(pos + b)
+                        strings.append(part)
+                        pos += len(part)
+                    continue
                 elif pos:
                     for a, b in spans(s):
                         starts.append(pos + a)

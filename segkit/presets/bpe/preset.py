@@ -146,7 +146,7 @@ class BPE(TiktokenAPI, Preset):
 
     # ------------------------------------------------------------ building
     def _setup(self, mode, tokens, ranks, merges, pattern, specials, *, whole_any, added=None, normalizer=None,
-               strings=None, name=None, gaps=False, source="vocab", error=VocabularyError) -> None:
+               strings=None, name=None, gaps=False, source="vocab", error=VocabularyError, prefix_at=None) -> None:
         """Build the tables from a token list and set everything up; a
         vocabulary BPE cannot use is ``error`` naming ``source``."""
         try:
@@ -155,10 +155,10 @@ class BPE(TiktokenAPI, Preset):
             raise error(f"{source}: {e}") from None
         m = np.asarray(merges if merges is not None else [], dtype=np.int32).reshape(-1, 2)
         self._assemble(mode, tables, m, pattern, specials, whole_any=whole_any, added=added,
-                       normalizer=normalizer, strings=strings, name=name, gaps=gaps)
+                       normalizer=normalizer, strings=strings, name=name, gaps=gaps, prefix_at=prefix_at)
 
     def _assemble(self, mode, tables, merges, pattern, specials, *, whole_any, added=None, normalizer=None,
-                  strings=None, name=None, gaps=False) -> None:
+                  strings=None, name=None, gaps=False, prefix_at=None) -> None:
         if mode not in _MODES:
             raise ValueError(f"unknown mode {mode!r}")
         if isinstance(pattern, list):
@@ -167,9 +167,10 @@ class BPE(TiktokenAPI, Preset):
                 isinstance(pattern, tuple) and pattern and all(isinstance(p, str) for p in pattern)):
             raise TypeError(f"pattern must be a str, a tuple of str or None, found {type(pattern).__name__}")
         try:
-            splitter = RegexSplitter(pattern, gaps, lines=mode == "tokenizer.json")
+            splitter = RegexSplitter(pattern, gaps, lines=mode == "tokenizer.json", prefix_at=prefix_at)
         except Exception as e:  # regex.error
             raise ValueError(f"pattern is not a valid regular expression: {e}") from None
+        self._prefix_at = prefix_at
         self._mode = mode
         self._tables = tables
         self._model = tables.model
@@ -261,7 +262,8 @@ class BPE(TiktokenAPI, Preset):
         from .pretokenize_kernels import KIND_REGEX
         from .special_tokens import NO_SPECIALS, SpecialTokens
 
-        kind = pattern_kind(pattern) if isinstance(pattern, str) else KIND_REGEX
+        # (a leading space put in: only the regex path inserts it)
+        kind = pattern_kind(pattern) if isinstance(pattern, str) and self._prefix_at is None else KIND_REGEX
         self._pre = Pretokenizer(pattern) if kind != KIND_REGEX else None
         self._table = class_table() if self._pre is not None else None
         self._special = SpecialTokens(dict(specials)) if mode != "tokenizer.json" else None
@@ -396,7 +398,8 @@ class BPE(TiktokenAPI, Preset):
             obj = cls.__new__(cls)
             obj._setup("tokenizer.json", spec.tokens, None, spec.merges, spec.pattern, {},
                        whole_any=spec.ignore_merges, added=spec.added, normalizer=spec.normalizer,
-                       strings=spec.strings, name=Path(path).name, gaps=True, source=path, error=BPEFileError)
+                       strings=spec.strings, name=Path(path).name, gaps=True, source=path, error=BPEFileError,
+                       prefix_at=spec.prefix_at)
             if spec.template is not None:
                 obj._set_template(*spec.template)
             return obj
@@ -809,6 +812,10 @@ class BPE(TiktokenAPI, Preset):
         >>> segkit.BPE.from_pretrained("cl100k_base").encode_with_offsets("a cat")
         ([64, 8415], [(0, 1), (1, 5)])
         """
+        if self._prefix_at is not None:
+            raise ValueError("encode_with_offsets: this tokenizer.json's ByteLevel puts a space before pieces "
+                             "(add_prefix_space=true), which has no place in the text; offsets for it are not "
+                             "supported yet (encode gives the ids)")
         if isinstance(text, str):
             utf8(text)  # offsets are into the text as given: a lone surrogate is an error
         pieces = self._pieces([text], self._plan(allowed_special, disallowed_special), False)
@@ -953,6 +960,8 @@ class BPE(TiktokenAPI, Preset):
         }
         if self._post is not None:
             config["template"] = [self._post[0].tolist(), self._post[1].tolist()]
+        if self._prefix_at is not None:
+            config["prefix_at"] = self._prefix_at
         arrays = {"tok_bytes": t.tok_bytes, "tok_start": t.tok_start, "trans": t.trans, "bsym": t.bsym,
                   "info": t.info, "lex": t.lex, "merges": self._merges}
         return config, arrays
