@@ -261,7 +261,7 @@ def _normalizer(path, spec) -> str | None:
         return None
     _typed(path, "normalizer", spec, dict, "an object or null")
     kind = spec.get("type")
-    if kind in _NORMALIZERS:
+    if isinstance(kind, str) and kind in _NORMALIZERS:
         return kind
     if kind == "Sequence":
         parts = spec.get("normalizers")
