@@ -96,8 +96,14 @@ class TransformersNames:
         got = _ids_of(ids, "ids")
         if isinstance(got, int):
             return self.id_to_token(got)
-        drop = self._special_ids() if skip_special_tokens else ()
+        drop = self._role_ids() if skip_special_tokens else ()
         return [self.id_to_token(i) for i in got if i not in drop]
+
+    def _role_ids(self) -> set[int]:
+        """The ids ``convert_ids_to_tokens(skip_special_tokens=True)`` drops:
+        transformers' ``all_special_ids``, the ids of the role tokens (a
+        preset whose special tokens all have roles: :meth:`_special_ids`)."""
+        return self._special_ids()
 
     def convert_tokens_to_ids(self, tokens: str | Sequence[str]):
         """The id of a token, or the ids of a list of tokens, the unknown

@@ -189,6 +189,23 @@ def _byte_level_translation() -> dict[int, int]:
     return table
 
 
+@lru_cache(maxsize=1)
+def _byte_level_spelling() -> dict[int, int]:
+    """A ``bytes.decode("latin-1").translate`` table: byte -> its GPT-2
+    stand-in character (the inverse of :func:`byte_decoder`)."""
+    return {b: ord(c) for c, b in byte_decoder().items()}
+
+
+def byte_level_string(token: bytes) -> str:
+    """GPT-2's byte-level spelling of a token, as tokenizer.json files write
+    it (``b" world"`` -> ``"Ġworld"``).
+
+    >>> byte_level_string(b" world")
+    'Ġworld'
+    """
+    return token.decode("latin-1").translate(_byte_level_spelling())
+
+
 def byte_level_bytes(token: str) -> bytes | None:
     """The bytes a byte-level token string stands for, or None when it holds
     a character outside GPT-2's byte alphabet."""

@@ -29,12 +29,13 @@ from ..base import Preset
 from .added import AddedTokens
 from .batch import kernel_for, uses_backtrack
 from .codec import char_offsets, gather_bytes, token_spans
-from .files import BPEFileError, normalize, read_tiktoken, read_tokenizer_json
+from .files import BPEFileError, byte_level_bytes, byte_level_string, normalize, read_tiktoken, read_tokenizer_json
 from .inputs import check_specials, interleave, renumbered, tokens_from_vocab, utf8_rows
 from .model_file import MODES as _MODES, from_state
 from .pieces import Pieces, RegexSplitter, make_plan, utf8
 from .tables import VocabularyError, build_tables
 from .tiktoken_api import TIKTOKEN_MODES, TiktokenAPI, UnknownTokenError
+from ..transformers_names import TransformersNames
 
 #: Single texts up to this many UTF-8 bytes go through the fused kernel on
 #: per-thread scratch; longer ones through the batch kernels.
@@ -84,7 +85,7 @@ def _id_list(arr: np.ndarray, off: int, k: int) -> list[int]:
     return arr[off : off + k].tolist()
 
 
-class BPE(TiktokenAPI, Preset):
+class BPE(TiktokenAPI, TransformersNames, Preset):
     """Byte-level BPE over a vocabulary and its merges (see the module doc).
 
     Parameters
@@ -927,11 +928,17 @@ class BPE(TiktokenAPI, Preset):
                                      f"(ids are below {self._n_ids})")
         raise TypeError(f"ids must be a sequence of ints, found {arr.dtype} of shape {arr.shape}")
 
-    def decode(self, ids: Iterable[int], errors: str = "replace") -> str:
+    def decode(self, ids: Iterable[int], errors: str = "replace", skip_special_tokens: bool = False) -> str:
         """The text of the tokens ``ids`` (their bytes as UTF-8; ``errors`` as
         for :meth:`bytes.decode`, default ``"replace"`` as tiktoken; a Tekken
         model drops control tokens and decodes each run between them on its
-        own, as Tekkenizer)."""
+        own, as Tekkenizer).  ``skip_special_tokens=True`` leaves out the
+        special tokens (tiktoken's, a tokenizer.json's added tokens marked
+        special), as transformers' ``decode`` does; the default keeps them,
+        as tiktoken and transformers do."""
+        if skip_special_tokens:
+            drop = self._special_ids()
+            ids = [i for i in ids if i not in drop]
         if self._mode == "tekken":
             from . import tekken
 
@@ -941,6 +948,75 @@ class BPE(TiktokenAPI, Preset):
     def decode_single_token_bytes(self, i: int) -> bytes:
         """The bytes of one token."""
         return self.decode_bytes([i])
+
+    # ------------------------------------------- transformers' names
+    # The contract of TransformersNames: vocab_size, len(), convert_ids_to_tokens,
+    # convert_tokens_to_ids, batch_decode and the *_token(_id) names over these.
+    def id_to_token(self, id: int) -> str | None:
+        """The token string of an id, as a tokenizer.json spells it: a
+        special or added token's content, else GPT-2's byte-level spelling
+        of its bytes (``"Ġworld"``); None for an id that is no token."""
+        special = self._id_names().get(id)
+        if special is not None:
+            return special
+        tok_start = self._tables.tok_start
+        if not isinstance(id, int) or isinstance(id, bool) or not 0 <= id < tok_start.size - 1 \
+                or tok_start[id + 1] == tok_start[id]:
+            return None
+        return byte_level_string(self._tables.tok_bytes[tok_start[id] : tok_start[id + 1]].tobytes())
+
+    def token_to_id(self, token: str) -> int | None:
+        """The id of a token string (:meth:`id_to_token`'s inverse), or None."""
+        if not isinstance(token, str):
+            return None
+        i = self._name_ids().get(token)
+        if i is not None:
+            return i
+        raw = byte_level_bytes(token)
+        if not raw:
+            return None
+        try:
+            return self.encode_single_token(raw)
+        except KeyError:
+            return None
+
+    def get_vocab_size(self, with_added_tokens: bool = True) -> int:
+        """The number of ids (:attr:`n_vocab`), or without the special and
+        added tokens that are not tokens of the model's vocabulary (HF's
+        ``get_vocab_size(with_added_tokens=False)``)."""
+        if with_added_tokens:
+            return self._n_ids
+        base = self._tables.tok_start.size - 1
+        model_strings = [i for i in self._strings if i not in self._id_names() or i < base]
+        return max([base] + [i + 1 for i in model_strings])
+
+    def _special_token(self, role: str) -> str | None:
+        return None  # (a tokenizer_config.json would say; a bare file has no roles)
+
+    def _role_ids(self) -> set[int]:
+        return set()  # no roles: transformers' all_special_ids of a bare file is empty too
+
+    def _special_ids(self) -> set[int]:
+        if self._mode == "tokenizer.json":
+            return {a.id for a in self._added_list if a.special}
+        if self._mode == "tekken":
+            return set(self._strings)
+        return set(self._specials.values())
+
+    def _id_names(self) -> dict[int, str]:
+        names = self.__dict__.get("_names")
+        if names is None:
+            names = {i: s for i, s in self._strings.items()}
+            names.update((i, s) for s, i in self.special_tokens.items())
+            self.__dict__["_names"] = names
+        return names
+
+    def _name_ids(self) -> dict[str, int]:
+        ids = self.__dict__.get("_ids_by_name")
+        if ids is None:
+            ids = {s: i for i, s in self._id_names().items()}
+            self.__dict__["_ids_by_name"] = ids
+        return ids
 
     # ------------------------------------------------------------ saving
     def _state(self) -> tuple[dict, dict]:
