@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from pathlib import Path
 
 from ...runtime.regular_files import read_regular
@@ -274,15 +275,17 @@ def read_vocab_merges(vocab_path: str | os.PathLike, merges_path: str | os.PathL
         warnings.simplefilter("ignore")
         try:
             return read_tokenizer_json(vocab_path, data=doc)
-        except BPEFileError as e:  # (a JSON path of the tokenizer.json this pair stands for)
-            raise BPEFileError(f"{e} (read from {vocab_path.name} and {merges_path.name})") from None
+        except BPEFileError as e:  # named by a JSON path of the tokenizer.json this pair stands for
+            text = str(e)
+            key = re.match(re.escape(f"{vocab_path}: model.vocab[") + r"(.*?)\]: ", text)
+            if key:  # a key of vocab.json
+                raise BPEFileError(f"{vocab_path}: key {key.group(1)}: {text[key.end():]}") from None
+            raise BPEFileError(f"{text} (read from {vocab_path.name} and {merges_path.name})") from None
 
 
 def looks_like_vocab_json(head: bytes) -> bool:
     """Whether the first bytes of a file look like a vocab.json: a JSON
     object whose first value is an integer (``{"!": 0, ...``)."""
-    import re
-
     return re.match(rb'\s*\{\s*(?:\}|"(?:[^"\\]|\\.)*"\s*:\s*[0-9])', head) is not None
 
 
