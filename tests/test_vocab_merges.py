@@ -146,17 +146,52 @@ def test_a_trained_pair_equals_hf(trained):
             assert bpe.encode(text) == hf.encode(text).ids, text
 
 
-def test_special_tokens_of_the_folder_are_gpt2_tokenizer_fasts(trained):
-    vocab = json.loads((trained / "vocab.json").read_text(encoding="utf-8"))
-    (trained / "special_tokens_map.json").write_text(json.dumps(
-        {"eos_token": {"content": "</s>", "special": True}, "additional_special_tokens": ["<sep>"]}))
-    (trained / "added_tokens.json").write_text(json.dumps({"</s>": len(vocab), "<sep>": len(vocab) + 1}))
+def _folder_cases(n: int) -> dict[str, dict]:
+    """Config files of a GPT-2 folder whose vocab.json has ``n`` tokens."""
+    return {
+        "decoder": {"tokenizer_config.json": {
+            "eos_token": "</s>", "bos_token": None, "unk_token": {"content": "<unk>", "__type": "AddedToken"},
+            "added_tokens_decoder": {str(n + 1): {"content": "<unk>", "special": True},
+                                     str(n): {"content": "</s>", "special": True},
+                                     str(n + 2): {"content": "xyz", "special": False}}}},
+        "map": {"special_tokens_map.json": {"eos_token": {"content": "</s>", "special": True}, "pad_token": "<pad>",
+                                            "additional_special_tokens": ["<a>", "<b>"]}},
+        "map wins": {"tokenizer_config.json": {"eos_token": "</s>", "mask_token": "<mask>"},
+                     "special_tokens_map.json": {"eos_token": "<e>"}},
+        "added_tokens.json": {"added_tokens.json": {"yy": n + 1, "xx": n}},
+        "map and added": {"special_tokens_map.json": {"eos_token": "</s>", "additional_special_tokens": ["<sep>"]},
+                          "added_tokens.json": {"</s>": n, "<sep>": n + 1}},
+        "chat": {"tokenizer_config.json": {"pad_token": EOT, "additional_special_tokens": ["<|im_start|>", "<|im_end|>"]}},
+        "lstrip": {"tokenizer_config.json": {"added_tokens_decoder": {str(n): {
+            "content": "<m>", "special": True, "lstrip": True, "rstrip": False, "normalized": False,
+            "single_word": False}}}},
+    }
+
+
+_FOLDER_TEXTS = ["the cat</s>sat", "<unk>the<|endoftext|>", "a xyz b", "the </s> mat", "<pad><a><b><e><mask>",
+                 "the xx yy xxyy", "<|im_start|>hi<|im_end|>", "the <m> cat  <m>x", "</s><e>", "a<sep>b</s>c"]
+
+
+@pytest.mark.parametrize("case", list(_folder_cases(0)))
+def test_the_folders_special_and_added_tokens_are_gpt2_tokenizer_fasts(trained, case):
+    n = len(json.loads((trained / "vocab.json").read_text(encoding="utf-8")))
+    for name, content in _folder_cases(n)[case].items():
+        (trained / name).write_text(json.dumps(content), encoding="utf-8")
     fast = _gpt2_fast(trained)
     bpe = segkit.from_pretrained(trained)
-    for text in ["the cat</s>sat", "a<sep>b<|endoftext|>c", "</s><sep></s>", "the </s> <sep> mat"]:
-        assert bpe.encode(text) == fast(text)["input_ids"], text
-        assert bpe.decode(bpe.encode(text)) == fast.decode(fast(text)["input_ids"]), text
-    assert bpe.encode("</s>") == [len(vocab)]
+    for text in _FOLDER_TEXTS:
+        ids = fast(text)["input_ids"]
+        assert bpe.encode(text) == ids, text
+        assert bpe.decode(ids) == fast.decode(ids), text
+
+
+def test_a_bad_config_file_is_named(trained):
+    (trained / "special_tokens_map.json").write_text('{"eos_token": 5}')
+    with pytest.raises(BPEFileError, match="special_tokens_map.json: eos_token: expected a token"):
+        segkit.from_pretrained(trained)
+    (trained / "special_tokens_map.json").write_text('{"eos_token": ')
+    with pytest.raises(BPEFileError, match="special_tokens_map.json: not valid JSON"):
+        segkit.from_pretrained(trained)
 
 
 def test_special_tokens_given_replace_the_default(trained):

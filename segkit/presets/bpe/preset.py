@@ -390,6 +390,15 @@ class BPE(TiktokenAPI, Preset):
         segkit.presets.bpe.files.BPEFileError
             A file is unreadable: the message names the file and the line
             (merges.txt) or the key (vocab.json).
+
+        Examples
+        --------
+        >>> import segkit, tempfile
+        >>> d = tempfile.mkdtemp()
+        >>> segkit.train_bpe(["aaa bbb aaa"], 258, ["<|endoftext|>"]).save(d)
+        >>> bpe = segkit.BPE.from_vocab_merges(f"{d}/vocab.json", f"{d}/merges.txt")
+        >>> bpe.encode("aaa<|endoftext|>")
+        [257, 97, 256]
         """
         from .slow_files import read_vocab_merges
 

@@ -36,7 +36,7 @@ from ...runtime.regular_files import read_regular
 from ...runtime.surrogates import first_surrogate
 from .files import BPEFileError, TokenizerJSON, byte_level_bytes, read_tokenizer_json, shortened_number
 
-__all__ = ["read_vocab_merges", "looks_like_vocab_json", "looks_like_merges_txt", "GPT2_SPECIAL_TOKENS"]
+__all__ = ["read_vocab_merges", "read_vocab", "read_merges", "folder_added_tokens", "looks_like_vocab_json", "looks_like_merges_txt", "GPT2_SPECIAL_TOKENS"]
 
 #: The special tokens GPT2TokenizerFast adds when nothing else is said (its
 #: default unk_token, bos_token and eos_token).
@@ -172,17 +172,25 @@ def _token_text(path: Path, key: str, value: object) -> str | None:
     return value
 
 
-def folder_special_tokens(folder: str | os.PathLike) -> tuple[list[str], dict[str, int]]:
-    """``(special tokens, added tokens)`` of a GPT-2 model folder, as
-    transformers reads them: ``<|endoftext|>`` as unk/bos/eos unless
-    ``tokenizer_config.json`` or ``special_tokens_map.json`` (which wins)
-    names others; their ``additional_special_tokens``; the contents of
-    ``tokenizer_config.json``'s ``added_tokens_decoder``; and the
-    non-special tokens of ``added_tokens.json`` (token -> id).
+def folder_added_tokens(folder: str | os.PathLike) -> list[dict]:
+    """The added tokens of a GPT-2 model folder as transformers adds them,
+    in order (each a tokenizer.json ``added_tokens`` entry): those of
+    ``tokenizer_config.json``'s ``added_tokens_decoder`` (by id, with their
+    flags); then the special tokens named by ``tokenizer_config.json`` and
+    ``special_tokens_map.json`` (which wins) -- ``<|endoftext|>`` as
+    unk/bos/eos unless they name others -- and their
+    ``additional_special_tokens``; then the tokens of ``added_tokens.json``
+    (by id).  With none of these files: ``<|endoftext|>``.
+
+    >>> import tempfile
+    >>> [e["content"] for e in folder_added_tokens(tempfile.mkdtemp())]
+    ['<|endoftext|>']
     """
     folder = Path(folder)
-    named: dict[str, str | None] = {k: GPT2_SPECIAL_TOKENS[0] for k in ("unk_token", "bos_token", "eos_token")}
+    named: dict[str, str | None] = {k: None for k in _SPECIAL_KEYS}
+    named.update({k: GPT2_SPECIAL_TOKENS[0] for k in ("bos_token", "eos_token", "unk_token")})
     extra: list[str] = []
+    entries: dict[str, dict] = {}
     for name in ("tokenizer_config.json", "special_tokens_map.json"):
         p = folder / name
         if not p.exists():
@@ -190,6 +198,22 @@ def folder_special_tokens(folder: str | os.PathLike) -> tuple[list[str], dict[st
         cfg = _json_config(p)
         if not isinstance(cfg, dict):
             raise BPEFileError(f"{p}: expected a JSON object, found {type(cfg).__name__}")
+        decoder = cfg.get("added_tokens_decoder")
+        if decoder is not None:
+            if not isinstance(decoder, dict):
+                raise BPEFileError(f"{p}: added_tokens_decoder: expected an object of id -> token, found "
+                                   f"{json.dumps(decoder)[:80]}")
+            keyed = []
+            for k, v in decoder.items():
+                if not k.isdigit() or len(k) > 10:
+                    raise BPEFileError(f"{p}: added_tokens_decoder: key {k!r:.40} is not an id")
+                keyed.append((int(k), k, v))
+            for i, k, v in sorted(keyed):
+                t = _token_text(p, f"added_tokens_decoder[{k!r}]", v)
+                flags = {f: v[f] for f in ("single_word", "lstrip", "rstrip", "normalized", "special")
+                         if isinstance(v, dict) and f in v}
+                if t:
+                    entries.setdefault(t, {"id": i, "content": t, "special": True, **flags})
         for key in _SPECIAL_KEYS:
             if key in cfg:
                 named[key] = _token_text(p, key, cfg[key])
@@ -198,17 +222,9 @@ def folder_special_tokens(folder: str | os.PathLike) -> tuple[list[str], dict[st
             if not isinstance(more, list):
                 raise BPEFileError(f"{p}: additional_special_tokens: expected a list, found {json.dumps(more)[:80]}")
             extra += [t for k, v in enumerate(more) if (t := _token_text(p, f"additional_special_tokens[{k}]", v))]
-        decoder = cfg.get("added_tokens_decoder")
-        if isinstance(decoder, dict):
-            for k, v in decoder.items():
-                t = _token_text(p, f"added_tokens_decoder[{k!r}]", v)
-                if t and (not isinstance(v, dict) or v.get("special", True)):
-                    extra.append(t)
-    specials: list[str] = []
     for t in [*named.values(), *extra]:
-        if t and t not in specials:
-            specials.append(t)
-    added: dict[str, int] = {}
+        if t:
+            entries.setdefault(t, {"id": 0, "content": t, "special": True, "normalized": False})
     p = folder / "added_tokens.json"
     if p.exists():
         cfg = _json_config(p)
@@ -217,9 +233,10 @@ def folder_special_tokens(folder: str | os.PathLike) -> tuple[list[str], dict[st
         for s, i in cfg.items():
             if isinstance(i, bool) or not isinstance(i, int) or not 0 <= i <= _MAX_ID:
                 raise BPEFileError(f"{p}: key {s!r:.80}: expected an id, found {i!r:.60}")
-            if s not in specials:
-                added[s] = i
-    return specials, added
+        for s, i in sorted(cfg.items(), key=lambda kv: kv[1]):
+            if s:
+                entries.setdefault(s, {"id": i, "content": s, "special": False, "normalized": True})
+    return list(entries.values())
 
 
 def read_vocab_merges(vocab_path: str | os.PathLike, merges_path: str | os.PathLike,
@@ -258,11 +275,13 @@ def read_vocab_merges(vocab_path: str | os.PathLike, merges_path: str | os.PathL
     vocab = read_vocab(vocab_path)
     merges = read_merges(merges_path, vocab)
     if special_tokens is None:
-        specials, added = folder_special_tokens(vocab_path.parent)
+        entries = folder_added_tokens(vocab_path.parent)
     else:
-        specials, added = list(special_tokens), {}
-    entries = [{"id": vocab.get(s, 0), "content": s, "special": True, "normalized": False} for s in specials]
-    entries += [{"id": i, "content": s, "special": False, "normalized": True} for s, i in added.items()]
+        if isinstance(special_tokens, str) or not all(isinstance(t, str) for t in special_tokens):
+            raise TypeError(f"special_tokens must be a list of str, found {special_tokens!r:.80}")
+        entries = [{"id": 0, "content": t, "special": True, "normalized": False} for t in special_tokens]
+    for e in entries:  # (the id HF gives it: read_tokenizer_json works it out)
+        e["id"] = vocab.get(e["content"], e["id"])
     doc = {
         "model": {"type": "BPE", "vocab": vocab, "merges": [f"{a} {b}" for a, b in merges]},
         "pre_tokenizer": {"type": "ByteLevel", "add_prefix_space": False, "use_regex": True},
@@ -285,13 +304,21 @@ def read_vocab_merges(vocab_path: str | os.PathLike, merges_path: str | os.PathL
 
 def looks_like_vocab_json(head: bytes) -> bool:
     """Whether the first bytes of a file look like a vocab.json: a JSON
-    object whose first value is an integer (``{"!": 0, ...``)."""
+    object whose first value is an integer (``{"!": 0, ...``).
+
+    >>> looks_like_vocab_json(b'{"!": 0, "\\"": 1'), looks_like_vocab_json(b'{"version": "1.0"')
+    (True, False)
+    """
     return re.match(rb'\s*\{\s*(?:\}|"(?:[^"\\]|\\.)*"\s*:\s*[0-9])', head) is not None
 
 
 def looks_like_merges_txt(head: bytes) -> bool:
     """Whether the first bytes of a file look like a merges.txt: an optional
-    ``#version`` line, then lines of two tokens separated by one space."""
+    ``#version`` line, then lines of two tokens separated by one space.
+
+    >>> looks_like_merges_txt(b"#version: 0.2\\n\\xc4\\xa0 t\\nh e\\n"), looks_like_merges_txt(b"[PAD]\\n[UNK]\\n")
+    (True, False)
+    """
     lines = head.split(b"\n")
     if len(lines) > 1:
         lines = lines[:-1]  # the last may be cut short
