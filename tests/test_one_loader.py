@@ -124,11 +124,14 @@ def test_what_is_no_tokenizer_is_the_loaders_error_naming_the_file(tmp_path, con
     assert str(path) in str(e.value)
 
 
-def test_a_folder_of_vocab_json_and_merges_says_what_is_missing(tmp_path):
+def test_a_folder_of_an_empty_vocab_json_and_merges_says_what_is_missing(tmp_path):
+    # (vocab.json + merges.txt are read: tests/test_vocab_merges.py; an empty
+    # vocabulary lacks the single bytes byte-level BPE needs)
     (tmp_path / "vocab.json").write_text("{}")
     (tmp_path / "merges.txt").write_text("")
-    with pytest.raises(ValueError, match="vocab.json and merges.txt"):
+    with pytest.raises(ValueError, match="single bytes") as e:
         segkit.from_pretrained(tmp_path)
+    assert str(tmp_path / "vocab.json") in str(e.value)
 
 
 def test_a_fifo_is_refused_not_opened(tmp_path):

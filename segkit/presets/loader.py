@@ -18,11 +18,18 @@ lines of ``id literal length`` (the    :class:`segkit.RWKVWorld`
 RWKV World vocabulary format)
 a Mistral Tekken ``.json``             :meth:`segkit.BPE.from_tekken`
 a SentencePiece ``.model`` (protobuf)  :class:`segkit.SentencePieceBPE`
+a JSON object of token -> id           :meth:`segkit.BPE.from_vocab_merges`
+(GPT-2's ``vocab.json``) with a        (``GPT2TokenizerFast``'s semantics)
+``merges.txt`` next to it, or that
+``merges.txt`` (lines of ``a b``,
+an optional ``#version`` line)
 one token per line (``vocab.txt``)     :meth:`segkit.WordPiece.from_pretrained`
                                        (BERT's pipeline)
 a folder                               its ``tokenizer.json`` (with
                                        ``tokenizer_config.json``), else its
-                                       ``vocab.txt``
+                                       ``vocab.txt``, ``tokenizer.model``,
+                                       ``tekken.json``, or ``vocab.json`` +
+                                       ``merges.txt``
 =====================================  ======================================
 
 Anything else raises ValueError naming the file and what was found.
@@ -131,9 +138,11 @@ def _from_folder(path: Path) -> Any:
     if (path / "tekken.json").exists():
         return _from_file(path / "tekken.json")
     if (path / "vocab.json").exists() and (path / "merges.txt").exists():
-        raise ValueError(f"{path}: vocab.json and merges.txt without a tokenizer.json are not read yet; "
-                         "expected a tokenizer.json or a vocab.txt")
-    raise ValueError(f"{path}: a model folder needs a tokenizer.json or a vocab.txt; found neither")
+        from .bpe import BPE
+
+        return BPE.from_vocab_merges(path / "vocab.json", path / "merges.txt")
+    raise ValueError(f"{path}: a model folder needs a tokenizer.json, a vocab.txt, a tokenizer.model, a tekken.json "
+                     "or a vocab.json with a merges.txt; found none")
 
 
 def _head(path: Path) -> bytes:
@@ -198,6 +207,16 @@ def _from_file(path: Path) -> Any:
         from ..models.saving import load
 
         return load(path)
+    from .bpe.slow_files import looks_like_merges_txt, looks_like_vocab_json
+
+    if looks_like_vocab_json(head):  # {"token": id, ...}: GPT-2's vocab.json, read with its merges.txt
+        merges = path.parent / "merges.txt"
+        if not merges.exists():
+            raise ValueError(f"{path}: a vocab.json (a JSON object of token -> id) is read with the merges.txt next "
+                             f"to it, and there is no {merges}")
+        from .bpe import BPE
+
+        return BPE.from_vocab_merges(path, merges)
     if re.match(rb"\s*(?:\{|\[\s*[-0-9\"\[\]{])", head):  # a JSON object or array (a vocab.txt's "[PAD]" is not)
         return _tokenizer_json(path, _model_type(path))
     lines = [line for line in head.split(b"\n")[:-1] if line.strip()][:8] or [head]
@@ -211,6 +230,10 @@ def _from_file(path: Path) -> Any:
         from .sentencepiece import SentencePieceBPE
 
         return SentencePieceBPE.from_file(path)
+    if looks_like_merges_txt(head) and (path.parent / "vocab.json").exists():  # GPT-2's merges.txt
+        from .bpe import BPE
+
+        return BPE.from_vocab_merges(path.parent / "vocab.json", path)
     if b"\x00" in head:
         raise ValueError(f"{path}: not a tokenizer file segkit reads (binary content); expected a tokenizer.json, "
                          "a tiktoken file, an RWKV vocabulary, a Tekken or SentencePiece model, a vocab.txt or a segkit model file")

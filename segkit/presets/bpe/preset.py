@@ -413,6 +413,41 @@ class BPE(TiktokenAPI, TransformersNames, Preset):
         return obj
 
     @classmethod
+    @interrupts.interruptible(source="vocab_path")
+    def from_vocab_merges(cls, vocab_path: str | os.PathLike, merges_path: str | os.PathLike,
+                          special_tokens: list[str] | None = None) -> "BPE":
+        """A tokenizer from GPT-2's ``vocab.json`` + ``merges.txt``, with the
+        semantics of ``transformers.GPT2TokenizerFast(vocab_file=...,
+        merges_file=...)`` (HF ``BPE.from_file``, ByteLevel pre-tokenizer and
+        decoder, ``<|endoftext|>`` or the folder's special tokens matched
+        before BPE): see :mod:`~segkit.presets.bpe.slow_files`.
+
+        Raises
+        ------
+        segkit.presets.bpe.files.BPEFileError
+            A file is unreadable: the message names the file and the line
+            (merges.txt) or the key (vocab.json).
+
+        Examples
+        --------
+        >>> import segkit, tempfile
+        >>> d = tempfile.mkdtemp()
+        >>> segkit.train_bpe(["aaa bbb aaa"], 258, ["<|endoftext|>"]).save(d)
+        >>> bpe = segkit.BPE.from_vocab_merges(f"{d}/vocab.json", f"{d}/merges.txt")
+        >>> bpe.encode("aaa<|endoftext|>")
+        [257, 97, 256]
+        """
+        from .slow_files import read_vocab_merges
+
+        spec = read_vocab_merges(vocab_path, merges_path, special_tokens)
+        obj = cls.__new__(cls)
+        obj._setup("tokenizer.json", spec.tokens, None, spec.merges, spec.pattern, {},
+                   whole_any=spec.ignore_merges, added=spec.added, normalizer=spec.normalizer,
+                   strings=spec.strings, name=Path(vocab_path).parent.name or Path(vocab_path).name, gaps=True,
+                   source=vocab_path, error=BPEFileError)
+        return obj
+
+    @classmethod
     def from_tekken(cls, path: str | os.PathLike) -> "BPE":
         """A tokenizer from a Mistral Tekken file (``tekken_*.json``), with
         ``mistral_common``'s ``Tekkenizer`` semantics: ids equal
