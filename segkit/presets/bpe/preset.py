@@ -195,6 +195,7 @@ class BPE(TiktokenAPI, TransformersNames, Preset):
         self._decoder = None
         self._tok_len_cache = None
         self._post = None  # a tokenizer.json's template: (ids before, ids after) a text's ids
+        self._roles: dict[str, str] = {}  # transformers' roles -> token (a model folder's)
 
     def _set_template(self, before: Sequence[int], after: Sequence[int]) -> None:
         """The ids a tokenizer.json's post-processor puts around a text's
@@ -1026,10 +1027,20 @@ class BPE(TiktokenAPI, TransformersNames, Preset):
         return max([base] + [i + 1 for i in model_strings])
 
     def _special_token(self, role: str) -> str | None:
-        return None  # (a tokenizer_config.json would say; a bare file has no roles)
+        return self._roles.get(role)  # (a model folder's tokenizer_config.json says; a bare file has none)
 
     def _role_ids(self) -> set[int]:
-        return set()  # no roles: transformers' all_special_ids of a bare file is empty too
+        ids = (self.token_to_id(t) for t in self._roles.values())
+        return {i for i in ids if i is not None}
+
+    def _set_roles(self, roles: dict[str, str], where: str) -> None:
+        """The tokens of transformers' roles (``{"bos": "<s>", ...}``, from
+        a model folder: :func:`segkit.presets.pipeline.folder_config.role_tokens`);
+        a token the tokenizer does not have is a ValueError naming ``where``."""
+        for role, token in roles.items():
+            if self.token_to_id(token) is None:
+                raise ValueError(f"{where}: {role}_token {token!r:.60} is no token of the tokenizer")
+        self._roles = dict(roles)
 
     def _special_ids(self) -> set[int]:
         if self._mode == "tokenizer.json":
@@ -1073,6 +1084,8 @@ class BPE(TiktokenAPI, TransformersNames, Preset):
             config["template"] = [self._post[0].tolist(), self._post[1].tolist()]
         if self._prefix_at is not None:
             config["prefix_at"] = self._prefix_at
+        if self._roles:
+            config["roles"] = dict(self._roles)
         arrays = {"tok_bytes": t.tok_bytes, "tok_start": t.tok_start, "trans": t.trans, "bsym": t.bsym,
                   "info": t.info, "lex": t.lex, "merges": self._merges}
         return config, arrays

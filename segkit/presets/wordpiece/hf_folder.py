@@ -19,6 +19,7 @@ from pathlib import Path
 
 from ...models.bundled import written_as_a_path
 from ...runtime.regular_files import check_regular, write_new_file
+from ..pipeline.folder_config import read_config  # noqa: F401  (the folder's settings, shared by the presets)
 
 #: transformers' ``model_max_length`` of the bundled BERT models (their
 #: Hub ``tokenizer_config.json``: the models' position embeddings).
@@ -27,23 +28,6 @@ BUNDLED_MODEL_MAX_LENGTH = 512
 #: The largest ``model_max_length`` kept as given (transformers' "no
 #: limit" is ``int(1e30)``; a larger or non-int value is refused).
 _MAX_LENGTH_LIMIT = int(1e30)
-
-
-def read_config(folder: Path) -> dict:
-    """``tokenizer_config.json`` of ``folder`` (an empty dict without one);
-    ValueError naming the file for one that is not a JSON object."""
-    path = folder / "tokenizer_config.json"
-    if not path.exists():
-        return {}
-    check_regular(path, "tokenizer_config.json", ValueError)
-    try:
-        with open(path, encoding="utf-8") as fh:
-            data = json.load(fh)
-    except (UnicodeDecodeError, json.JSONDecodeError, RecursionError) as e:
-        raise ValueError(f"{path}: not a JSON file ({type(e).__name__}: {str(e)[:200]})") from None
-    if not isinstance(data, dict):
-        raise ValueError(f"{path}: expected a JSON object, found {type(data).__name__}")
-    return data
 
 
 def model_max_length_of(value, where: str) -> int:
