@@ -438,14 +438,31 @@ class BPE(TiktokenAPI, TransformersNames, Preset):
         >>> bpe.encode("aaa<|endoftext|>")
         [257, 97, 256]
         """
+        from ...runtime.regular_files import read_regular
         from .slow_files import read_vocab_merges
 
-        spec = read_vocab_merges(vocab_path, merges_path, special_tokens)
-        obj = cls.__new__(cls)
-        obj._setup("tokenizer.json", spec.tokens, None, spec.merges, spec.pattern, {},
-                   whole_any=spec.ignore_merges, added=spec.added, normalizer=spec.normalizer,
-                   strings=spec.strings, name=Path(vocab_path).parent.name or Path(vocab_path).name, gaps=True,
-                   source=vocab_path, error=BPEFileError)
+        def build() -> "BPE":
+            spec = read_vocab_merges(vocab_path, merges_path, special_tokens)
+            obj = cls.__new__(cls)
+            obj._setup("tokenizer.json", spec.tokens, None, spec.merges, spec.pattern, {},
+                       whole_any=spec.ignore_merges, added=spec.added, normalizer=spec.normalizer,
+                       strings=spec.strings, name=Path(vocab_path).parent.name or Path(vocab_path).name,
+                       gaps=True, source=vocab_path, error=BPEFileError)
+            return obj
+
+        # A large pair is built once, then kept in segkit's model cache under
+        # the bytes of both files and of the folder's files that add tokens.
+        vocab = read_regular(Path(vocab_path), "vocab.json", BPEFileError)
+        if len(vocab) < CACHE_BYTES:
+            return build()
+        folder = Path(vocab_path).parent
+        source = [vocab, read_regular(Path(merges_path), "merges.txt", BPEFileError)]
+        for extra in ("tokenizer_config.json", "special_tokens_map.json", "added_tokens.json"):
+            if (folder / extra).is_file():
+                source.append(extra.encode() + read_regular(folder / extra, extra, BPEFileError))
+        obj = cls._cached("bpe-vocab-merges", {"format": 1, "special_tokens": special_tokens},
+                          b"\0\0".join(source), build)
+        obj.name = Path(vocab_path).parent.name or Path(vocab_path).name
         return obj
 
     @classmethod
