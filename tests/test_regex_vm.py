@@ -124,6 +124,21 @@ def test_shared_corpus(shared_data):
     _check_corpus(texts[::7])
 
 
+_RUNS = {
+    "spaces": " " * 3000, "spaces-x": " " * 3000 + "x", "upper": "A" * 3000, "upper-digit": "A" * 3000 + "1",
+    "marks": "\u0301" * 3000, "digits": "1" * 3001, "punct": "!" * 3000 + "\n" * 5, "newlines": "\n" * 3000,
+    "space-newline": " \n" * 1500, "apostrophes": "'" * 3000 + "s", "upper-lower": "Aa" * 1500, "cjk": "中ア" * 1500,
+    "space-tab": " \t" * 1500 + "x",
+}
+
+
+@pytest.mark.parametrize("name", list(PUBLISHED_PATTERNS))
+def test_long_runs(name):
+    """Long runs of one kind of character: the runs give back characters over thousands of positions."""
+    for kind, text in _RUNS.items():
+        assert _compiled[name].spans(text).tolist() == expected(name, text), kind
+
+
 def test_backtracking_cases():
     p = compile_pattern(r"\s+(?!\S)|\s+")
     assert p.spans("a   b").tolist() == [[1, 3], [3, 4]]

@@ -420,9 +420,14 @@ class Program:
         """
         if not isinstance(text, str):
             raise TypeError(f"Program.spans takes a str, found {type(text).__name__}")
+        from .regex_kernels import match_rows
+
         cps = np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
-        spans, _ = self.spans_batch(cps, np.array([0, len(cps)], dtype=np.int64))
-        return spans
+        n = len(cps)
+        out = np.empty((n + 1, 2), dtype=np.int64)
+        k = match_rows(cps, np.array([0, n], dtype=np.int64), self.pages, self.blocks, self.code, self.sets,
+                       self.first, out, np.empty(2, dtype=np.int64))
+        return out[:k]
 
     def spans_batch(self, cps: np.ndarray, row_splits: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Matches of every row of joined code points.
