@@ -1,0 +1,179 @@
+"""The matcher that runs a :class:`~.regex_program.Program` (Numba, GIL released).
+
+:func:`match_rows` ``(cps, row_splits, pages, blocks, code, sets, first,
+out, span_splits)`` writes the ``(start, end)`` spans of the matches of
+every row of joined code points into ``out`` (offsets into ``cps``) and the
+row splits over spans into ``span_splits``, and returns the number of spans.
+``out`` needs ``len(cps) + rows`` entries at most (at most one match per
+character, plus one empty match at the end of a row).
+
+Search (the Rust iterators' rules, :func:`segkit.presets.bpe.pieces.matches`):
+the leftmost position from the current one where the program matches;
+after a match the search goes on at its end, an empty match moves it one
+character on, and an empty match where the previous match ended is not
+reported.  Each row is a text of its own: ``^``, ``$`` and the lookahead
+see the row's ends.
+
+Matching (:func:`match_at`) is backtracking with an explicit stack: a
+``SPLIT`` pushes its second branch, a greedy run pushes itself with the
+number of characters it took and gives one back each time it is popped.
+Since every jump goes forward, the stack holds at most one entry per
+instruction.  Work per start position is at most the product of the
+lengths of the runs on one path (the programs have no loops), as for
+:mod:`regex` with the same pattern.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ...runtime.jit import kernel
+from .regex_program import (
+    OP_BEGIN,
+    OP_END,
+    OP_JUMP,
+    OP_LOOK,
+    OP_MATCH,
+    OP_RUN,
+    OP_RUN_POSSESSIVE,
+    OP_SPLIT,
+)
+
+
+@kernel
+def atom_bits(pages, blocks, c):
+    """Bit mask of the atoms code point ``c`` matches."""
+    return blocks[np.int64(pages[c >> 8]) + (c & 255)]
+
+
+@kernel
+def match_at(cps, lo, hi, p, pages, blocks, code, sets, stack):
+    """End of the match of the program starting at ``cps[p]`` in the row
+    ``cps[lo:hi]``, or -1.  ``stack``: int64 ``(len(code), 3)`` scratch."""
+    pc = 0
+    pos = p
+    sp = 0
+    zero = np.uint64(0)
+    while True:
+        op = code[pc, 0]
+        ok = True
+        if op == OP_RUN or op == OP_RUN_POSSESSIVE:
+            m = sets[code[pc, 1]]
+            mn = code[pc, 2]
+            mx = code[pc, 3]
+            limit = hi - pos
+            if mx >= 0 and mx < limit:
+                limit = mx
+            k = 0
+            while k < limit and (atom_bits(pages, blocks, cps[pos + k]) & m) != zero:
+                k += 1
+            if k < mn:
+                ok = False
+            else:
+                if op == OP_RUN and k > mn:
+                    stack[sp, 0] = pc
+                    stack[sp, 1] = pos
+                    stack[sp, 2] = k
+                    sp += 1
+                pos += k
+                pc += 1
+        elif op == OP_SPLIT:
+            f = code[pc, 3]
+            if f >= 0 and (pos >= hi or (atom_bits(pages, blocks, cps[pos]) & sets[f]) == zero):
+                pc = code[pc, 2]
+            else:
+                stack[sp, 0] = code[pc, 2]
+                stack[sp, 1] = pos
+                stack[sp, 2] = -1
+                sp += 1
+                pc = code[pc, 1]
+        elif op == OP_JUMP:
+            pc = code[pc, 1]
+        elif op == OP_LOOK:
+            hit = pos < hi and (atom_bits(pages, blocks, cps[pos]) & sets[code[pc, 1]]) != zero
+            if code[pc, 2] != 0:
+                hit = not hit
+            if hit:
+                pc += 1
+            else:
+                ok = False
+        elif op == OP_BEGIN:
+            if pos == lo or (code[pc, 1] != 0 and cps[pos - 1] == 10):
+                pc += 1
+            else:
+                ok = False
+        elif op == OP_END:
+            # regex's "$": the end, or before a newline that ends the text
+            # (any newline with MULTILINE)
+            if pos == hi or (cps[pos] == 10 and (code[pc, 1] != 0 or pos == hi - 1)):
+                pc += 1
+            else:
+                ok = False
+        else:  # OP_MATCH
+            return pos
+        if not ok:
+            if sp == 0:
+                return -1
+            top = sp - 1
+            k = stack[top, 2]
+            if k < 0:  # the other branch of a SPLIT
+                pc = stack[top, 0]
+                pos = stack[top, 1]
+                sp = top
+            else:  # a greedy run gives one character back
+                run = stack[top, 0]
+                k -= 1
+                pos = stack[top, 1] + k
+                pc = run + 1
+                if k <= code[run, 2]:  # at its minimum: nothing more to give back
+                    sp = top
+                else:
+                    stack[top, 2] = k
+
+
+@kernel
+def match_row(cps, lo, hi, pages, blocks, code, sets, first, stack, out, n):
+    """Write the matches of the row ``cps[lo:hi]`` into ``out`` from entry
+    ``n`` on; return the new count."""
+    zero = np.uint64(0)
+    pos = lo
+    last = np.int64(-1)
+    while pos <= hi:
+        s = pos
+        e = np.int64(-1)
+        while s <= hi:
+            if first >= 0:
+                fm = sets[first]
+                while s < hi and (atom_bits(pages, blocks, cps[s]) & fm) == zero:
+                    s += 1
+                if s == hi:
+                    break
+            e = match_at(cps, lo, hi, s, pages, blocks, code, sets, stack)
+            if e >= 0:
+                break
+            s += 1
+        if e < 0:
+            break
+        if e == s:
+            pos = e + 1
+            if e == last:
+                continue
+        else:
+            pos = e
+        last = e
+        out[n, 0] = s
+        out[n, 1] = e
+        n += 1
+    return n
+
+
+@kernel
+def match_rows(cps, row_splits, pages, blocks, code, sets, first, out, span_splits):
+    """Matches of every row (see the module docstring); returns their number."""
+    stack = np.empty((code.shape[0] + 1, 3), dtype=np.int64)
+    n = np.int64(0)
+    span_splits[0] = 0
+    for r in range(row_splits.shape[0] - 1):
+        n = match_row(cps, row_splits[r], row_splits[r + 1], pages, blocks, code, sets, first, stack, out, n)
+        span_splits[r + 1] = n
+    return n

