@@ -84,7 +84,13 @@ _char = st.characters(exclude_categories=["Cn", "Cs"])  # HF and segkit may know
 @given(st.lists(st.one_of(_bits, _char), max_size=30).map("".join))
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @example("a1234b 中文abc 12 ，。 x  \n\n  y")
-def test_deepseek_hypothesis(deepseek, text):
+@pytest.mark.parametrize("compiled", [False, True])
+def test_deepseek_hypothesis(deepseek, monkeypatch, compiled, text):
+    from segkit.presets.bpe import pieces
+
+    if compiled:  # the compiled programs for every call, not only batches and long texts
+        monkeypatch.setattr(pieces, "COMPILED_MIN_ROWS", 1)
+        monkeypatch.setattr(pieces, "COMPILED_MIN_CHARS", 0)
     enc, ref, _ = deepseek
     expected = ref.encode(text).ids
     assert enc.encode(text) == expected
@@ -136,7 +142,13 @@ _docs = st.lists(st.lists(st.sampled_from(["a", "b", "ab", "中文", "か", " ",
 @example(["\naa"], [3], False, ["ab\ncd", "x\n\ny"], False)  # ^ and $ anchor lines in HF's regex engine
 @example(["ab\ncd"], [4, 0], True, ["ab\ncd\n", "a1\nb"], False)
 @example(["ab12 cd"], [0], False, ["ab12345 cd", " x", ""], True)  # a space put before each piece without one
-def test_any_chain_of_splits(tmp_path, docs, picks, use_regex, texts, prefix):
+@pytest.mark.parametrize("compiled", [False, True])
+def test_any_chain_of_splits(tmp_path, monkeypatch, compiled, docs, picks, use_regex, texts, prefix):
+    from segkit.presets.bpe import pieces
+
+    if compiled:  # the compiled programs for every call, not only batches and long texts
+        monkeypatch.setattr(pieces, "COMPILED_MIN_ROWS", 1)
+        monkeypatch.setattr(pieces, "COMPILED_MIN_CHARS", 0)
     trained = train_bpe(docs, 300, [], show_progress=False)
     assume(len(set(trained.vocab.values())) == len(trained.vocab))
     path = tmp_path / "tokenizer.json"
@@ -184,3 +196,25 @@ def test_a_split_of_another_behavior_is_named(tmp_path):
     path.write_text(json.dumps(data), encoding="utf-8")
     with pytest.raises(segkit.VocabularyError, match=r"pre_tokenizer\.pretokenizers\[1\]\.behavior.*MergedWithPrevious"):
         segkit.BPE.from_tokenizer_json(path)
+
+
+def test_compiled_and_regex_paths_agree_on_tiktoken_semantics(monkeypatch):
+    """Patterns with tiktoken's semantics (a Tekken file, Llama 3's and
+    Qwen's tiktoken files read with their patterns) through the compiled
+    programs give what the regex path gives (which tests/test_bpe_tekken.py
+    and tests/test_bpe_tiktoken.py check against the peers)."""
+    from segkit.presets.bpe import pieces
+
+    try:
+        import mistral_common
+    except ImportError:
+        pytest.skip("mistral-common is not installed (it ships the Tekken files)")
+    tekken = sorted((Path(mistral_common.__file__).parent / "data").glob("tekken_*.json"))[-1]
+    enc = segkit.BPE.from_tekken(tekken)
+    assert enc._splitter.programs is not None
+    texts = [json.loads(line)["text"] for line in SAMPLE.read_text(encoding="utf-8").splitlines()]
+    expected = [enc.encode(t) for t in texts]  # one short text a call: the regex path
+    monkeypatch.setattr(pieces, "COMPILED_MIN_ROWS", 1)
+    monkeypatch.setattr(pieces, "COMPILED_MIN_CHARS", 0)
+    assert [enc.encode(t) for t in texts] == expected
+    assert enc.encode_batch(texts) == expected

@@ -108,6 +108,39 @@ def make_plan(specials: dict[str, int], allowed_special, disallowed_special) -> 
     return SpecialPlan(allowed, disallowed)
 
 
+#: Batches of at least this many texts, or this many characters, are split
+#: by the compiled programs (measured on the corpus: per call, one short
+#: text, regex is faster; DeepSeek's and Llama 3's patterns).
+COMPILED_MIN_ROWS = 16
+COMPILED_MIN_CHARS = 2048
+
+
+def _program(pattern: str, lines: bool):
+    """The compiled program of ``pattern`` (:func:`.regex_program.compile_pattern`),
+    or None (outside its subset)."""
+    from .regex_program import compile_pattern
+
+    try:
+        return compile_pattern(pattern, lines)
+    except Exception:  # noqa: BLE001 - anything it cannot take, regex runs
+        return None
+
+
+def _cuts(bounds: np.ndarray, spans: np.ndarray, keep: np.ndarray) -> np.ndarray:
+    """The piece boundaries after a split: the pieces' ``bounds`` (rising,
+    tiling the text), with the ends of the ``spans`` that lie in a piece
+    where ``keep`` is true added (HF's Isolated split: a match and the text
+    between matches are pieces; an empty match only cuts)."""
+    if spans.size:
+        row = np.searchsorted(bounds, spans[:, 0], side="right") - 1
+        spans = spans[keep[np.minimum(row, keep.size - 1)]]
+    return np.unique(np.concatenate([bounds, spans.ravel()]))
+
+
+def _segment_of(seg_bounds: np.ndarray, starts: np.ndarray) -> np.ndarray:
+    return np.searchsorted(seg_bounds, starts, side="right") - 1
+
+
 def utf8(text: str, text_index: int | None = None) -> bytes:
     """UTF-8 of ``text``; a lone surrogate is a ValueError naming its position."""
     try:
@@ -177,12 +210,19 @@ class RegexSplitter:
                                  f"found {len(pattern)} pattern(s) with gaps={gaps}")
             self.chain = [RegexSplitter(p, True, lines) for p in pattern]
             self.rx = self.chain[0].rx
+            programs = [step.program for step in self.chain]
         else:
             self.chain = None
             # lines: ^ and $ anchor lines, as in a tokenizer.json's patterns
             # (Oniguruma's Ruby syntax, which HF tokenizers runs).
             self.rx = regex.compile(pattern, regex.MULTILINE if lines else 0) if pattern is not None else None
+            programs = [_program(pattern, lines)] if pattern is not None else [None]
         self.gaps = gaps
+        #: The compiled programs of the patterns, in order (see
+        #: :mod:`.regex_program`), or None when one is outside its subset:
+        #: then :mod:`regex` runs them.
+        self.program = programs[0] if len(programs) == 1 else None
+        self.programs = programs if all(p is not None for p in programs) else None
         self.prefix_at = prefix_at
         if prefix_at is not None:  # HF ByteLevel's add_prefix_space: the patterns before it, and after
             patterns = list(pattern) if isinstance(pattern, tuple) else [] if pattern is None else [pattern]
@@ -268,11 +308,73 @@ class RegexSplitter:
                 "silently), so segkit refuses: use a pattern that matches every character (e.g. add |\\s+|. "
                 "as a last alternative)")
 
+    def _compiled_pieces(self, rows: list[list[tuple[int, str]]], first_index: int) -> Pieces | None:
+        """:meth:`pieces` by the compiled programs, in whole-batch steps:
+        each pattern's matches over every piece at once
+        (:meth:`.regex_program.Program.spans_batch`), the pieces' boundaries
+        gathered with NumPy.  None when tiktoken's semantics would raise
+        (an empty match, text no match covers): the regex path says where."""
+        strings: list[str] = []
+        tids: list[int] = []
+        per_row: list[int] = []
+        for row in rows:
+            for tid, s in row:
+                strings.append(s)
+                tids.append(tid)
+            per_row.append(len(row))
+        joined = "".join(strings)
+        try:
+            raw = joined.encode("utf-8")
+        except UnicodeEncodeError:  # name the text (and position) of the lone surrogate
+            for r, row in enumerate(rows):
+                for _, s in row:
+                    utf8(s, first_index + r if len(rows) > 1 else None)
+            raise
+        cps = np.frombuffer(joined.encode("utf-32-le"), dtype=np.uint32)
+        n_seg = len(strings)
+        seg_bounds = np.zeros(n_seg + 1, dtype=np.int64)
+        np.cumsum(np.fromiter(map(len, strings), np.int64, n_seg), out=seg_bounds[1:])
+        tid = np.array(tids, dtype=np.int32)
+        text_seg = tid < 0
+        bounds = seg_bounds
+        for program in self.programs:
+            keep = text_seg[_segment_of(seg_bounds, bounds[:-1])] if bounds.size > 1 else text_seg
+            spans, _ = program.spans_batch(cps, bounds)
+            if not self.gaps:  # tiktoken: every character matched, by non-empty matches
+                in_text = keep[np.minimum(np.searchsorted(bounds, spans[:, 0], side="right") - 1, keep.size - 1)] \
+                    if spans.size else np.zeros(0, bool)
+                lengths = spans[in_text, 1] - spans[in_text, 0]
+                if (lengths == 0).any() or int(lengths.sum()) != int(np.diff(seg_bounds)[text_seg].sum()):
+                    return None
+            bounds = _cuts(bounds, spans, keep)
+        starts, ends = bounds[:-1], bounds[1:]
+        nonempty = ends > starts
+        starts, ends = starts[nonempty], ends[nonempty]
+        seg = _segment_of(seg_bounds, starts)
+        ids = tid[seg]
+        row_of_seg = np.repeat(np.arange(len(rows), dtype=np.int64), np.array(per_row, dtype=np.int64))
+        counts = np.bincount(row_of_seg[seg], minlength=len(rows)) if seg.size else np.zeros(len(rows), np.int64)
+        splits = np.zeros(len(rows) + 1, dtype=np.int64)
+        np.cumsum(counts, out=splits[1:])
+        if len(raw) != len(joined):  # characters beyond ASCII: offsets in bytes
+            cum = np.zeros(cps.size + 1, dtype=np.int64)
+            np.cumsum(1 + (cps >= 0x80) + (cps >= 0x800) + (cps >= 0x10000), out=cum[1:])
+            starts, ends = cum[starts], cum[ends]
+        return Pieces(np.frombuffer(raw, dtype=np.uint8), starts.astype(np.int64), ends.astype(np.int64),
+                      ids.astype(np.int32), splits)
+
     def pieces(self, rows: list[list[tuple[int, str]]], first_index: int = 0) -> Pieces:
         """Pieces of texts given as ``(id, string)`` stretches.  The spans
         are gathered in characters of all the stretches joined, then turned
         into UTF-8 offsets in one pass (no Python work per piece but the
         span itself)."""
+        # The compiled programs pay a fixed cost per call (arrays, NumPy
+        # steps) that regex does not: they take batches and long texts.
+        if self.programs is not None and self.prefix_at is None and (
+                len(rows) >= COMPILED_MIN_ROWS or sum(len(s) for row in rows for _, s in row) >= COMPILED_MIN_CHARS):
+            done = self._compiled_pieces(rows, first_index)
+            if done is not None:
+                return done
         strings: list[str] = []
         starts: list[int] = []
         ends: list[int] = []
