@@ -173,6 +173,15 @@ def _bpe(folder: Path) -> None:
     own.encode("low lower<|end|>", allowed_special="all")
     own.encode_batch(["low lower", "low"])
     segkit.BPE(vocab, [(b"l", b"o"), (b"lo", b"w")], pattern=None).encode_batch(["low lower", "low"])
+    # Patterns of the compiled subset (Llama 3's, with tiktoken's and HF's
+    # semantics): the regex programs' batch kernels.
+    from ..presets.bpe.pieces import COMPILED_MIN_ROWS
+
+    llama3 = (r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|"
+              r"\s*[\r\n]+|\s+(?!\S)|\s+")
+    for merges_model in (segkit.BPE(vocab, [(b"l", b"o"), (b"lo", b"w")], pattern=llama3),):
+        merges_model.encode_batch(TEXTS * COMPILED_MIN_ROWS)
+        merges_model.encode_batch(TEXTS * COMPILED_MIN_ROWS, flat=True)
 
 
 def _training(folder: Path) -> None:
