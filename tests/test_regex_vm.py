@@ -43,6 +43,8 @@ EXTRA = {
     "optional-group": r"a(?:bc|b)?c|(?:x|y)?\d+|.",
     "capture": r"(ab|a)(b)?|\n",
     "dot": r"\p{L}.|.",
+    "possessive": r"\p{L}++\p{Ll}|\p{L}{1,3}+a|\s?+\s|\S",  # possessive runs never give back
+    "end-before-newline": r"\p{L}+$|\S|\s",  # "$" also before a newline that ends the text
 }
 PATTERNS = {**PUBLISHED_PATTERNS, **EXTRA}
 
@@ -145,6 +147,14 @@ def test_backtracking_cases():
     q = compile_pattern(r"[^\r\n\p{L}\p{N}]?\p{L}+|\S")
     assert q.spans("!!ab").tolist() == [[0, 1], [1, 4]]
     assert q.spans(" ").tolist() == []
+
+
+def test_end_anchor_before_a_final_newline():
+    """regex's "$" (without MULTILINE) matches at the end and before a newline that ends the text."""
+    p = compile_pattern(r"\p{L}+$|\S|\s")
+    for text, spans in [("ab\n", [[0, 2], [2, 3]]), ("ab\n\n", [[0, 1], [1, 2], [2, 3], [3, 4]]), ("ab", [[0, 2]])]:
+        assert expected("end-before-newline", text) == spans
+        assert p.spans(text).tolist() == spans
 
 
 def test_multiline_anchors():
