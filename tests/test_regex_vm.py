@@ -15,7 +15,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import regex
-from hypothesis import given, settings
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from segkit.presets.bpe.pieces import matches
@@ -139,6 +139,50 @@ def test_long_runs(name):
     """Long runs of one kind of character: the runs give back characters over thousands of positions."""
     for kind, text in _RUNS.items():
         assert _compiled[name].spans(text).tolist() == expected(name, text), kind
+
+
+# Random patterns from the subset's pieces (and a few outside it): either
+# None or the same matches as regex.
+_ATOMS = ["a", "b", "s", "'", " ", "\\n", "\\s", "\\S", "\\d", "\\w", ".", "[ab]", "[^\\s\\p{L}]", "\\p{L}",
+          "\\p{Lu}", "\\P{L}", "\\p{N}", "[\\r\\n]", "\\-", "\\x41", "[a-c\\d]"]
+_QUANTS = ["", "", "?", "*", "+", "{1,3}", "{2}", "{0,2}", "{2,}", "++", "?+", "*+", "{1,2}+", "*?"]
+
+
+@st.composite
+def _patterns(draw, depth=0):
+    alts = []
+    for _ in range(draw(st.integers(1, 3))):
+        items = []
+        for _ in range(draw(st.integers(1, 3))):
+            kind = draw(st.integers(0, 9 if depth < 2 else 5))
+            if kind <= 5:
+                items.append(draw(st.sampled_from(_ATOMS)) + draw(st.sampled_from(_QUANTS)))
+            elif kind == 6:
+                items.append(draw(st.sampled_from(["(?=", "(?!"])) + draw(st.sampled_from(_ATOMS)) + ")")
+            elif kind == 7:
+                items.append(draw(st.sampled_from(["^", "$"])))
+            else:
+                inner = draw(_patterns(depth + 1))
+                items.append(draw(st.sampled_from(["(?:", "(?i:", "("])) + inner + ")"
+                             + draw(st.sampled_from(["", "?", "", "+", "{1}"])))
+        alts.append("".join(items))
+    return "|".join(alts)
+
+
+_small_texts = st.text(alphabet="aAbBsS1 \n\r'!-é\u0301", max_size=30)
+
+
+@given(pattern=_patterns(), texts=st.lists(_small_texts, min_size=1, max_size=5), multiline=st.booleans())
+@settings(max_examples=1500, deadline=None)
+def test_random_patterns(pattern, texts, multiline):
+    try:
+        rx = regex.compile(pattern, regex.MULTILINE if multiline else 0)
+    except regex.error:  # pragma: no cover - the pieces make valid patterns
+        raise AssertionError(f"the test made an invalid pattern {pattern!r}") from None
+    program = compile_pattern(pattern, multiline)
+    assume(program is not None)  # about 60% are in the subset (a health check fails if few were)
+    for text in texts:
+        assert program.spans(text).tolist() == [list(span) for span in matches(rx, text)], (pattern, text)
 
 
 def test_backtracking_cases():
