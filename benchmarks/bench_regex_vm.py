@@ -19,6 +19,11 @@ The ratio printed is ``regex finditer / kernel, batch`` (and from a str
 list).  Compile times (parsing plus the class table from :mod:`regex`)
 are printed too.
 
+Then scaling: single texts of long runs of one kind (spaces, upper-case
+letters, marks, digits, newlines, ...) at 10^5 and 10^6 characters, the
+kernel's nanoseconds per character for every pattern and the time ratio
+10^6 / 10^5 (linear time: about 10), with regex finditer at 10^5.
+
     python benchmarks/bench_regex_vm.py [--quick] [--repeat N]
 """
 
@@ -94,7 +99,58 @@ def main() -> None:
             rows.append([name, k, mbps(nbytes, v), ref / v])
     print_table(["pattern", "system", "MB/s", "x regex finditer"], rows,
                 title=f"throughput on the corpus ({nbytes / 1e6:.1f} MB, {len(texts)} texts, one thread)")
+    results["scaling"] = run_scaling(args)
     save_results("regex_vm", results, args)
+
+
+def adversarial(n: int) -> dict[str, str]:
+    import random
+
+    rng = random.Random(7)
+    return {
+        "spaces": " " * n, "spaces, x": " " * (n - 1) + "x", "upper": "A" * n, "upper, digit": "A" * (n - 1) + "1",
+        "marks": "\u0301" * n, "digits": "1" * n, "punctuation": "!" * n, "newlines": "\n" * n,
+        "space newline": " \n" * (n // 2), "Aa": "Aa" * (n // 2), "cjk": "中" * n,
+        "random bytes": bytes(rng.randrange(256) for _ in range(n)).decode("utf-8", "replace")[:n],
+    }
+
+
+def run_scaling(args) -> dict:
+    import regex
+
+    from segkit.presets.bpe.published_patterns import PUBLISHED_PATTERNS
+    from segkit.presets.bpe.regex_program import compile_pattern
+
+    sizes = (10**5, 10**6)
+    texts = {n: adversarial(n) for n in sizes}
+    out = {}
+    rows = []
+    for name, pattern in PUBLISHED_PATTERNS.items():
+        p = compile_pattern(pattern)
+        rx = regex.compile(pattern)
+        worst = None
+        for kind in texts[sizes[0]]:
+            secs = {}
+            for n in sizes:
+                t = texts[n][kind]
+                secs[n] = min(_timed(lambda: p.spans(t)) for _ in range(max(1, args.repeat // 2)))
+            t = texts[sizes[0]][kind]
+            rx_s = _timed(lambda: [m.span() for m in rx.finditer(t)])
+            row = [name, kind, secs[sizes[0]] / sizes[0] * 1e9, secs[sizes[1]] / sizes[1] * 1e9,
+                   secs[sizes[1]] / secs[sizes[0]], rx_s / sizes[0] * 1e9]
+            out[f"{name}/{kind}"] = row[2:]
+            if worst is None or row[3] > worst[3]:
+                worst = row
+        rows.append(worst)
+    print_table(["pattern", "worst text", "ns/char 1e5", "ns/char 1e6", "1e6/1e5", "regex ns/char 1e5"], rows,
+                title="scaling: the slowest run text per pattern (kernel via Program.spans)")
+    return out
+
+
+def _timed(fn) -> float:
+    t0 = time.perf_counter()
+    fn()
+    return time.perf_counter() - t0
 
 
 if __name__ == "__main__":

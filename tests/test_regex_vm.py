@@ -15,7 +15,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import regex
-from hypothesis import given, settings
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from segkit.presets.bpe.pieces import matches
@@ -43,6 +43,8 @@ EXTRA = {
     "optional-group": r"a(?:bc|b)?c|(?:x|y)?\d+|.",
     "capture": r"(ab|a)(b)?|\n",
     "dot": r"\p{L}.|.",
+    "possessive": r"\p{L}++\p{Ll}|\p{L}{1,3}+a|\s?+\s|\S",  # possessive runs never give back
+    "end-before-newline": r"\p{L}+$|\S|\s",  # "$" also before a newline that ends the text
 }
 PATTERNS = {**PUBLISHED_PATTERNS, **EXTRA}
 
@@ -116,12 +118,19 @@ def test_bundled_sample():
     _check_corpus(_sample_texts(TESTS_DATA / "multilingual-sample.jsonl"))
 
 
+def test_shared_corpus_subset(shared_data):
+    path = shared_data / "corpus" / "multilingual.jsonl"
+    if not path.is_file():
+        pytest.skip(f"corpus not found at {path}")
+    _check_corpus(_sample_texts(path)[::50])
+
+
+@pytest.mark.slow
 def test_shared_corpus(shared_data):
     path = shared_data / "corpus" / "multilingual.jsonl"
     if not path.is_file():
         pytest.skip(f"corpus not found at {path}")
-    texts = _sample_texts(path)
-    _check_corpus(texts[::7])
+    _check_corpus(_sample_texts(path))
 
 
 _RUNS = {
@@ -139,12 +148,71 @@ def test_long_runs(name):
         assert _compiled[name].spans(text).tolist() == expected(name, text), kind
 
 
+# Random patterns from the subset's pieces (and a few outside it): either
+# None or the same matches as regex.
+_ATOMS = ["a", "b", "s", "'", " ", "\\n", "\\s", "\\S", "\\d", "\\w", ".", "[ab]", "[^\\s\\p{L}]", "\\p{L}",
+          "\\p{Lu}", "\\P{L}", "\\p{N}", "[\\r\\n]", "\\-", "\\x41", "[a-c\\d]"]
+_QUANTS = ["", "", "?", "*", "+", "{1,3}", "{2}", "{0,2}", "{2,}", "++", "?+", "*+", "{1,2}+", "*?"]
+
+
+@st.composite
+def _patterns(draw, depth=0):
+    alts = []
+    for _ in range(draw(st.integers(1, 3))):
+        items = []
+        for _ in range(draw(st.integers(1, 3))):
+            kind = draw(st.integers(0, 9 if depth < 2 else 5))
+            if kind <= 5:
+                items.append(draw(st.sampled_from(_ATOMS)) + draw(st.sampled_from(_QUANTS)))
+            elif kind == 6:
+                items.append(draw(st.sampled_from(["(?=", "(?!"])) + draw(st.sampled_from(_ATOMS)) + ")")
+            elif kind == 7:
+                items.append(draw(st.sampled_from(["^", "$"])))
+            else:
+                inner = draw(_patterns(depth + 1))
+                items.append(draw(st.sampled_from(["(?:", "(?i:", "("])) + inner + ")"
+                             + draw(st.sampled_from(["", "?", "", "+", "{1}"])))
+        alts.append("".join(items))
+    return "|".join(alts)
+
+
+_small_texts = st.text(alphabet="aAbBsS1 \n\r'!-é\u0301", max_size=30)
+
+
+@given(pattern=_patterns(), texts=st.lists(_small_texts, min_size=1, max_size=5), multiline=st.booleans())
+@settings(max_examples=600, deadline=None)
+def test_random_patterns(pattern, texts, multiline):
+    try:
+        rx = regex.compile(pattern, regex.MULTILINE if multiline else 0)
+    except regex.error:  # pragma: no cover - the pieces make valid patterns
+        raise AssertionError(f"the test made an invalid pattern {pattern!r}") from None
+    program = compile_pattern(pattern, multiline)
+    assume(program is not None)  # about 60% are in the subset (a health check fails if few were)
+    for text in texts:
+        assert program.spans(text).tolist() == [list(span) for span in matches(rx, text)], (pattern, text)
+
+
 def test_backtracking_cases():
     p = compile_pattern(r"\s+(?!\S)|\s+")
     assert p.spans("a   b").tolist() == [[1, 3], [3, 4]]
     q = compile_pattern(r"[^\r\n\p{L}\p{N}]?\p{L}+|\S")
     assert q.spans("!!ab").tolist() == [[0, 1], [1, 4]]
     assert q.spans(" ").tolist() == []
+
+
+def test_end_anchor_before_a_final_newline():
+    """regex's "$" (without MULTILINE) matches at the end and before a newline that ends the text."""
+    p = compile_pattern(r"\p{L}+$|\S|\s")
+    for text, spans in [("ab\n", [[0, 2], [2, 3]]), ("ab\n\n", [[0, 1], [1, 2], [2, 3], [3, 4]]), ("ab", [[0, 2]])]:
+        assert expected("end-before-newline", text) == spans
+        assert p.spans(text).tolist() == spans
+
+
+def test_lone_surrogates_are_characters():
+    """A str with a lone surrogate (no UTF-8 form) is matched as regex matches it."""
+    text = "ab\ud800 1\udfff"
+    for name in ("llama3", "o200k", "anchors"):
+        assert _compiled[name].spans(text).tolist() == expected(name, text)
 
 
 def test_multiline_anchors():
