@@ -380,7 +380,10 @@ def _atom_mask(key: tuple[str, bool]) -> np.ndarray:
         mask = np.zeros(N_CODE_POINTS, dtype=bool)
         mask[ord(text)] = True
         return mask
-    return property_mask(f"(?i:{text})" if icase else text)
+    # Uncached: property_mask keeps every mask it made (1.1 MB each), which
+    # is right for segkit's fixed tables, not for the atoms of any pattern a
+    # user brings (the programs themselves are cached, compactly).
+    return property_mask.__wrapped__(f"(?i:{text})" if icase else text)
 
 
 def _two_level(flat: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
