@@ -61,7 +61,13 @@ def status(key):
     raise RuntimeError(key + " not in /proc/self/status")
 
 try:
-    _trim = ctypes.CDLL("libc.so.6").malloc_trim
+    _libc = ctypes.CDLL("libc.so.6")
+    _trim = _libc.malloc_trim
+    # A fixed mmap threshold (M_MMAP_THRESHOLD, -3): every large array is
+    # mapped and unmapped on its own, so a freed one never stays in the
+    # heap for the next call to reuse unseen (glibc's dynamic threshold
+    # let the small text's peak hide in the warm-up's memory).
+    _libc.mallopt(-3, 128 * 1024)
 except (OSError, AttributeError):
     _trim = None
 

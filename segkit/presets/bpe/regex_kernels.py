@@ -28,16 +28,15 @@ from __future__ import annotations
 import numpy as np
 
 from ...runtime.jit import kernel
-from .regex_program import (
-    OP_BEGIN,
-    OP_END,
-    OP_JUMP,
-    OP_LOOK,
-    OP_MATCH,
-    OP_RUN,
-    OP_RUN_POSSESSIVE,
-    OP_SPLIT,
-)
+#: The instructions of a program (see :mod:`.regex_program`, which emits them).
+OP_RUN = 0
+OP_RUN_POSSESSIVE = 1
+OP_SPLIT = 2
+OP_JUMP = 3
+OP_LOOK = 4
+OP_BEGIN = 5
+OP_END = 6
+OP_MATCH = 7
 
 
 @kernel

@@ -64,20 +64,13 @@ from functools import lru_cache
 
 import numpy as np
 
+from .regex_kernels import OP_BEGIN, OP_END, OP_JUMP, OP_LOOK, OP_MATCH, OP_RUN, OP_RUN_POSSESSIVE, OP_SPLIT
+
 __all__ = ["Program", "compile_pattern"]
 
 N_CODE_POINTS = 0x110000
 _N_PAGES = N_CODE_POINTS >> 8
 MAX_ATOMS = 64
-
-OP_RUN = 0
-OP_RUN_POSSESSIVE = 1
-OP_SPLIT = 2
-OP_JUMP = 3
-OP_LOOK = 4
-OP_BEGIN = 5
-OP_END = 6
-OP_MATCH = 7
 
 
 class _Unsupported(Exception):
