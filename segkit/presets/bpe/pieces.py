@@ -137,6 +137,25 @@ def _cuts(bounds: np.ndarray, spans: np.ndarray, keep: np.ndarray) -> np.ndarray
     return np.unique(np.concatenate([bounds, spans.ravel()]))
 
 
+def _joined_utf8(joined: str, rows: list, first_index: int) -> bytes:
+    """UTF-8 of the stretches of ``rows`` joined; a lone surrogate is the
+    ValueError of :func:`utf8` naming its text and position."""
+    try:
+        return joined.encode("utf-8")
+    except UnicodeEncodeError:
+        for r, row in enumerate(rows):
+            for _, s in row:
+                utf8(s, first_index + r if len(rows) > 1 else None)
+        raise
+
+
+def _byte_offsets(cps: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Character offsets into the code points ``cps`` as UTF-8 byte offsets."""
+    cum = np.zeros(cps.size + 1, dtype=np.int64)
+    np.cumsum(1 + (cps >= 0x80) + (cps >= 0x800) + (cps >= 0x10000), out=cum[1:])
+    return cum[starts], cum[ends]
+
+
 def _segment_of(seg_bounds: np.ndarray, starts: np.ndarray) -> np.ndarray:
     return np.searchsorted(seg_bounds, starts, side="right") - 1
 
@@ -323,13 +342,7 @@ class RegexSplitter:
                 tids.append(tid)
             per_row.append(len(row))
         joined = "".join(strings)
-        try:
-            raw = joined.encode("utf-8")
-        except UnicodeEncodeError:  # name the text (and position) of the lone surrogate
-            for r, row in enumerate(rows):
-                for _, s in row:
-                    utf8(s, first_index + r if len(rows) > 1 else None)
-            raise
+        raw = _joined_utf8(joined, rows, first_index)
         cps = np.frombuffer(joined.encode("utf-32-le"), dtype=np.uint32)
         n_seg = len(strings)
         seg_bounds = np.zeros(n_seg + 1, dtype=np.int64)
@@ -357,9 +370,7 @@ class RegexSplitter:
         splits = np.zeros(len(rows) + 1, dtype=np.int64)
         np.cumsum(counts, out=splits[1:])
         if len(raw) != len(joined):  # characters beyond ASCII: offsets in bytes
-            cum = np.zeros(cps.size + 1, dtype=np.int64)
-            np.cumsum(1 + (cps >= 0x80) + (cps >= 0x800) + (cps >= 0x10000), out=cum[1:])
-            starts, ends = cum[starts], cum[ends]
+            starts, ends = _byte_offsets(cps, starts, ends)
         return Pieces(np.frombuffer(raw, dtype=np.uint8), starts.astype(np.int64), ends.astype(np.int64),
                       ids.astype(np.int32), splits)
 
@@ -411,20 +422,11 @@ class RegexSplitter:
                 pos += len(s)
             splits.append(len(starts))
         joined = "".join(strings)
-        try:
-            raw = joined.encode("utf-8")
-        except UnicodeEncodeError:  # name the text (and position) of the lone surrogate
-            for r, row in enumerate(rows):
-                for _, s in row:
-                    utf8(s, first_index + r if len(rows) > 1 else None)
-            raise
+        raw = _joined_utf8(joined, rows, first_index)
         st = np.array(starts, dtype=np.int64)
         en = np.array(ends, dtype=np.int64)
         if len(raw) != len(joined):  # characters beyond ASCII: offsets in bytes
-            cps = np.frombuffer(joined.encode("utf-32-le"), dtype=np.uint32)
-            cum = np.zeros(cps.size + 1, dtype=np.int64)
-            np.cumsum(1 + (cps >= 0x80) + (cps >= 0x800) + (cps >= 0x10000), out=cum[1:])
-            st, en = cum[st], cum[en]
+            st, en = _byte_offsets(np.frombuffer(joined.encode("utf-32-le"), dtype=np.uint32), st, en)
         ids = np.full(st.size, -1, dtype=np.int32)
         if special_at:
             ids[np.array(special_at, dtype=np.int64)] = special_ids
