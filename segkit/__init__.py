@@ -53,7 +53,7 @@ _PUBLIC = {
     "Vocabulary": "segkit.models.vocabulary",
     "VocabularyError": "segkit.models.vocabulary",
     "WordPiece": "segkit.presets.wordpiece",
-    "ModelInputs": "segkit.presets.wordpiece.call",
+    "ModelInputs": "segkit.presets.pipeline.call",
     "AddedToken": "segkit.presets.wordpiece.added_tokens",
     "SentencePieceBPE": "segkit.presets.sentencepiece",
     "train_bpe": "segkit.training",

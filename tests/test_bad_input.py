@@ -482,7 +482,7 @@ def test_padding_targets_that_would_take_gigabytes_are_refused(tmp_path):
     # padded a 5-token text to 442 million positions (a 24.7 GiB array).
     import json
 
-    from segkit.presets.wordpiece.postprocess import MAX_PAD_LENGTH
+    from segkit.presets.pipeline.postprocess import MAX_PAD_LENGTH
 
     wp = segkit.WordPiece.bert(["[PAD]", "[UNK]", "[CLS]", "[SEP]", "a"])
     with pytest.raises(ValueError, match="pad_to_multiple_of must be at most"):

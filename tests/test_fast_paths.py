@@ -140,7 +140,8 @@ def test_single_kernel_reads_str_as_code_points(text):
     """encode_single given the str itself (reads_str(): Numba reads its 1-, 2-
     or 4-byte characters) equals it given the code point array."""
     from segkit.engine.rewrite import SCRATCH_ROWS, reads_str
-    from segkit.presets.wordpiece.postprocess import N_ROWS, encode_single
+    from segkit.presets.pipeline.postprocess import N_ROWS
+    from segkit.presets.wordpiece.single import encode_single
 
     if not reads_str():
         pytest.skip("this Numba version has no compiled str reading; arrays are used")

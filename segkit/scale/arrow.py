@@ -443,7 +443,7 @@ def _list_of(pa, splits: np.ndarray, values):
 
 def _piece_columns(pa, data: np.ndarray, splits: np.ndarray, offsets: bool) -> dict:
     m = data.shape[1]
-    if data.shape[0] >= 7:  # the full layout (rows as segkit.presets.wordpiece.postprocess.FIELDS)
+    if data.shape[0] >= 7:  # the full layout (rows as segkit.presets.pipeline.postprocess.FIELDS)
         ids, types, attn, special, starts, ends = (data[i] for i in range(6))
     else:  # short: ids, starts, ends, words; type ids and masks implied (see segkit.results.encoding._rows)
         ids, starts, ends = data[0], data[1], data[2]

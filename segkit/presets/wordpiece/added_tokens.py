@@ -563,7 +563,7 @@ def add_tokens(wp, tokens, special: bool | None) -> int:
         av = added_vocabulary_for(wp) if st.added is None else st.added.copy()
         n = av.add(tokens, special)
         av.sticky_special.update(t.content for t in av.tokens.values() if t.special)
-        wp._stages = with_added(wp, st, av)  # published whole (see segkit.presets.wordpiece.stages)
+        wp._stages = with_added(wp, st, av)  # published whole (see segkit.presets.pipeline.stages)
     return n
 
 

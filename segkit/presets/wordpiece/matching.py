@@ -26,7 +26,8 @@ from ...runtime.threads import check_threads, concat_segments, map_text_runs
 from ...runtime import interrupts
 from ...runtime.interrupts import checkpoint
 from ...runtime.surrogates import check_text
-from .postprocess import N_ROWS, SINGLE_CUT, SINGLE_FAILED, encode_single
+from ..pipeline.postprocess import N_ROWS, SINGLE_CUT, SINGLE_FAILED
+from .single import encode_single
 
 #: Texts measured, joined and matched at a time by a one-thread batch.
 _BLOCK_TEXTS = 2048
@@ -160,12 +161,12 @@ class Matcher:
 
     def encode_one(self, text: str, opts: np.ndarray, post):
         """``(data, overflow)`` of one text with the post-processing option
-        vector ``opts`` (:meth:`segkit.presets.wordpiece.options.PostProcessor.options`):
+        vector ``opts`` (:meth:`segkit.presets.pipeline.options.PostProcessor.options`):
         its (8, n) encoding, matched and post-processed in one compiled call
         (per-thread buffers), and its overflowing encodings as
         :class:`~segkit.Encoding` takes them (None: none).  Code-point
         offsets only (the HF flavour).  ``post`` (the
-        :class:`~segkit.presets.wordpiece.options.PostProcessor`) serves texts too
+        :class:`~segkit.presets.pipeline.options.PostProcessor`) serves texts too
         long for the scratch, which go through the batch pass, and texts
         that truncation cuts into overflowing pieces."""
         if len(text) > _MAX_SCRATCH:

@@ -17,7 +17,7 @@ from ...engine.rewrite import build_rewrite_table, pack_rewrite
 from ...models.vocabulary import Vocabulary
 from ...runtime.surrogates import check_text
 from .normalization import bert_rewrite_table
-from .postprocess import MAX_PAD_LENGTH, TRUNCATION
+from ..pipeline.postprocess import MAX_PAD_LENGTH, TRUNCATION
 from ..pipeline.template import normalize_template, template_slots
 
 _SIDES = ("right", "left")
@@ -48,7 +48,7 @@ SETTINGS = (
 
 #: The settings a WordPiece's methods change (``enable_truncation``,
 #: ``enable_padding``, ...): part of its published state
-#: (:mod:`~segkit.presets.wordpiece.stages`), not attributes of their own.
+#: (:mod:`~segkit.presets.pipeline.stages`), not attributes of their own.
 CHANGEABLE = ("truncation", "padding", "pad_token")
 
 

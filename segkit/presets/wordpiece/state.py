@@ -11,7 +11,7 @@ from collections.abc import Sequence
 
 from . import added_tokens as _added
 from ...results.encoding import _itos
-from .options import PostProcessor
+from ..pipeline.options import PostProcessor
 from .settings import check_post_settings, derived_ids
 
 

@@ -1,7 +1,7 @@
 """Post-processing of a WordPiece: the caller's options (special tokens,
 truncation, padding, overflow), resolved against the tokenizer's defaults
 into the int64 option vector that the compiled kernels of
-:mod:`segkit.presets.wordpiece.postprocess` read.
+:mod:`segkit.presets.pipeline.postprocess` read.
 
 Vectors are cached per distinct set of keyword values, so that the
 one-sentence path costs one dict lookup.
@@ -26,7 +26,7 @@ from .postprocess import (
     assemble,
     options_vector,
 )
-from ..pipeline.template import bert_template, template_slots
+from .template import bert_template, template_slots
 
 SIDES = ("right", "left")
 
@@ -61,7 +61,7 @@ class PostProcessor:
 
     Examples
     --------
-    >>> from segkit.presets.wordpiece.postprocess import K_A, K_B, K_SPECIAL, O_BUDGET, O_PAD_TO, O_SLOTS
+    >>> from segkit.presets.pipeline.postprocess import K_A, K_B, K_SPECIAL, O_BUDGET, O_PAD_TO, O_SLOTS
     >>> bert = [(K_SPECIAL, 2, 0), (K_A, 0, 0), (K_SPECIAL, 3, 0)]
     >>> slots = {(False, True): bert, (False, False): [(K_A, 0, 0)],
     ...          (True, True): bert + [(K_B, 0, 1), (K_SPECIAL, 3, 1)], (True, False): [(K_A, 0, 0), (K_B, 0, 1)]}

@@ -9,7 +9,8 @@ with their own row splits and a ``text -> pieces`` split.
 Every setting is one int64 *option vector* (see ``O_*`` below), the
 template included: a list of slots, each a special token id, sequence A or
 sequence B, with its type id.  The same vector drives a batch
-(:func:`assemble`) and a single text (:func:`encode_single`).
+(:func:`assemble`) and a single text (a preset's fused kernel, e.g.
+:func:`segkit.presets.wordpiece.single.encode_single`).
 
 HuggingFace's rules, reproduced here (``tokenizers`` 0.23,
 ``Encoding.truncate``, ``truncate_encodings``, ``Encoding.merge_with``,
@@ -32,12 +33,6 @@ HuggingFace's rules, reproduced here (``tokenizers`` 0.23,
   retypes the kept part), the slot's otherwise (:data:`O_OVF_SEQ_TYPES`).
 * Padding: to a fixed length or to the longest kept encoding of the batch,
   rounded up to a multiple; overflow pieces are padded to the same length.
-
-Numba's on-disk cache keys a compiled function by its own file only, yet the
-functions here compile the engine's matching loop into themselves
-(:func:`segkit.engine.kernels._segment_range`, its pops layout included):
-a change to that loop must change this file too, or a stale cache keeps the
-old loop (the last such change: failure pops read through list headers).
 """
 
 from __future__ import annotations
@@ -45,8 +40,7 @@ from __future__ import annotations
 import numpy as np
 from ...runtime.jit import kernel
 
-from ...engine.rewrite import SCRATCH_ROWS, segment_rewritten_into
-from ..pipeline.template import K_A, K_B, K_SPECIAL  # noqa: F401  (kinds of template slots, used here and by callers)
+from .template import K_A, K_B, K_SPECIAL  # noqa: F401  (kinds of template slots, used here and by callers)
 
 FIELDS = ("ids", "type_ids", "attention_mask", "special_tokens_mask", "starts", "ends", "word_ids", "sequence_ids")
 N_ROWS = len(FIELDS)
@@ -386,50 +380,3 @@ def assemble(tok, rows, n_texts, paired, opts):
                 _put_encoding(ovf, ovf_rows[p], tok, opts, ra + a0, ra + a1, i == 0, rb + b0, rb + b1, j == 0, target)
                 p += 1
     return out, out_rows, ovf, ovf_rows, ovf_texts, -1, 0
-
-
-@kernel
-def encode_single(cps, auto, rw, opts, scratch):
-    """One text, whole pipeline: rewrite, match, template, truncation, padding.
-
-    ``scratch`` has :data:`SCRATCH_ROWS` + 8 rows of at least m columns (m:
-    the rewritten length, or the padded length when larger): the first rows
-    serve :func:`segment_rewritten_into`, the last 8 receive the encoding.
-    Returns its length; ``-need`` when ``scratch`` is too small (the caller
-    grows it and calls again); :data:`SINGLE_FAILED` when the text cannot be
-    truncated as asked; ``SINGLE_CUT - k`` when truncation cuts the text
-    and overflow or a stride is asked for: its ``k`` tokens are in the first
-    4 rows of ``scratch``, for :func:`assemble`.
-    """
-    # Always through the rewrite pass (an identity table when the preset has
-    # none): one specialization of the matching loop to compile, not two.
-    k = segment_rewritten_into(cps, auto, rw, np.int64(3), scratch)
-    if k < 0:
-        return k
-    tok = scratch[:4]
-    res = scratch[SCRATCH_ROWS:]
-    # Not literal constants (0, False: k >= 0 here): assemble shares the specialization.
-    la, lb, ok = _truncated_lengths(k, np.int64(0), k < 0, opts[O_BUDGET], opts[O_MODE])
-    if not ok:
-        return SINGLE_FAILED
-    if la < k and (opts[O_OVERFLOW] or opts[O_STRIDE]):
-        return SINGLE_CUT - k
-    n = la + opts[O_NSPEC]
-    # As assemble (HF's pad_encodings): the padded length is the fixed
-    # length, or this encoding's for "longest", rounded up to the multiple;
-    # an encoding already longer keeps its length (it is not rounded).
-    target = n
-    if opts[O_PAD_TO] >= 0:
-        if opts[O_PAD_TO] > 0:
-            target = opts[O_PAD_TO]
-        mult = opts[O_MULT]
-        if mult > 1 and target % mult:
-            target += mult - target % mult
-        if target < n:
-            target = n
-    if target > res.shape[1]:
-        return -target
-    a0 = k - la if opts[O_TRUNC_LEFT] else np.int64(0)
-    _put_encoding(res, np.int64(0), tok, opts, a0, a0 + la, True, np.int64(0), np.int64(0), True, target)
-    return target
-
