@@ -54,6 +54,7 @@ _PUBLIC = {
     "VocabularyError": "segkit.models.vocabulary",
     "WordPiece": "segkit.presets.wordpiece",
     "ModelInputs": "segkit.presets.pipeline.call",
+    "Tokenizer": "segkit.presets.pipeline.tokenizer",
     "AddedToken": "segkit.presets.wordpiece.added_tokens",
     "SentencePieceBPE": "segkit.presets.sentencepiece",
     "train_bpe": "segkit.training",
@@ -90,6 +91,7 @@ def __dir__() -> list[str]:
 
 __all__ = [
     "WordPiece",
+    "Tokenizer",
     "BPE",
     "MaxMatch",
     "RWKVWorld",

@@ -282,3 +282,61 @@ def _tiktoken(path: Path) -> Any:
             return BPE.from_pretrained(name)
     raise ValueError(f"{path}: a tiktoken file of no known encoding holds no pre-tokenization pattern or special "
                      "tokens; use segkit.BPE.from_tiktoken(path, pattern=..., special_tokens=...)")
+
+
+def tokenizer_json_parts(path: Path, tokenizer_class: Any) -> Any:
+    """:meth:`segkit.Tokenizer.from_file`: the pipeline a tokenizer.json (or a
+    model folder's) describes around its model: a :class:`segkit.WordPiece`
+    for a WordPiece file (a pipeline of its own), else a
+    :class:`segkit.Tokenizer` over the :class:`segkit.BPE` of the file, with
+    its post-processor, truncation and padding, and the folder's
+    ``model_max_length`` and role tokens."""
+    folder = None
+    if path.is_dir():
+        folder = path
+        path = path / "tokenizer.json"
+        if not path.exists():
+            raise ValueError(f"{folder}: a model folder needs a tokenizer.json to be read by Tokenizer.from_file")
+    kind, raw, doc = _model_type(path)
+    if kind == "WordPiece":
+        from .wordpiece import WordPiece
+
+        return WordPiece.from_tokenizer_json(folder or path)
+    from .bpe import BPE
+    from .pipeline.post_processors import read_post_processor
+
+    if kind == "Tekken":
+        return tokenizer_class(BPE.from_tekken(path))
+    template, trim, types = read_post_processor(path, doc.get("post_processor"))
+    options = {key: doc.get(key) for key in ("truncation", "padding")}
+    bpe = BPE._from_json(path, raw, dict(doc, truncation=None, padding=None))
+    mml = None
+    if folder is not None:
+        from .pipeline.folder_config import read_config, role_tokens
+
+        bpe._set_roles(role_tokens(folder), str(folder))
+        m = read_config(folder).get("model_max_length")
+        mml = m if isinstance(m, int) and not isinstance(m, bool) and 0 <= m < 1 << 62 else None
+    padding = options["padding"]
+    if padding is not None:
+        if not isinstance(padding, dict):
+            raise ValueError(f"{path}: padding: expected an object or null, found {type(padding).__name__}")
+        strategy = padding.get("strategy")
+        length = strategy.get("Fixed") if isinstance(strategy, dict) else None
+        padding = {"length": length, "pad_to_multiple_of": padding.get("pad_to_multiple_of"),
+                   "direction": {"Left": "left"}.get(padding.get("direction"), "right"),
+                   "pad_id": padding.get("pad_id"), "pad_type_id": padding.get("pad_type_id", 0),
+                   "pad_token": padding.get("pad_token")}
+    truncation = options["truncation"]
+    if truncation is not None:
+        if not isinstance(truncation, dict):
+            raise ValueError(f"{path}: truncation: expected an object or null, found {type(truncation).__name__}")
+        truncation = {"max_length": truncation.get("max_length"), "stride": truncation.get("stride", 0),
+                      "strategy": {"LongestFirst": "longest_first", "OnlyFirst": "only_first",
+                                   "OnlySecond": "only_second"}.get(truncation.get("strategy"), "longest_first"),
+                      "direction": {"Left": "left"}.get(truncation.get("direction"), "right")}
+    try:
+        return tokenizer_class(bpe, template=template, truncation=truncation, padding=padding, trim_offsets=trim,
+                               model_max_length=mml, overflow_type_ids=types)  # (after the roles: padding's token may be the folder's)
+    except (ValueError, TypeError) as e:
+        raise ValueError(f"{path}: {e}") from None

@@ -1,0 +1,175 @@
+"""A BPE as the matching stage of the shared HF pipeline: token rows.
+
+The pipeline (:mod:`segkit.presets.pipeline`) asks a preset for tokens as
+(4, n) int32 rows, ``ids, starts, ends, word index``, with character
+offsets into the text as given, and row splits per text.  :class:`BPERows`
+makes them from a :class:`segkit.BPE` in whole-batch steps, as HF
+``tokenizers`` defines them for a byte-level BPE:
+
+* a token's offsets cover the characters of its bytes (a token that starts
+  inside a character starts at it; one that ends inside a character ends
+  after it: byte-level tokens can split a character);
+* its word index is the index of its pre-token (the piece of the
+  pre-tokenizer, an added token being a piece of its own) in the text;
+* with ``trim_offsets`` (the ByteLevel post-processor's), the spaces at
+  the start and the end of a token are left out of its offsets (a token of
+  spaces only becomes an empty span at its end);
+* offsets are into the original text.  A normalizer (NFC, ...) that
+  changes a text maps each character it writes back to a character of the
+  input: a run of characters that normalizes on its own (a starter and
+  the marks after it) maps its first character written to its first, and
+  each later one to the input character it is (a mark kept as it was;
+  of equal ones the last), or else to the run's first (HF's alignment,
+  checked under hypothesis).
+
+One call: the pieces (compiled or regex pre-tokenizer), BPE over all of
+them, byte spans and their characters from compiled kernels; Python work
+is per text (its length), never per token.
+"""
+
+from __future__ import annotations
+
+import unicodedata
+from collections.abc import Sequence
+
+import numpy as np
+
+from ...runtime.jit import kernel
+from .codec import char_offsets, token_spans
+from .files import normalize
+
+
+@kernel
+def _trim_spaces(buf, begin, end, cs, ce, first_byte_of_row, row_of_token):
+    """ByteLevel's ``trim_offsets``: the leading and trailing space bytes of
+    each token (byte span ``begin:end`` of ``buf``) moved out of its
+    character offsets ``cs:ce`` (spaces are one byte, one character)."""
+    for t in range(begin.size):
+        lead = 0
+        b = begin[t]
+        while b + lead < end[t] and buf[b + lead] == 0x20:
+            lead += 1
+        trail = 0
+        while end[t] - 1 - trail >= b and buf[end[t] - 1 - trail] == 0x20:
+            trail += 1
+        if lead:
+            cs[t] = min(cs[t] + lead, ce[t])
+        if trail and ce[t] >= trail:
+            ce[t] = max(ce[t] - trail, cs[t])
+
+
+def _alignment(original: str, form: str) -> np.ndarray:
+    """For each character ``normalize(form, original)`` writes, the index of
+    the input character it maps back to (see the module documentation).
+
+    The text is cut into runs that normalize on their own: a run grows
+    while the next character is a combining mark or composes with it (a
+    Hangul vowel after its consonant)."""
+    out: list[int] = []
+    i, n = 0, len(original)
+    while i < n:
+        j = i + 1
+        written = unicodedata.normalize(form, original[i:j])
+        while j < n:
+            c = original[j]
+            longer = unicodedata.normalize(form, original[i:j + 1])
+            if not unicodedata.combining(c) and len(longer) == len(written) + len(unicodedata.normalize(form, c)):
+                break
+            written = longer
+            j += 1
+        # The first character written is the run's first; the later ones,
+        # from the last, are the input characters they are (marks left as
+        # they were: the last of equal ones, composition took the first),
+        # else the run's first.
+        later = [i] * (len(written) - 1)
+        limit = j
+        for k in range(len(written) - 1, 0, -1):
+            found = original.rfind(written[k], i + 1, limit)
+            if found >= 0:
+                later[k - 1] = found
+                limit = found
+        out.append(i)
+        out.extend(later)
+        i = j
+    return np.asarray(out, dtype=np.int64)
+
+
+class BPERows:
+    """The matching stage of a :class:`segkit.Tokenizer` over a BPE.
+
+    Parameters
+    ----------
+    bpe
+        The :class:`segkit.BPE` (a tokenizer.json's, or a tiktoken file's:
+        then every special token is matched in the text, as HF does).
+    trim_offsets
+        The ByteLevel post-processor's ``trim_offsets``.
+    """
+
+    def __init__(self, bpe, trim_offsets: bool = False) -> None:
+        self.bpe = bpe
+        self.trim_offsets = trim_offsets
+        hf = bpe._mode == "tokenizer.json"
+        self._plan_args = ((), "all") if hf else ("all", ())
+        self._form = bpe._normalizer if hf else None
+
+    # The three entry points the shared pipeline calls.
+    def segment_one(self, text: str) -> np.ndarray:
+        return self.segment([text])[0]
+
+    def segment(self, texts: Sequence[str], num_threads: int | None = None) -> tuple[np.ndarray, np.ndarray]:
+        return self._rows(list(texts))
+
+    def segment_parts(self, texts: Sequence[str], num_threads: int | None = None, template=None):
+        return [self._rows(list(texts))], 1
+
+    def _rows(self, texts: list) -> tuple[np.ndarray, np.ndarray]:
+        bpe = self.bpe
+        for i, t in enumerate(texts):
+            if type(t) is not str:
+                raise TypeError(f"expected texts[{i}] as str, found {type(t).__name__}: {t!r:.80}")
+        if bpe._prefix_at is not None:
+            raise ValueError("this tokenizer.json's ByteLevel puts a space before pieces (add_prefix_space=true), "
+                             "which has no place in the text: offsets for it are not supported yet (BPE.encode "
+                             "gives the ids)")
+        pieces = bpe._compiled_pieces(texts, self._plan_args, False, 0)
+        if pieces is None:
+            pieces = bpe._pieces(texts, bpe._plan(*self._plan_args), False, 0)
+        ids, piece_ends = bpe._run(pieces)
+        n = len(texts)
+        token_rows = bpe._row_splits(piece_ends, pieces.row_splits)
+        begin, end = token_spans(ids, piece_ends, pieces.starts, pieces.ends, pieces.ids, bpe._tok_len)
+        written = [t if self._form is None or unicodedata.is_normalized(self._form, t) else
+                   normalize(self._form, t) for t in texts]
+        row_bytes = np.zeros(n + 1, dtype=np.int64)
+        np.cumsum(np.fromiter((len(t) if t.isascii() else len(t.encode("utf-8")) for t in written), np.int64, n),
+                  out=row_bytes[1:])
+        counts = np.diff(token_rows)
+        row_of_token = np.repeat(np.arange(n, dtype=np.int64), counts)
+        cs, ce = char_offsets(pieces.data, begin, end, row_bytes, row_of_token)
+        if self.trim_offsets:
+            _trim_spaces(pieces.data, begin, end, cs, ce, row_bytes, row_of_token)
+        # Word index: the piece of each token, counted from the text's first piece.
+        piece_of_token = np.repeat(np.arange(piece_ends.size, dtype=np.int64),
+                                   np.diff(np.concatenate([[0], piece_ends]).astype(np.int64)))
+        words = piece_of_token - np.repeat(pieces.row_splits[:-1], counts)
+        for r in range(n):
+            if written[r] is not texts[r]:  # the normalizer changed this text: back to its characters
+                a, b = int(token_rows[r]), int(token_rows[r + 1])
+                align = _alignment(texts[r], self._form)
+                cs[a:b], ce[a:b] = _back(align, cs[a:b], ce[a:b], len(texts[r]))
+        out = np.empty((4, ids.size), dtype=np.int32)
+        out[0] = ids
+        out[1] = cs
+        out[2] = ce
+        out[3] = words
+        return out, token_rows
+
+
+def _back(align: np.ndarray, cs: np.ndarray, ce: np.ndarray, length: int) -> tuple[np.ndarray, np.ndarray]:
+    """Offsets in a normalized text mapped to the original's characters."""
+    m = align.size
+    start = np.where(cs < m, align[np.minimum(cs, m - 1)], length) if m else np.zeros_like(cs)
+    last = np.where(ce > 0, align[np.clip(ce - 1, 0, max(m - 1, 0))] + 1, 0) if m else np.zeros_like(ce)
+    empty = ce <= cs
+    return start, np.where(empty, start, last)

@@ -1,0 +1,355 @@
+"""``segkit.Tokenizer``: HF ``tokenizers``' ``Tokenizer`` API over any model.
+
+A :class:`Tokenizer` assembles the shared pipeline around a preset that
+supplies only its own stage, the tokens of texts as (4, n) rows (see
+:mod:`.encoder`): today a :class:`segkit.BPE` (through
+:class:`segkit.presets.bpe.rows.BPERows`).  What it adds is the pipeline's:
+the template (``TemplateProcessing``, ``BertProcessing``,
+``RobertaProcessing``), truncation with overflow, padding,
+:class:`~segkit.Encoding` / :class:`~segkit.BatchEncoding`, transformers'
+``__call__``, Arrow output and decoding.
+
+:meth:`Tokenizer.from_file` reads any tokenizer.json (a model folder too);
+a WordPiece file gives a :class:`segkit.WordPiece`, which has this API of
+its own (the same :class:`~.encoder.HFEncoder`).
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ...results.encoding import Encoding
+from ..transformers_names import TransformersNames
+from .call import VERY_LARGE_INTEGER
+from .encoder import HFEncoder
+from .options import PostProcessor
+from .postprocess import MAX_PAD_LENGTH, TRUNCATION
+from .stages import Stages
+from .template import normalize_template, template_slots
+
+
+class _Names:
+    """The vocabulary as :func:`~.template.template_slots` and the
+    transformers call read it (``id``, ``has_id``, ``id_to_token``)."""
+
+    def __init__(self, tok: "Tokenizer") -> None:
+        self._tok = tok
+
+    def id(self, token: str) -> int | None:
+        return self._tok.token_to_id(token) if isinstance(token, str) else None
+
+    def has_id(self, i: int) -> bool:
+        return 0 <= i < len(self.id_to_token) and self.id_to_token[i] is not None
+
+    @property
+    def id_to_token(self) -> list:
+        return self._tok._names
+
+
+def _check_truncation(t) -> None:
+    if t is None:
+        return
+    if not isinstance(t, dict) or not set(t) <= {"max_length", "strategy", "stride", "direction"}:
+        raise ValueError(f"truncation must be None or a dict with keys max_length, strategy, stride, direction; "
+                         f"found {t!r:.80}")
+    if t.get("strategy", "longest_first") not in TRUNCATION:
+        raise ValueError(f"truncation strategy must be one of {sorted(TRUNCATION)}, found {t.get('strategy')!r:.60}")
+    if t.get("direction", "right") not in ("right", "left"):
+        raise ValueError(f"truncation direction must be 'right' or 'left', found {t.get('direction')!r:.60}")
+    for key in ("max_length", "stride"):
+        m = t.get(key)
+        if m is not None and (isinstance(m, bool) or not isinstance(m, int) or not 0 <= m < 1 << 31):
+            raise ValueError(f"truncation {key} must be a non-negative int or None, found {m!r:.60}")
+
+
+def _check_padding(p) -> None:
+    if p is None:
+        return
+    if not isinstance(p, dict) or not set(p) <= {"length", "pad_to_multiple_of", "direction", "pad_type_id",
+                                                 "pad_id", "pad_token"}:
+        raise ValueError("padding must be None or a dict with keys length, pad_to_multiple_of, direction, "
+                         f"pad_type_id, pad_id, pad_token; found {p!r:.80}")
+    if p.get("direction", "right") not in ("right", "left"):
+        raise ValueError(f"padding direction must be 'right' or 'left', found {p.get('direction')!r:.60}")
+    for key in ("length", "pad_to_multiple_of", "pad_type_id", "pad_id"):
+        m = p.get(key)
+        if m is not None and (isinstance(m, bool) or not isinstance(m, int) or not 0 <= m < 1 << 31):
+            raise ValueError(f"padding {key} must be a non-negative int or None, found {m!r:.60}")
+        if key in ("length", "pad_to_multiple_of") and m is not None and m > MAX_PAD_LENGTH:
+            raise ValueError(f"padding {key} must be at most {MAX_PAD_LENGTH} (a padded length), found {m}")
+
+
+class Tokenizer(HFEncoder, TransformersNames):
+    """HF ``tokenizers.Tokenizer``'s API (and transformers' call) over a model.
+
+    Parameters
+    ----------
+    model
+        A :class:`segkit.BPE` (from a tokenizer.json, a tiktoken file, a
+        Tekken file or vocab.json + merges.txt).
+    template
+        What :meth:`encode` puts around a text and a pair: None, or a dict
+        in HF's ``TemplateProcessing`` syntax (``{"single": "<s> $A",
+        "pair": "<s> $A $B:1", "special_tokens": {name: id}}``).
+    truncation, padding
+        Defaults, as HF ``Tokenizer.truncation`` / ``padding`` (dicts, or None).
+    trim_offsets
+        Leave spaces at a token's ends out of its offsets (HF ByteLevel's
+        ``trim_offsets``).
+    model_max_length
+        What transformers' ``truncation=True`` and ``padding="max_length"``
+        cut or pad to without ``max_length``.
+    overflow_type_ids
+        The type ids of overflowing pieces: ``"sequence"`` (their sequence's
+        index, as HF's TemplateProcessing) or ``"template"`` (their slot's,
+        as BertProcessing and RobertaProcessing).
+
+    Examples
+    --------
+    >>> import segkit
+    >>> tok = segkit.Tokenizer(segkit.BPE.from_pretrained("cl100k_base"),
+    ...                        template={"single": "<|endoftext|> $A", "pair": "<|endoftext|> $A $B:1"})
+    >>> e = tok.encode("hello world")
+    >>> e.ids, e.tokens, e.offsets
+    ([100257, 15339, 1917], ['<|endoftext|>', 'hello', 'Ġworld'], [(0, 0), (0, 5), (5, 11)])
+    >>> tok.encode_batch(["a", "b c"], padding=True).to_numpy()["input_ids"].tolist()  # (pad id 0: HF's default)
+    [[100257, 64, 0], [100257, 65, 272]]
+    """
+
+    model_max_length: int = VERY_LARGE_INTEGER
+    model_input_names: tuple = ("input_ids", "attention_mask")
+
+    def __init__(self, model: Any, *, template: dict | None = None, truncation: dict | None = None,
+                 padding: dict | None = None, trim_offsets: bool = False,
+                 model_max_length: int | None = None, overflow_type_ids: str = "sequence") -> None:
+        from ..bpe import BPE
+        from ..bpe.rows import BPERows
+
+        if not isinstance(model, BPE):
+            raise TypeError(f"Tokenizer: model must be a segkit.BPE (a WordPiece is a tokenizer of its own), "
+                            f"found {type(model).__name__}")
+        if overflow_type_ids not in ("sequence", "template"):
+            raise ValueError(f"Tokenizer: overflow_type_ids must be 'sequence' or 'template', found "
+                             f"{overflow_type_ids!r:.60}")
+        self._ovf_types = overflow_type_ids
+        if not isinstance(trim_offsets, bool):
+            raise TypeError(f"Tokenizer: trim_offsets must be a bool, found {type(trim_offsets).__name__}")
+        self.model = model
+        self._lock = threading.Lock()
+        self._trim = trim_offsets
+        self._matcher = BPERows(model, trim_offsets)
+        self.__names = None
+        if model_max_length is not None:
+            if isinstance(model_max_length, bool) or not isinstance(model_max_length, int) or model_max_length < 0:
+                raise ValueError(f"model_max_length must be a non-negative int, found {model_max_length!r:.60}")
+            self.model_max_length = model_max_length
+        self._template = normalize_template(template)
+        if self._template == "bert":
+            raise ValueError("Tokenizer: template 'bert' names BERT's tokens; give the template itself "
+                             "({'single': '[CLS] $A [SEP]', ...})")
+        self._stages = self._build({"template": self._template, "truncation": truncation, "padding": padding})
+
+    # ----------------------------------------------------------- loading
+    @classmethod
+    def from_file(cls, path: str | os.PathLike) -> Any:
+        """The tokenizer a tokenizer.json (or a model folder) holds, with its
+        post-processor, truncation and padding, and the folder's
+        ``model_max_length`` (a WordPiece file gives a :class:`segkit.WordPiece`).
+
+        >>> import segkit, pathlib
+        >>> path = pathlib.Path(segkit.__file__).parent / "vocabularies" / "gpt-neox-20b.tokenizer.json"
+        >>> tok = segkit.Tokenizer.from_file(path)  # doctest: +SKIP
+        """
+        from ..loader import tokenizer_json_parts
+
+        return tokenizer_json_parts(Path(os.fspath(path)), cls)
+
+    @classmethod
+    def from_pretrained(cls, name_or_path: str | os.PathLike) -> Any:
+        """:meth:`from_file` of a folder or file, or a bundled BPE name
+        (``"cl100k_base"``: no template)."""
+        p = Path(os.fspath(name_or_path))
+        if p.exists():
+            return cls.from_file(p)
+        from ..loader import from_pretrained
+
+        found = from_pretrained(name_or_path)
+        return found if not hasattr(found, "_mode") else cls(found)
+
+    # ------------------------------------------------------------ stages
+    @property
+    def _names(self) -> list:
+        """id -> token (HF's token strings: byte-level spellings)."""
+        if self.__names is None:
+            m = self.model
+            self.__names = [m.id_to_token(i) for i in range(m.get_vocab_size())]
+        return self.__names
+
+    def _build(self, settings: dict) -> Stages:
+        _check_truncation(settings["truncation"])
+        _check_padding(settings["padding"])
+        padding = settings["padding"]
+        pad_token = (padding or {}).get("pad_token") or self._special_token("pad")
+        pad_id = (padding or {}).get("pad_id")
+        if pad_id is None:
+            pad_id = (self.token_to_id(pad_token) if pad_token is not None else None) or 0
+        settings = dict(settings, pad_token=pad_token)
+        names = _Names(self)
+        slots = {(pair, add): template_slots(self._template, names, "pair" if pair else "single", add)
+                 for pair in (False, True) for add in (False, True)}
+        post_padding = None if padding is None else {k: v for k, v in padding.items() if k != "pad_token"}
+        post = PostProcessor(slots, settings["truncation"], post_padding, pad_id, self._ovf_types == "sequence")
+        post.options(False)
+        post.options(True)
+        return Stages(settings, (None, None, pad_id, None, None), self._matcher, self._matcher, post, None,
+                      _LazyNames(self), None)
+
+    def _set_roles(self, roles: dict, source: str) -> None:
+        """The tokens of transformers' roles (``{"pad": "<pad>", ...}``,
+        see :func:`~.folder_config.role_tokens`), padding's token included."""
+        self.model._set_roles(roles, source)
+        self._set()
+
+    def _set(self, **changes) -> None:
+        with self._lock:
+            st = self._stages
+            self._stages = self._build(dict(st.settings, **changes))
+
+    # ------------------------------------------------------- HF's state
+    @property
+    def truncation(self) -> dict | None:
+        """The default truncation (HF ``Tokenizer.truncation``)."""
+        t = self._stages.settings["truncation"]
+        return None if t is None else {"max_length": t.get("max_length"), "stride": t.get("stride", 0),
+                                       "strategy": t.get("strategy", "longest_first"),
+                                       "direction": t.get("direction", "right")}
+
+    @property
+    def padding(self) -> dict | None:
+        """The default padding (HF ``Tokenizer.padding``)."""
+        p = self._stages.settings["padding"]
+        if p is None:
+            return None
+        st = self._stages
+        return {"length": p.get("length"), "pad_to_multiple_of": p.get("pad_to_multiple_of"),
+                "pad_id": st.pad_id, "pad_token": p.get("pad_token") or "[PAD]",
+                "pad_type_id": p.get("pad_type_id", 0), "direction": p.get("direction", "right")}
+
+    def enable_truncation(self, max_length: int, stride: int = 0, strategy: str = "longest_first",
+                          direction: str = "right") -> None:
+        """Set the default truncation (HF ``Tokenizer.enable_truncation``)."""
+        old = self._stages.settings["truncation"]
+        self._set(truncation={"max_length": max_length, "strategy": strategy, "stride": stride,
+                              "direction": direction})
+        try:
+            self._stages.post.options(False, stride=stride)
+        except ValueError:
+            self._set(truncation=old)
+            raise
+
+    def no_truncation(self) -> None:
+        """No default truncation (HF ``Tokenizer.no_truncation``)."""
+        self._set(truncation=None)
+
+    def enable_padding(self, direction: str = "right", pad_id: int | None = None, pad_type_id: int = 0,
+                       pad_token: str | None = None, length: int | None = None,
+                       pad_to_multiple_of: int | None = None) -> None:
+        """Set the default padding (HF ``Tokenizer.enable_padding``): with
+        ``pad_id``, or the id of ``pad_token``."""
+        if pad_id is None:
+            if pad_token is None or self.token_to_id(pad_token) is None:
+                raise ValueError(f"enable_padding: pad_token {pad_token!r:.60} is not in the vocabulary (give pad_id)")
+            pad_id = self.token_to_id(pad_token)
+        self._set(padding={"direction": direction, "pad_id": pad_id, "pad_type_id": pad_type_id,
+                           "pad_token": pad_token, "length": length, "pad_to_multiple_of": pad_to_multiple_of})
+
+    def no_padding(self) -> None:
+        """No default padding (HF ``Tokenizer.no_padding``)."""
+        self._set(padding=None)
+
+    @property
+    def pad_type_id(self) -> int:
+        return int((self._stages.settings["padding"] or {}).get("pad_type_id") or 0)
+
+    @property
+    def vocab(self) -> _Names:
+        return _Names(self)
+
+    # ------------------------------------------------------- vocabulary
+    def token_to_id(self, token: str) -> int | None:
+        """Id of ``token`` (HF's spelling), or None."""
+        return self.model.token_to_id(token)
+
+    def id_to_token(self, id: int) -> str | None:
+        """Token of ``id`` (HF's spelling), or None."""
+        return self.model.id_to_token(id)
+
+    def get_vocab_size(self, with_added_tokens: bool = True) -> int:
+        return self.model.get_vocab_size(with_added_tokens)
+
+    def get_vocab(self, with_added_tokens: bool = True) -> dict[str, int]:
+        """``{token: id}`` (HF ``get_vocab``)."""
+        names = self._names
+        return {t: i for i, t in enumerate(names) if t is not None}
+
+    def num_special_tokens_to_add(self, is_pair: bool) -> int:
+        """Tokens the template adds (HF ``num_special_tokens_to_add``)."""
+        return sum(1 for kind, _, _ in self._stages.post.slots[(is_pair, True)] if kind == 0)
+
+    def _special_token(self, role: str) -> str | None:
+        return getattr(self.model, "_special_token", lambda r: None)(role)
+
+    def _special_ids(self) -> set[int]:
+        return self.model._special_ids()
+
+    # -------------------------------------------------------- decoding
+    def decode(self, ids, skip_special_tokens: bool = True) -> str:
+        """Text of ``ids`` (HF ``Tokenizer.decode``: special tokens left out
+        unless ``skip_special_tokens=False``; invalid UTF-8 as U+FFFD)."""
+        if isinstance(ids, np.ndarray):
+            ids = ids.tolist()
+        return self.model.decode(ids, errors="replace", skip_special_tokens=skip_special_tokens)
+
+    def decode_batch(self, sequences, skip_special_tokens: bool = True) -> list[str]:
+        """:meth:`decode` of each sequence (HF ``Tokenizer.decode_batch``)."""
+        return [self.decode(s, skip_special_tokens) for s in sequences]
+
+    # ----------------------------------------------------------- pickling
+    def __reduce__(self):
+        st = self._stages.settings
+        return (_rebuild, (self.model, self._template, st["truncation"], st["padding"], self._trim,
+                           self.model_max_length, self._ovf_types))
+
+    def __repr__(self) -> str:
+        return f"Tokenizer(model={self.model!r}, template={'yes' if self._template else None}, " \
+               f"trim_offsets={self._trim})"
+
+
+class _LazyNames:
+    """id -> token, made on first use (a 200k vocabulary's strings are only
+    needed when tokens are asked for)."""
+
+    def __init__(self, tok: Tokenizer) -> None:
+        self._tok = tok
+
+    def __getitem__(self, i):
+        return self._tok._names[i]
+
+    def __len__(self) -> int:
+        return len(self._tok._names)
+
+    def __iter__(self):
+        return iter(self._tok._names)
+
+
+def _rebuild(model, template, truncation, padding, trim, mml, ovf_types):
+    return Tokenizer(model, template=template, truncation=truncation, padding=padding, trim_offsets=trim,
+                     model_max_length=None if mml == VERY_LARGE_INTEGER else mml, overflow_type_ids=ovf_types)
+
+
+__all__ = ["Tokenizer", "Encoding"]
