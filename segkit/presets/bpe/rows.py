@@ -29,14 +29,17 @@ is per text (its length), never per token.
 
 from __future__ import annotations
 
+import threading
 import unicodedata
 from collections.abc import Sequence
 
 import numpy as np
 
 from ...runtime.jit import kernel
+from .batch import uses_backtrack
 from .codec import char_offsets, token_spans
 from .files import normalize
+from .single import PLAIN_SLOT, RES_ROWS, TRIM_SLOT
 
 
 @kernel
@@ -112,6 +115,110 @@ class BPERows:
         hf = bpe._mode == "tokenizer.json"
         self._plan_args = ((), "all") if hf else ("all", ())
         self._form = bpe._normalizer if hf else None
+        # The latency path (:mod:`.single`): a fused kernel, per-thread scratch.
+        self._single = None
+        self._no_single = bpe._prefix_at is not None or not uses_backtrack(bpe._model)
+        if bpe._fast and bpe._prefix_at is None:
+            from .special_tokens import NO_SPECIALS
+            from .text import Scratch
+
+            self._single = Scratch(bpe._pre.kind, NO_SPECIALS if hf else bpe._special.plan("all", ()))
+        self._local = threading.local()
+        self._entry = None
+
+    def encode_one(self, text: str, opts: np.ndarray, post):
+        """``(data, overflow)`` of one text with the option vector ``opts``
+        in one compiled call (:mod:`.single`): the token rows when the
+        options are plain, else the (8, n) encoding.  The model's fused
+        kernel takes the text's bytes when it has one and no added token
+        may occur in the text; otherwise the pre-tokenizer's pieces go to
+        :func:`~.single.encode_pieces_rows`.  None where neither applies
+        (a text that its normalizer changes, a long text, a lone
+        surrogate, a str subclass): the caller takes the batch path."""
+        if type(text) is not str or self._no_single:
+            return None
+        bpe = self.bpe
+        if self._form is not None:
+            if not text.isascii() and not unicodedata.is_normalized(self._form, text):
+                return None
+        try:
+            data = text.encode()
+        except UnicodeEncodeError:
+            return None
+        sc = self._single
+        if sc is None or (bpe._added is not None and bpe._added.may_occur(text, text)):
+            return self._encode_pieces(text, len(data), opts, post)
+        try:
+            arr, _, cap = sc.local.got
+            res = self._local.res
+        except AttributeError:
+            arr, _, cap = sc.get(len(data))
+            arr[TRIM_SLOT] = self.trim_offsets
+            res = self._res(256)
+        if cap < len(data):
+            if len(data) > _SINGLE_BYTES:
+                return None
+            arr, _, cap = sc.get(len(data))
+            arr[TRIM_SLOT] = self.trim_offsets
+        while True:
+            entry = self._entry
+            if entry is None:
+                from ...engine.dispatch import resolve_entry
+                from .single import encode_single_rows
+
+                n, self._entry = resolve_entry(encode_single_rows, data, bpe._model, arr, bpe._table, opts, res)
+            else:
+                n = entry(data, bpe._model, arr, bpe._table, opts, res)
+            if n >= 0:
+                return (res[:4, :n] if arr[PLAIN_SLOT] else res[4:, :n]).copy(), None
+            if n > -(1 << 40):  # too few columns: grow them
+                res = self._res(max(-n, 2 * res.shape[1]))
+                continue
+            return self._settle(n, res, opts, post)
+
+    def _res(self, columns: int) -> np.ndarray:
+        res = self._local.res = np.zeros((RES_ROWS, columns), dtype=np.int32)
+        return res
+
+    def _encode_pieces(self, text: str, nbytes: int, opts: np.ndarray, post):
+        """:meth:`encode_one` through the pre-tokenizer's pieces."""
+        from .single import encode_pieces_rows
+
+        if nbytes > _SINGLE_BYTES:
+            return None
+        bpe = self.bpe
+        pieces = bpe._compiled_pieces([text], self._plan_args, False, 0)
+        if pieces is None:
+            pieces = bpe._pieces([text], bpe._plan(*self._plan_args), False, 0)
+        state = getattr(self._local, "state", None)
+        if state is None:
+            state = self._local.state = np.zeros(8, dtype=np.int64)
+            state[TRIM_SLOT] = self.trim_offsets
+        res = getattr(self._local, "res", None)
+        if res is None:
+            res = self._res(256)
+        while True:
+            n = encode_pieces_rows(pieces.data, pieces.starts, pieces.ends, pieces.ids, bpe._model, opts, res,
+                                   state)
+            if n >= 0:
+                return (res[:4, :n] if state[PLAIN_SLOT] else res[4:, :n]).copy(), None
+            if n > -(1 << 40):
+                res = self._res(max(-n, 2 * res.shape[1]))
+                continue
+            return self._settle(n, res, opts, post)
+
+    @staticmethod
+    def _settle(n: int, res: np.ndarray, opts: np.ndarray, post):
+        from ..pipeline.postprocess import SINGLE_CUT, SINGLE_FAILED
+        from .single import DISALLOWED, INCONSISTENT
+
+        if n == SINGLE_FAILED:
+            raise ValueError("cannot truncate as asked: max_length leaves no room for the text")
+        if n in (DISALLOWED, INCONSISTENT):  # pragma: no cover - plans allow every special; tables are built
+            raise RuntimeError("segkit.Tokenizer: inconsistent tables")
+        k = SINGLE_CUT - n
+        out, _, ovf = post.apply(res[:4, :k].copy(), np.array([0, k], dtype=np.int64), 1, False, opts)
+        return out, post.first_overflow(ovf)
 
     # The three entry points the shared pipeline calls.
     def segment_one(self, text: str) -> np.ndarray:
@@ -164,6 +271,10 @@ class BPERows:
         out[2] = ce
         out[3] = words
         return out, token_rows
+
+
+#: texts of more bytes than this take the batch path (the scratch is kept per thread)
+_SINGLE_BYTES = 1 << 16
 
 
 def _back(align: np.ndarray, cs: np.ndarray, ce: np.ndarray, length: int) -> tuple[np.ndarray, np.ndarray]:

@@ -50,6 +50,16 @@ class HFEncoder:
     """Mixin: HF ``Tokenizer``'s encode calls and transformers' ``__call__``
     over ``self._stages`` (see the module documentation)."""
 
+    def num_special_tokens_to_add(self, is_pair: bool) -> int:
+        """Tokens the template adds to a text or a pair (HF
+        ``num_special_tokens_to_add``).
+
+        >>> import segkit
+        >>> segkit.WordPiece.from_pretrained("bert-base-uncased").num_special_tokens_to_add(True)
+        3
+        """
+        return sum(1 for kind, _, _ in self._stages.post.slots[(bool(is_pair), True)] if kind == 0)
+
     # --------------------------------------------------------------- encode
     def encode(
         self,
@@ -109,7 +119,16 @@ class HFEncoder:
         >>> e.ids, e.type_ids, e.attention_mask
         ([2, 4, 5, 3, 5, 3, 0, 0], [0, 0, 0, 0, 1, 1, 0, 0], [1, 1, 1, 1, 1, 1, 0, 0])
         """
-        return self._encode(self._stages, text, pair, add_special_tokens, max_length, truncation, padding,
+        st = self._stages
+        if (pair is None and max_length is None and truncation is None and padding is None and stride is None
+                and add_special_tokens is True and is_pretokenized is False and pad_to_multiple_of is None
+                and truncation_side is None and padding_side is None):
+            # The call with every default, as per-call users make it: the
+            # preset's latency path, with the option vector resolved once.
+            fast = self._encode_fast(st, text, st.post.single_defaults)
+            if fast is not None:
+                return fast
+        return self._encode(st, text, pair, add_special_tokens, max_length, truncation, padding,
                             pad_to_multiple_of, stride, truncation_side, padding_side, is_pretokenized)
 
     def _encode(self, st: Stages, text, pair, add_special_tokens=True, max_length=None, truncation=None, padding=None,

@@ -81,6 +81,15 @@ class PostProcessor:
         self.ovf_seq_types = ovf_seq_types
         #: Option vectors by the keyword values of the call (and pair or not).
         self.cache: dict = {}
+        self._single_defaults = None
+
+    @property
+    def single_defaults(self) -> np.ndarray:
+        """The option vector of one text with every keyword left to its default."""
+        opts = self._single_defaults
+        if opts is None:
+            opts = self._single_defaults = self.options(False)
+        return opts
 
     @classmethod
     def from_settings(cls, s: dict, vocab, derived: tuple) -> "PostProcessor":

@@ -209,6 +209,14 @@ class Tokenizer(HFEncoder, TransformersNames):
         return Stages(settings, (None, None, pad_id, None, None), self._matcher, self._matcher, post, None,
                       _LazyNames(self), None)
 
+    def _encode_fast(self, st: Stages, text: str, opts: np.ndarray) -> Encoding | None:
+        """One text in one compiled call where the model allows it
+        (:meth:`segkit.presets.bpe.rows.BPERows.encode_one`), else None."""
+        got = st.matcher.encode_one(text, opts, st.post)
+        if got is None:
+            return None
+        return Encoding(got[0], st.names, 1, got[1])
+
     def _set_roles(self, roles: dict, source: str) -> None:
         """The tokens of transformers' roles (``{"pad": "<pad>", ...}``,
         see :func:`~.folder_config.role_tokens`), padding's token included."""
@@ -296,10 +304,6 @@ class Tokenizer(HFEncoder, TransformersNames):
         """``{token: id}`` (HF ``get_vocab``)."""
         names = self._names
         return {t: i for i, t in enumerate(names) if t is not None}
-
-    def num_special_tokens_to_add(self, is_pair: bool) -> int:
-        """Tokens the template adds (HF ``num_special_tokens_to_add``)."""
-        return sum(1 for kind, _, _ in self._stages.post.slots[(is_pair, True)] if kind == 0)
 
     def _special_token(self, role: str) -> str | None:
         return getattr(self.model, "_special_token", lambda r: None)(role)
