@@ -55,6 +55,7 @@ _PUBLIC = {
     "WordPiece": "segkit.presets.wordpiece",
     "ModelInputs": "segkit.presets.pipeline.call",
     "Tokenizer": "segkit.presets.pipeline.tokenizer",
+    "patch_transformers": "segkit.presets.pipeline.hf_backend",
     "AddedToken": "segkit.presets.wordpiece.added_tokens",
     "SentencePieceBPE": "segkit.presets.sentencepiece",
     "train_bpe": "segkit.training",
@@ -92,6 +93,7 @@ def __dir__() -> list[str]:
 __all__ = [
     "WordPiece",
     "Tokenizer",
+    "patch_transformers",
     "BPE",
     "MaxMatch",
     "RWKVWorld",
