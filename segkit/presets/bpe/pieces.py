@@ -126,6 +126,24 @@ def _program(pattern: str, lines: bool):
         return None
 
 
+def _pack(programs: list) -> tuple:
+    """The programs of a chain as the packed arrays
+    :func:`~.regex_kernels.chain_pieces` takes: ``(pages, blocks, code,
+    sets, meta)``, each program's pages shifted to its blocks."""
+    pages, blocks, code, sets, meta = [], [], [], [], []
+    at = [0, 0, 0, 0]  # pages, blocks, code, sets
+    for p in programs:
+        pages.append((p.pages.astype(np.int64) + at[1]).astype(p.pages.dtype))
+        blocks.append(p.blocks)
+        code.append(p.code)
+        sets.append(p.sets)
+        meta.append([at[0], at[0] + p.pages.size, at[2], at[2] + p.code.shape[0], at[3], at[3] + p.sets.size,
+                     p.first])
+        at = [at[0] + p.pages.size, at[1] + p.blocks.size, at[2] + p.code.shape[0], at[3] + p.sets.size]
+    return (np.concatenate(pages), np.concatenate(blocks), np.ascontiguousarray(np.concatenate(code)),
+            np.concatenate(sets), np.array(meta, dtype=np.int64))
+
+
 def _cuts(bounds: np.ndarray, spans: np.ndarray, keep: np.ndarray) -> np.ndarray:
     """The piece boundaries after a split: the pieces' ``bounds`` (rising,
     tiling the text), with the ends of the ``spans`` that lie in a piece
@@ -242,6 +260,7 @@ class RegexSplitter:
         #: then :mod:`regex` runs them.
         self.program = programs[0] if len(programs) == 1 else None
         self.programs = programs if all(p is not None for p in programs) else None
+        self._packed = _pack(self.programs) if self.programs is not None else None
         self.prefix_at = prefix_at
         if prefix_at is not None:  # HF ByteLevel's add_prefix_space: the patterns before it, and after
             patterns = list(pattern) if isinstance(pattern, tuple) else [] if pattern is None else [pattern]
@@ -374,11 +393,36 @@ class RegexSplitter:
         return Pieces(np.frombuffer(raw, dtype=np.uint8), starts.astype(np.int64), ends.astype(np.int64),
                       ids.astype(np.int32), splits)
 
+    def pieces_one(self, text: str) -> Pieces | None:
+        """The pieces of one text in one compiled call
+        (:func:`~.regex_kernels.chain_pieces`): None when a pattern is not
+        compiled, where tiktoken's rules fail (the regex path names the
+        place) or for a lone surrogate (its error is the regex path's)."""
+        packed = self._packed
+        if packed is None or self.prefix_at is not None:
+            return None
+        try:
+            cps = np.frombuffer(text.encode("utf-32-le"), dtype=np.uint32)
+            raw = text.encode("utf-8")
+        except UnicodeEncodeError:
+            return None
+        from .regex_kernels import chain_pieces
+
+        k, starts, ends = chain_pieces(cps, *packed, self.gaps)
+        if k < 0:
+            return None
+        return Pieces(np.frombuffer(raw, dtype=np.uint8), starts, ends, np.full(k, -1, dtype=np.int32),
+                      np.array([0, k], dtype=np.int64))
+
     def pieces(self, rows: list[list[tuple[int, str]]], first_index: int = 0) -> Pieces:
         """Pieces of texts given as ``(id, string)`` stretches.  The spans
         are gathered in characters of all the stretches joined, then turned
         into UTF-8 offsets in one pass (no Python work per piece but the
         span itself)."""
+        if len(rows) == 1 and len(rows[0]) == 1 and rows[0][0][0] < 0 and self._packed is not None:
+            done = self.pieces_one(rows[0][0][1])  # one text, no added token: one compiled call
+            if done is not None:
+                return done
         # The compiled programs pay a fixed cost per call (arrays, NumPy
         # steps) that regex does not: they take batches and long texts.
         if self.programs is not None and self.prefix_at is None and (

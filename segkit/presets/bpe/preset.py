@@ -567,8 +567,8 @@ class BPE(TiktokenAPI, TransformersNames, Preset):
             except UnicodeEncodeError:  # tiktoken's repair, or an error naming the position
                 text = self._unpaired(text, index)
         if self._mode == "tokenizer.json":
-            if ordinary or not self._added:
-                s = normalize(self._normalizer, text)
+            s = normalize(self._normalizer, text)
+            if ordinary or not self._added.may_occur(text, s):  # (two C-speed searches)
                 return [(-1, s)] if s else []
             return self._added.split(text)
         if ordinary:

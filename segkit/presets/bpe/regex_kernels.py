@@ -176,3 +176,89 @@ def match_rows(cps, row_splits, pages, blocks, code, sets, first, out, span_spli
         n = match_row(cps, row_splits[r], row_splits[r + 1], pages, blocks, code, sets, first, stack, out, n)
         span_splits[r + 1] = n
     return n
+
+
+@kernel
+def chain_pieces(cps, pages_all, blocks_all, code_all, sets_all, meta, gaps):
+    """The pieces of one text by a chain of programs, in one call.
+
+    ``meta`` (int64, one row per program): the program's slices of the
+    packed arrays, ``pages`` ``[0]:[1]``, ``code`` ``[2]:[3]``, ``sets``
+    ``[4]:[5]``, and ``[6]`` its ``first`` (the pages hold offsets into
+    ``blocks_all``).  Each program splits every piece of the one before as
+    a text of its own: with ``gaps`` the matches and the text between them
+    are pieces and an empty match only cuts (HuggingFace's Split,
+    Isolated); without (tiktoken's rules, one program) the pieces are the
+    matches, which must be non-empty and cover the text.
+
+    Returns ``(k, starts, ends)``: ``k`` pieces as UTF-8 byte offsets, or
+    ``k = -1`` where tiktoken's rules fail (the caller's regex path names
+    the place).
+    """
+    n = cps.size
+    bounds = np.empty(n + 2, np.int64)
+    cuts = np.empty(n + 2, np.int64)
+    spans = np.empty((n + 1, 2), np.int64)
+    longest = 0
+    for k in range(meta.shape[0]):
+        if meta[k, 3] - meta[k, 2] > longest:
+            longest = meta[k, 3] - meta[k, 2]
+    stack = np.empty((longest + 1, 3), dtype=np.int64)
+    nb = 0
+    if n:
+        bounds[0] = 0
+        bounds[1] = n
+        nb = 2
+    for k in range(meta.shape[0]):
+        pages = pages_all[meta[k, 0] : meta[k, 1]]
+        code = code_all[meta[k, 2] : meta[k, 3]]
+        sets = sets_all[meta[k, 4] : meta[k, 5]]
+        first = meta[k, 6]
+        if not gaps:  # tiktoken: the matches, covering the text
+            m = match_row(cps, np.int64(0), np.int64(n), pages, blocks_all, code, sets, first, stack, spans,
+                          np.int64(0))
+            p = 0
+            for j in range(m):
+                if spans[j, 0] != p or spans[j, 1] == p:
+                    return -1, bounds[:0], bounds[:0]
+                p = spans[j, 1]
+                cuts[j] = spans[j, 0]
+            if p != n:
+                return -1, bounds[:0], bounds[:0]
+            cuts[m] = n
+            nc = m + 1 if n else 0
+        else:
+            nc = 0
+            for j in range(nb - 1):
+                a = bounds[j]
+                b = bounds[j + 1]
+                if nc == 0 or cuts[nc - 1] != a:
+                    cuts[nc] = a
+                    nc += 1
+                m = match_row(cps, a, b, pages, blocks_all, code, sets, first, stack, spans, np.int64(0))
+                for q in range(m):
+                    for x in (spans[q, 0], spans[q, 1]):
+                        if cuts[nc - 1] != x:
+                            cuts[nc] = x
+                            nc += 1
+                if cuts[nc - 1] != b:
+                    cuts[nc] = b
+                    nc += 1
+        bounds, cuts = cuts, bounds
+        nb = nc
+    # Character bounds to UTF-8 byte offsets, in one walk.
+    k = max(nb - 1, 0)
+    starts = np.empty(k, np.int64)
+    ends = np.empty(k, np.int64)
+    byte = 0
+    c = 0
+    for j in range(k):
+        while c < bounds[j]:
+            byte += 1 + (cps[c] >= 0x80) + (cps[c] >= 0x800) + (cps[c] >= 0x10000)
+            c += 1
+        starts[j] = byte
+        while c < bounds[j + 1]:
+            byte += 1 + (cps[c] >= 0x80) + (cps[c] >= 0x800) + (cps[c] >= 0x10000)
+            c += 1
+        ends[j] = byte
+    return k, starts, ends
