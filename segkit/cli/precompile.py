@@ -182,6 +182,22 @@ def _bpe(folder: Path) -> None:
     for merges_model in (segkit.BPE(vocab, [(b"l", b"o"), (b"lo", b"w")], pattern=llama3),):
         merges_model.encode_batch(TEXTS * COMPILED_MIN_ROWS)
         merges_model.encode_batch(TEXTS * COMPILED_MIN_ROWS, flat=True)
+        for text in TEXTS:  # one text: the chain of programs in one call
+            merges_model.encode(text)
+    # The HF pipeline over a BPE (segkit.Tokenizer): one text in one call
+    # (the fused kernel; the pieces path for special tokens), with and
+    # without a template and options, and the batch rows.
+    for _ in range(2):  # built, then mapped from the model cache
+        tok = segkit.Tokenizer(segkit.BPE.from_pretrained("cl100k_base"), trim_offsets=True,
+                               template={"single": "<|endoftext|> $A", "pair": "<|endoftext|> $A $B:1"})
+        for text in (*TEXTS, special):
+            tok.encode(text)
+            tok.encode(text, add_special_tokens=False)
+            tok.encode(text, max_length=8, truncation=True, padding="max_length")
+            tok.encode(text, max_length=4, truncation=True, stride=1)
+        tok.encode_batch(TEXTS, padding=True)
+        tok.encode(TEXTS[0], TEXTS[1])
+        tok(TEXTS, return_offsets_mapping=True)
 
 
 def _training(folder: Path) -> None:
@@ -198,6 +214,25 @@ def _training(folder: Path) -> None:
         hf.encode(CORPUS[0])
         hf.encode_batch(CORPUS[:3])
         hf.encode_with_offsets(CORPUS[0])
+        pipeline = segkit.Tokenizer.from_file(folder / "bpe" / "tokenizer.json")
+        pipeline.encode(CORPUS[0])
+        pipeline.encode(CORPUS[0] + "<|endoftext|>")
+        pipeline.encode_batch(CORPUS[:3])
+    # A Sequence of Splits (DeepSeek's kind): the chain of programs, one
+    # text in one call and the batch steps, under BPE and the pipeline.
+    data = json.loads((folder / "bpe" / "tokenizer.json").read_text(encoding="utf-8"))
+    data["pre_tokenizer"] = {"type": "Sequence", "pretokenizers": [
+        {"type": "Split", "pattern": {"Regex": r"\p{N}{1,3}"}, "behavior": "Isolated", "invert": False},
+        {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": True, "use_regex": True}]}
+    (folder / "chain.json").write_text(json.dumps(data), encoding="utf-8")
+    chain = segkit.BPE.from_tokenizer_json(folder / "chain.json")
+    pipeline = segkit.Tokenizer.from_file(folder / "chain.json")
+    for text in CORPUS[:4]:
+        chain.encode(text)
+        pipeline.encode(text)
+    chain.encode_batch(CORPUS)
+    pipeline.encode_batch(CORPUS)
+    for source in (CORPUS, [corpus]):
         segkit.train_wordpiece(source, 200, show_progress=False).encode(CORPUS[0])
 
 

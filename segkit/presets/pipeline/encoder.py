@@ -120,7 +120,8 @@ class HFEncoder:
         ([2, 4, 5, 3, 5, 3, 0, 0], [0, 0, 0, 0, 1, 1, 0, 0], [1, 1, 1, 1, 1, 1, 0, 0])
         """
         st = self._stages
-        if (pair is None and max_length is None and truncation is None and padding is None and stride is None
+        if (type(text) is str and pair is None and max_length is None and truncation is None and padding is None
+                and stride is None
                 and add_special_tokens is True and is_pretokenized is False and pad_to_multiple_of is None
                 and truncation_side is None and padding_side is None):
             # The call with every default, as per-call users make it: the
