@@ -182,3 +182,90 @@ def test_bundled_data_is_found_in_a_source_checkout(monkeypatch: pytest.MonkeyPa
     assert folder == ROOT / "vocabularies"
     for name in bundled.BUNDLED_VOCABULARIES:
         assert bundled.bundled_vocabulary(name).is_file()
+
+
+def _layer(module: str) -> str:
+    """The layer a module belongs to: a folder of ``segkit/`` (a preset's
+    folder, or one of the modules directly in ``segkit/presets/``, is a
+    layer of its own), ``segkit`` for the package's top modules."""
+    parts = module.split(".")
+    if parts[0] == "segkit_cjk":
+        return "segkit_cjk"
+    if len(parts) == 1 or parts[1] in ("__main__", "version", "dask", "spark"):
+        return "segkit"
+    if parts[1] == "presets" and len(parts) > 2:
+        return "presets." + parts[2]
+    return parts[1]
+
+
+_PRESETS = {"presets.wordpiece", "presets.bpe", "presets.maxmatch", "presets.sentencepiece"}
+_SHARED = {"engine", "runtime", "models", "results"}
+#: Which layer may import which.  Down the stack: the engine, runtime,
+#: models and results (shared by every preset), the presets' common
+#: modules and the pipeline, the presets, the modules that assemble them
+#: (loader, Tokenizer, transformers backend), then the interfaces.
+#: ``_UPWARD`` lists the imports against that direction, each run lazily
+#: (inside a function) for the reason given.
+ALLOWED = {
+    "engine": {"runtime"},
+    "runtime": set(),
+    "models": {"engine", "runtime", "segkit"},
+    "results": {"runtime"},
+    "presets": set(),
+    "presets.registry": set(),
+    "presets.added_matches": {"runtime"},
+    "presets.transformers_names": {"runtime"},
+    "presets.base": _SHARED | {"presets.registry"},
+    "presets.pipeline": _SHARED | {"presets.transformers_names"},
+    **{p: _SHARED | {"presets.base", "presets.pipeline", "presets.added_matches", "presets.transformers_names"}
+       for p in _PRESETS},
+    "presets.loader": _SHARED | _PRESETS | {"presets.pipeline", "presets.base", "presets.registry"},
+    "presets.tokenizer": _SHARED | {"presets.pipeline", "presets.bpe", "presets.loader", "presets.transformers_names"},
+    "presets.transformers_backend": {"presets.tokenizer"},
+    "training": _SHARED | _PRESETS,
+    "scale": _SHARED | {"training"},
+    "cli": _SHARED | _PRESETS | {"presets.loader", "scale", "training", "segkit", "segkit_cjk"},
+    "segkit": {"cli", "scale"},
+    "segkit_cjk": {"engine", "presets.base", "segkit"},
+}
+_UPWARD = {
+    ("models", "presets.registry"): "segkit.load finds the preset class a model file names",
+    ("results", "scale"): "Encoding.to_arrow / BatchEncoding.to_arrow build Arrow columns",
+    ("presets.base", "scale"): "every preset's encode_arrow and Dask shipping, written once",
+    ("presets.pipeline", "scale"): "the pipeline's encode_arrow and datasets map function",
+}
+
+
+def test_every_import_between_layers_is_in_the_table() -> None:
+    unknown = sorted({_layer(m) for m in MODULES} - set(ALLOWED))
+    assert not unknown, f"layers missing from the table: {unknown}"
+    bad = sorted({(_layer(m), _layer(d), m, d) for m, deps in GRAPH.items() for d in deps
+                  if _layer(m) != _layer(d) and _layer(d) not in ALLOWED[_layer(m)]
+                  and (_layer(m), _layer(d)) not in _UPWARD})
+    assert not bad, "imports outside the layer table: " + "; ".join(f"{m} -> {d}" for _, _, m, d in bad[:10])
+
+
+def test_the_layer_table_catches_a_planted_edge() -> None:
+    assert _layer("segkit.presets.pipeline.encoder") == "presets.pipeline"
+    assert "presets.bpe" not in ALLOWED["presets.pipeline"]  # the pipeline knows no preset
+    assert "presets.wordpiece" not in ALLOWED["presets.bpe"]  # presets do not import each other
+    assert "scale" not in ALLOWED["engine"]
+
+
+def test_upward_imports_are_lazy() -> None:
+    """The imports of ``_UPWARD`` run inside functions, never at import."""
+    for m, path in MODULES.items():
+        tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
+        is_package = path.name == "__init__.py"
+        for node in tree.body:  # top-level statements only
+            if isinstance(node, ast.ImportFrom):
+                target = _resolve(m, is_package, node.level, node.module)
+                deps = {f"{target}.{a.name}" if f"{target}.{a.name}" in MODULES else target for a in node.names}
+            elif isinstance(node, ast.Import):
+                deps = {a.name for a in node.names}
+            else:
+                continue
+            for d in deps:
+                if d in MODULES and (_layer(m), _layer(d)) in _UPWARD:
+                    raise AssertionError(f"{m} imports {d} at import time: {_UPWARD[(_layer(m), _layer(d))]}, "
+                                         "so it must run lazily")

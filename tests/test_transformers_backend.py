@@ -20,7 +20,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 
 import segkit
-from segkit.presets.pipeline.hf_backend import SegkitBackend
+from segkit.presets.transformers_backend import SegkitBackend
 from segkit.training import train_bpe
 
 transformers = pytest.importorskip("transformers", reason="transformers is not installed")

@@ -32,6 +32,7 @@ import numpy as np
 
 from ..runtime import interrupts
 from ..runtime.surrogates import check_texts, surrogate_message
+from ..runtime.texts import raise_not_str, text_lengths
 from . import build, kernels
 from .dispatch import resolve_entry
 from .charmap import MAX_CODE_POINT, build_charmap, lookup
@@ -107,22 +108,6 @@ def key_bytes(keys: Sequence[bytes | str]) -> list[bytes]:
     return out
 
 
-def _raise_not_str(texts: Sequence[object]) -> None:
-    for i, t in enumerate(texts):
-        if not isinstance(t, str):
-            raise TypeError(f"expected texts as a sequence of str, found {type(t).__name__} at index {i}: {t!r:.80}") from None
-
-
-def text_lengths(texts: Sequence[str]) -> np.ndarray:
-    """The lengths of ``texts`` (int64); TypeError naming the first item
-    that is not a str when one has no length."""
-    try:
-        return np.fromiter(map(len, texts), dtype=np.int64, count=len(texts))
-    except TypeError:
-        _raise_not_str(texts)
-        raise
-
-
 def join_code_points(texts: Sequence[str], lengths: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
     """All texts as one code point array plus ``bounds`` (length n+1).
     ``lengths``: the texts' lengths, when the caller has them already."""
@@ -131,7 +116,7 @@ def join_code_points(texts: Sequence[str], lengths: np.ndarray | None = None) ->
             lengths = np.fromiter(map(len, texts), dtype=np.int64, count=len(texts))
         joined = "".join(texts)
     except TypeError:
-        _raise_not_str(texts)
+        raise_not_str(texts)
         raise
     bounds = np.zeros(len(lengths) + 1, dtype=np.int64)
     np.cumsum(lengths, out=bounds[1:])

@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from ..engine.automaton import text_lengths
+from .texts import text_lengths
 from .interrupts import bind, block_signals, cancellable, checkpoint
 
 #: Below this many characters per thread a batch is not split.  Measured on

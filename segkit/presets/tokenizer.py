@@ -2,7 +2,7 @@
 
 A :class:`Tokenizer` assembles the shared pipeline around a preset that
 supplies only its own stage, the tokens of texts as (4, n) rows (see
-:mod:`.encoder`): today a :class:`segkit.BPE` (through
+:mod:`.pipeline.encoder`): today a :class:`segkit.BPE` (through
 :class:`segkit.presets.bpe.rows.BPERows`).  What it adds is the pipeline's:
 the template (``TemplateProcessing``, ``BertProcessing``,
 ``RobertaProcessing``), truncation with overflow, padding,
@@ -11,7 +11,7 @@ the template (``TemplateProcessing``, ``BertProcessing``,
 
 :meth:`Tokenizer.from_file` reads any tokenizer.json (a model folder too);
 a WordPiece file gives a :class:`segkit.WordPiece`, which has this API of
-its own (the same :class:`~.encoder.HFEncoder`).
+its own (the same :class:`~.pipeline.encoder.HFEncoder`).
 """
 
 from __future__ import annotations
@@ -23,18 +23,18 @@ from typing import Any
 
 import numpy as np
 
-from ...results.encoding import Encoding
-from ..transformers_names import TransformersNames
-from .call import VERY_LARGE_INTEGER
-from .encoder import HFEncoder
-from .options import PostProcessor
-from .postprocess import MAX_PAD_LENGTH, TRUNCATION
-from .stages import Stages
-from .template import normalize_template, template_slots
+from ..results.encoding import Encoding
+from .transformers_names import TransformersNames
+from .pipeline.call import VERY_LARGE_INTEGER
+from .pipeline.encoder import HFEncoder
+from .pipeline.options import PostProcessor
+from .pipeline.postprocess import MAX_PAD_LENGTH, TRUNCATION
+from .pipeline.stages import Stages
+from .pipeline.template import normalize_template, template_slots
 
 
 class _Names:
-    """The vocabulary as :func:`~.template.template_slots` and the
+    """The vocabulary as :func:`~.pipeline.template.template_slots` and the
     transformers call read it (``id``, ``has_id``, ``id_to_token``)."""
 
     def __init__(self, tok: "Tokenizer") -> None:
@@ -127,8 +127,8 @@ class Tokenizer(HFEncoder, TransformersNames):
     def __init__(self, model: Any, *, template: dict | None = None, truncation: dict | None = None,
                  padding: dict | None = None, trim_offsets: bool = False,
                  model_max_length: int | None = None, overflow_type_ids: str = "sequence") -> None:
-        from ..bpe import BPE
-        from ..bpe.rows import BPERows
+        from .bpe import BPE
+        from .bpe.rows import BPERows
 
         if not isinstance(model, BPE):
             raise TypeError(f"Tokenizer: model must be a segkit.BPE (a WordPiece is a tokenizer of its own), "
@@ -165,7 +165,7 @@ class Tokenizer(HFEncoder, TransformersNames):
         >>> path = pathlib.Path(segkit.__file__).parent / "vocabularies" / "gpt-neox-20b.tokenizer.json"
         >>> tok = segkit.Tokenizer.from_file(path)  # doctest: +SKIP
         """
-        from ..loader import tokenizer_json_parts
+        from .loader import tokenizer_json_parts
 
         return tokenizer_json_parts(Path(os.fspath(path)), cls)
 
@@ -176,7 +176,7 @@ class Tokenizer(HFEncoder, TransformersNames):
         p = Path(os.fspath(name_or_path))
         if p.exists():
             return cls.from_file(p)
-        from ..loader import from_pretrained
+        from .loader import from_pretrained
 
         found = from_pretrained(name_or_path)
         return found if not hasattr(found, "_mode") else cls(found)
@@ -219,7 +219,7 @@ class Tokenizer(HFEncoder, TransformersNames):
 
     def _set_roles(self, roles: dict, source: str) -> None:
         """The tokens of transformers' roles (``{"pad": "<pad>", ...}``,
-        see :func:`~.folder_config.role_tokens`), padding's token included."""
+        see :func:`~.pipeline.folder_config.role_tokens`), padding's token included."""
         self.model._set_roles(roles, source)
         self._set()
 
