@@ -86,8 +86,9 @@ def _use_path(monkeypatch, path: str) -> None:
     call (the default), or the compiled batch steps."""
     from segkit.presets.bpe import pieces
 
-    if path != "one call":
+    if path != "one call":  # (the chain in one call: BPE._chain_ids, and the pieces of it)
         monkeypatch.setattr(pieces.RegexSplitter, "pieces_one", lambda self, text: None)
+        monkeypatch.setattr(segkit.BPE, "_chain_ids", lambda self, text, ordinary: None)
     if path == "batch":  # the compiled programs for every call, not only batches and long texts
         monkeypatch.setattr(pieces, "COMPILED_MIN_ROWS", 1)
         monkeypatch.setattr(pieces, "COMPILED_MIN_CHARS", 0)
@@ -220,6 +221,7 @@ def test_compiled_and_regex_paths_agree_on_tiktoken_semantics(monkeypatch):
     one_call = [enc.encode(t) for t in texts]  # one short text a call: the compiled chain in one call
     with monkeypatch.context() as m:
         m.setattr(pieces.RegexSplitter, "pieces_one", lambda self, text: None)
+        m.setattr(segkit.BPE, "_chain_ids", lambda self, text, ordinary: None)
         expected = [enc.encode(t) for t in texts]  # the regex path
         m.setattr(pieces, "COMPILED_MIN_ROWS", 1)
         m.setattr(pieces, "COMPILED_MIN_CHARS", 0)

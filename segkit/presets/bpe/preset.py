@@ -196,6 +196,18 @@ class BPE(TiktokenAPI, TransformersNames, Preset):
         self._tok_len_cache = None
         self._post = None  # a tokenizer.json's template: (ids before, ids after) a text's ids
         self._roles: dict[str, str] = {}  # transformers' roles -> token (a model folder's)
+        # One text through a chain of compiled patterns and the encoder in
+        # one call (a pattern without a hand-written matcher): _chain_ids.
+        self._chain = None
+        if not self._fast and splitter._packed is not None and prefix_at is None:
+            self._chain = (*splitter._packed, splitter.gaps)
+        self._chain_entry = None
+        self._special_re = None
+        if self._specials:
+            import re
+
+            self._special_re = re.compile("|".join(re.escape(t) for t in sorted(self._specials, key=len,
+                                                                                   reverse=True)))
 
     def _set_template(self, before: Sequence[int], after: Sequence[int]) -> None:
         """The ids a tokenizer.json's post-processor puts around a text's
@@ -684,7 +696,44 @@ class BPE(TiktokenAPI, TransformersNames, Preset):
             normed = normalize(self._normalizer, text)
             if not self._added.may_occur(text, normed):
                 return self._fast_list(normed, self._sc_ordinary)
+        if self._chain is not None and allowed_special == () and disallowed_special == "all":
+            ids = self._chain_ids(text, False)
+            if ids is not None:
+                return ids
         return self._text_ids(text, self._plan(allowed_special, disallowed_special), False).tolist()
+
+    def _chain_ids(self, text: str, ordinary: bool) -> list[int] | None:
+        """The ids of one text by :func:`~.text.encode_chain_text`, or None
+        where that path does not apply (a special or added token in the
+        text, a long text, a lone surrogate, tiktoken's rules failing): the
+        caller's path then encodes it, or names the problem."""
+        if type(text) is not str:
+            return None
+        if self._mode == "tokenizer.json":
+            normed = normalize(self._normalizer, text)
+            if not ordinary and self._added.may_occur(text, normed):
+                return None
+            text = normed
+        elif not ordinary and self._special_re is not None and self._special_re.search(text):
+            return None
+        try:
+            cps = np.frombuffer(text.encode("utf-32-le"), dtype=np.uint32)
+            buf = text.encode("utf-8")
+        except UnicodeEncodeError:
+            return None
+        if len(buf) > SCRATCH_BYTES:
+            return None
+        entry = self._chain_entry
+        if entry is None:
+            from ...engine.dispatch import resolve_entry
+            from .text import encode_chain_text
+
+            (k, out), self._chain_entry = resolve_entry(encode_chain_text, cps, buf, *self._chain, self._model)
+        else:
+            k, out = entry(cps, buf, *self._chain, self._model)
+        if k < 0:
+            return None
+        return out[:k].tolist()
 
     def _fast_list(self, text: str, sc) -> list[int]:
         """The ids of one text through the fused kernel, as a list (the hot
@@ -731,6 +780,10 @@ class BPE(TiktokenAPI, TransformersNames, Preset):
                 utf8(text)
                 text = normalize(self._normalizer, text)
             return self._fast_list(text, self._sc_ordinary)
+        if self._chain is not None:
+            ids = self._chain_ids(text, True)
+            if ids is not None:
+                return ids
         return self._text_ids(text, None, True).tolist()
 
     def count(self, text: str, *, allowed_special: str | Iterable[str] = (),

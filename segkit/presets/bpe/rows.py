@@ -36,7 +36,6 @@ from collections.abc import Sequence
 import numpy as np
 
 from ...runtime.jit import kernel
-from .batch import uses_backtrack
 from .codec import char_offsets, token_spans
 from .files import normalize
 from .single import PLAIN_SLOT, RES_ROWS, TRIM_SLOT
@@ -117,7 +116,7 @@ class BPERows:
         self._form = bpe._normalizer if hf else None
         # The latency path (:mod:`.single`): a fused kernel, per-thread scratch.
         self._single = None
-        self._no_single = bpe._prefix_at is not None or not uses_backtrack(bpe._model)
+        self._no_single = bpe._prefix_at is not None
         if bpe._fast and bpe._prefix_at is None:
             from .special_tokens import NO_SPECIALS
             from .text import Scratch

@@ -34,7 +34,8 @@ from ..pipeline.postprocess import (O_MODE, O_MULT, O_NSLOTS, O_NSPEC, O_OVERFLO
                                     _truncated_lengths)
 from ..pipeline.template import K_A
 from . import layout as L
-from .backtrack import encode_range
+from .backtrack import encode_pieces, encode_range
+from .heap import encode_pieces_heap
 from .pretokenize_kernels import DISALLOWED_FOUND, split_row
 from .text import HEADER
 
@@ -103,14 +104,11 @@ def encode_pieces_rows(buf, starts, ends, piece_ids, model, opts, res, state):
     least 8): ``[TRIM_SLOT]`` the trim_offsets flag, ``[PLAIN_SLOT]`` set
     as :func:`encode_single_rows` sets it.  Same return values."""
     m = starts.size
-    longest = 0
-    for p in range(m):
-        if ends[p] - starts[p] > longest:
-            longest = ends[p] - starts[p]
-    dead = np.zeros(longest + 1, np.uint8)
-    tok_ends = np.empty(m, np.int64)
     out = np.empty(max(len(buf), 1), np.int32)
-    k = encode_range(buf, starts, ends, piece_ids, 0, m, model, out, 0, dead, tok_ends)
+    if model[model[L.PARAMS] + L.P_MONOTONE]:
+        k, tok_ends = encode_pieces(buf, starts, ends, piece_ids, model, out)
+    else:  # the heap encoder (priorities that do not grow along every merge)
+        k, tok_ends = encode_pieces_heap(buf, starts, ends, piece_ids, model, out)
     if k < 0:
         return INCONSISTENT
     if res.shape[1] < k:

