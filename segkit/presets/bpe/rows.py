@@ -38,7 +38,7 @@ import numpy as np
 from ...runtime.jit import kernel
 from .codec import char_offsets, token_spans
 from .files import normalize
-from .single import PLAIN_SLOT, RES_ROWS, TRIM_SLOT
+from .single import ASCII_SLOT, PLAIN_SLOT, RES_ROWS, TRIM_SLOT
 
 
 @kernel
@@ -159,6 +159,7 @@ class BPERows:
                 return None
             arr, _, cap = sc.get(len(data))
             arr[TRIM_SLOT] = self.trim_offsets
+        arr[ASCII_SLOT] = len(data) == len(text)
         while True:
             entry = self._entry
             if entry is None:
@@ -196,6 +197,7 @@ class BPERows:
         res = getattr(self._local, "res", None)
         if res is None:
             res = self._res(256)
+        state[ASCII_SLOT] = nbytes == len(text)
         while True:
             n = encode_pieces_rows(pieces.data, pieces.starts, pieces.ends, pieces.ids, bpe._model, opts, res,
                                    state)

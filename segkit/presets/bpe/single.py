@@ -47,6 +47,8 @@ RES_ROWS = 12
 TRIM_SLOT = 4
 #: the header slot the kernel sets to 1 when it returned token rows (plain options), else 0
 PLAIN_SLOT = 5
+#: the header slot the caller sets to 1 for a text of ASCII characters only (offsets are byte offsets)
+ASCII_SLOT = 6
 #: returned for a disallowed special token (never: the pipeline's plans allow or ignore each)
 DISALLOWED = -(1 << 42)
 #: returned for inconsistent tables (a model not built by build_tables)
@@ -92,7 +94,8 @@ def encode_single_rows(buf, model, scratch, table, opts, res):
         return INCONSISTENT
     if res.shape[1] < k:
         return -k
-    _token_rows(buf, starts, starts[1:], ends, ids, m, out, model, scratch[TRIM_SLOT] != 0, res)
+    _token_rows(buf, starts, starts[1:], ends, ids, m, out, model, scratch[TRIM_SLOT] != 0,
+                scratch[ASCII_SLOT] != 0, res)
     return _post(k, opts, res, scratch)
 
 
@@ -113,17 +116,19 @@ def encode_pieces_rows(buf, starts, ends, piece_ids, model, opts, res, state):
         return INCONSISTENT
     if res.shape[1] < k:
         return -k
-    _token_rows(buf, starts, ends, tok_ends, piece_ids, m, out, model, state[TRIM_SLOT] != 0, res)
+    _token_rows(buf, starts, ends, tok_ends, piece_ids, m, out, model, state[TRIM_SLOT] != 0,
+                state[ASCII_SLOT] != 0, res)
     return _post(k, opts, res, state)
 
 
 @kernel
-def _token_rows(buf, starts, ends, tok_ends, piece_ids, m, out, model, trim, res):
+def _token_rows(buf, starts, ends, tok_ends, piece_ids, m, out, model, trim, ascii_text, res):
     """The token rows (ids, character starts and ends, word index) of
     pieces ``0:m`` into ``res[0:4]``.  The tokens are in text order, so one
     walk over the bytes counts the characters before each (a span starting
     inside a character starts at it; one ending inside a character ends
-    after it); a piece's word index is its own index."""
+    after it; an ASCII text's characters are its bytes); a piece's word
+    index is its own index."""
     info = model[model[L.INFO] : model[L.INFO + 1]]
     r_id = res[0]
     r_start = res[1]
@@ -138,15 +143,19 @@ def _token_rows(buf, starts, ends, tok_ends, piece_ids, m, out, model, trim, res
         while tok < tok_ends[i]:
             t_id = out[tok]
             e = ends[i] if special else b + info[_ix(4 * t_id)]
-            for y in range(x, b):  # (nothing when pieces tile the text)
-                if (buf[_ix(y)] & 0xC0) != 0x80:
-                    chars += 1
-            cs = chars if (buf[_ix(b)] & 0xC0) != 0x80 else chars - 1
-            for y in range(b, e):
-                if (buf[_ix(y)] & 0xC0) != 0x80:
-                    chars += 1
-            x = e
-            ce = chars
+            if ascii_text:
+                cs = b
+                ce = e
+            else:
+                for y in range(x, b):  # (nothing when pieces tile the text)
+                    if (buf[_ix(y)] & 0xC0) != 0x80:
+                        chars += 1
+                cs = chars if (buf[_ix(b)] & 0xC0) != 0x80 else chars - 1
+                for y in range(b, e):
+                    if (buf[_ix(y)] & 0xC0) != 0x80:
+                        chars += 1
+                x = e
+                ce = chars
             if trim and (buf[_ix(b)] == 0x20 or buf[_ix(e - 1)] == 0x20):
                 lead = 0
                 while b + lead < e and buf[_ix(b + lead)] == 0x20:
