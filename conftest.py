@@ -87,7 +87,9 @@ def pytest_runtest_logreport(report):
 
 
 def pytest_sessionfinish(session, exitstatus):
-    if not _RECORD:
+    # (With pytest-xdist the controller writes the file: the workers'
+    # reports reach it, and each worker's session would overwrite it.)
+    if not _RECORD or hasattr(session.config, "workerinput"):
         return
     root = Path(__file__).resolve().parent
     unlocked = list(dict.fromkeys([*_skipped, *collect_ignore]))

@@ -37,6 +37,7 @@ sys.path.insert(0, sys.argv[1])
 import segkit
 
 seconds = float(sys.argv[2])
+min_calls = int(sys.argv[-1])  # (a loaded machine: the readers' calls, not the clock)
 sys.setswitchinterval(1e-6)
 digits = [str(d) for d in range(10)]
 vocab = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "z", "##z", "a", "b", "##a", "##b"] + digits + ["##" + d for d in digits]
@@ -62,6 +63,7 @@ names = {}  # no name may be None, every token must spell its text
 stop = threading.Event()
 problems = []
 calls = [0]
+done = [0] * 4
 
 def check(text, tokens, offsets):
     for tok, (s, e) in zip(tokens, offsets):
@@ -112,6 +114,7 @@ def reader(k, rounds=None):
         except Exception:
             problems.append(traceback.format_exc(limit=3))
         n += 1
+        done[k] = n
     calls[0] += n
 
 # Warm up (compiled code loaded or compiled before the clock starts).
@@ -120,12 +123,13 @@ holder[0].add_tokens(["zz1"])
 reader(0, 7)
 holder[0] = segkit.WordPiece.bert(vocab)
 calls[0] = 0
+done = [0] * 4  # each reader's calls so far
 threads = [threading.Thread(target=reader, args=(k,)) for k in range(4)]
 for t in threads:
     t.start()
 t0 = time.monotonic()
 k = 0
-while time.monotonic() - t0 < seconds:
+while time.monotonic() - t0 < seconds or (sum(done) < min_calls and time.monotonic() - t0 < 8 * seconds):
     if k % 4 == 0:  # a fresh tokenizer: its first added token installs the added-token stage
         holder[0] = segkit.WordPiece.bert(vocab)
     wp = holder[0]
@@ -159,6 +163,7 @@ sys.path.insert(0, sys.argv[1])
 import segkit
 
 seconds = float(sys.argv[2])
+min_calls = int(sys.argv[-1])  # (a loaded machine: the readers' calls, not the clock)
 sys.setswitchinterval(1e-6)
 words = ["北京", "大学", "北京大学", "研究", "生命", "起源"] + [f"词{i}" for i in range(400)]
 
@@ -183,6 +188,7 @@ texts = ["我在北京大学研究生命起源", "北京的大学 研究生命",
 stop = threading.Event()
 problems = []
 calls = [0]
+done = [0] * 4
 
 def check(text, got):
     if "".join(got) != text.replace(" ", ""):
@@ -209,16 +215,18 @@ def reader(k, rounds=None):
         except Exception:
             problems.append(traceback.format_exc(limit=3))
         n += 1
+        done[k] = n
     calls[0] += n
 
 reader(0, 4)  # warm up (compiled code loaded or compiled before the clock starts)
 calls[0] = 0
+done = [0] * 4  # each reader's calls so far
 threads = [threading.Thread(target=reader, args=(k,)) for k in range(4)]
 for t in threads:
     t.start()
 t0 = time.monotonic()
 k = 0
-while time.monotonic() - t0 < seconds:
+while time.monotonic() - t0 < seconds or (sum(done) < min_calls and time.monotonic() - t0 < 8 * seconds):
     w = f"词{k % 400}"
     if k % 2:
         seg.add_word(w)
@@ -250,7 +258,7 @@ def _run(script: str, *args: str) -> str:
 
 def test_wordpiece_changed_while_threads_encode():
     pytest.importorskip("pyarrow", reason="encode_arrow is one of the paths (pyarrow is not installed)")
-    out = _run(_WORDPIECE, "8")
+    out = _run(_WORDPIECE, "8", "1500")
     first = out.splitlines()[0]
     calls, changes, problems = (int(first.split()[i]) for i in (1, 3, 5))
     assert calls > 1000 and changes > 8, out
@@ -259,7 +267,7 @@ def test_wordpiece_changed_while_threads_encode():
 
 @pytest.mark.parametrize("mode", ["forward", "bidirectional"])
 def test_chinese_dictionary_changed_while_threads_segment(mode):
-    out = _run(_CHINESE, "8", mode)
+    out = _run(_CHINESE, "8", mode, "300")
     first = out.splitlines()[0]
     calls, changes, problems = (int(first.split()[i]) for i in (1, 3, 5))
     assert calls > 200 and changes > 50, out
