@@ -165,3 +165,24 @@ def test_a_file_segkit_cannot_read_is_left_alone(tmp_path):
     assert tok._tokenizer is original
     with pytest.raises(TypeError, match="PreTrainedTokenizerFast"):
         segkit.patch_transformers("bert-base-uncased")
+
+
+def test_patch_every_tokenizer_made_afterwards(shared_data, tmp_path):
+    folder = tmp_path / "neox"
+    folder.mkdir()
+    (folder / "tokenizer.json").write_bytes((shared_data / "vocab" / "gpt-neox-20b.tokenizer.json").read_bytes())
+    (folder / "tokenizer_config.json").write_text(json.dumps(
+        {"tokenizer_class": "PreTrainedTokenizerFast", "pad_token": "<|padding|>"}), encoding="utf-8")
+    ref = transformers.AutoTokenizer.from_pretrained(str(folder))
+    assert segkit.patch_transformers() is None
+    try:
+        segkit.patch_transformers()  # (twice: patched once)
+        tok = transformers.AutoTokenizer.from_pretrained(str(folder))
+        fast = _fast(folder / "tokenizer.json")
+    finally:
+        segkit.unpatch_transformers()
+    assert type(tok._tokenizer) is SegkitBackend and type(fast._tokenizer) is SegkitBackend
+    assert type(ref._tokenizer) is not SegkitBackend
+    assert type(transformers.AutoTokenizer.from_pretrained(str(folder))._tokenizer) is not SegkitBackend
+    got = tok(TEXTS[:30], padding=True, return_offsets_mapping=True)
+    assert dict(got) == dict(ref(TEXTS[:30], padding=True, return_offsets_mapping=True))

@@ -156,22 +156,26 @@ class SegkitBackend:
         return f"SegkitBackend({self._segkit!r})"
 
 
-def patch_transformers(tokenizer: Any) -> Any:
-    """Put segkit under a transformers fast tokenizer, in place.
+def patch_transformers(tokenizer: Any = None) -> Any:
+    """Put segkit under a transformers fast tokenizer, in place; with no
+    argument, under every fast tokenizer made from now on.
 
     Parameters
     ----------
     tokenizer
         A ``transformers.PreTrainedTokenizerFast`` (what
         ``AutoTokenizer.from_pretrained(folder)`` gives for a tokenizer.json).
+        None: transformers' fast tokenizer class is patched, so that each one
+        made afterwards gets segkit (:func:`unpatch_transformers` undoes it).
 
     Returns
     -------
-    The same tokenizer: its calls (``tok(batch, padding=..., truncation=...,
-    max_length=..., return_tensors=..., return_offsets_mapping=...)``,
-    ``encode``, ``decode``, ``batch_decode``) give what they gave, computed
-    by segkit.  A tokenizer whose file segkit cannot read is left as it was,
-    with a warning naming the reason.
+    The same tokenizer (None without one): its calls (``tok(batch,
+    padding=..., truncation=..., max_length=..., return_tensors=...,
+    return_offsets_mapping=...)``, ``encode``, ``decode``,
+    ``batch_decode``) give what they gave, computed by segkit.  A tokenizer
+    whose file segkit cannot read is left as it was, with a warning naming
+    the reason.
 
     Examples
     --------
@@ -180,6 +184,9 @@ def patch_transformers(tokenizer: Any) -> Any:
     >>> tok = segkit.patch_transformers(AutoTokenizer.from_pretrained("path/to/model"))  # doctest: +SKIP
     >>> tok(["Hello world", "a second text"], padding=True, return_tensors="np")  # doctest: +SKIP
     """
+    if tokenizer is None:
+        _patch_class()
+        return None
     original = getattr(tokenizer, "_tokenizer", None)
     if isinstance(original, SegkitBackend):
         return tokenizer
@@ -195,4 +202,38 @@ def patch_transformers(tokenizer: Any) -> Any:
     return tokenizer
 
 
-__all__ = ["patch_transformers", "SegkitBackend", "tokenizer_from_str"]
+def _fast_class():
+    try:
+        from transformers import PreTrainedTokenizerFast
+    except ImportError:
+        raise ImportError("patch_transformers() patches transformers, which is not installed "
+                          "(pip install transformers)") from None
+    return PreTrainedTokenizerFast
+
+
+def _patch_class() -> None:
+    cls = _fast_class()
+    if getattr(cls.__init__, "_segkit_original", None) is not None:
+        return  # patched already
+    original_init = cls.__init__
+
+    def __init__(self, *args, **kwargs):
+        original_init(self, *args, **kwargs)
+        if type(getattr(self, "_tokenizer", None)).__module__.startswith("tokenizers"):
+            patch_transformers(self)
+
+    __init__._segkit_original = original_init  # type: ignore[attr-defined]
+    __init__.__wrapped__ = original_init  # type: ignore[attr-defined]
+    cls.__init__ = __init__
+
+
+def unpatch_transformers() -> None:
+    """Undo :func:`patch_transformers` with no argument: fast tokenizers made
+    afterwards are transformers' own again (those made before keep segkit)."""
+    cls = _fast_class()
+    original_init = getattr(cls.__init__, "_segkit_original", None)
+    if original_init is not None:
+        cls.__init__ = original_init
+
+
+__all__ = ["patch_transformers", "unpatch_transformers", "SegkitBackend", "tokenizer_from_str"]
