@@ -135,9 +135,15 @@ def _run(args, out: Output) -> int:
         stdin_stream()  # closed: an error now, before the dictionary loads
         if not args.quiet and not args.input and not args.texts:
             reading_stdin_note()
+    from ..runtime.regular_files import check_regular
+
     for option, path in [("--dict", args.dict)] + [("--userdict", u) for u in args.userdict]:
-        if path is not None and not os.path.exists(path):
+        if path is None:
+            continue
+        if not os.path.exists(path):
             raise CliError(f"{option} {shown_path(path)}: not found")
+        # A FIFO or a device is refused before the dictionary builds (seconds, with a notice).
+        check_regular(path, "dictionary", lambda message, option=option: CliError(f"{option} {message}"))
     seg = _segmenter(args, VocabularyError)
     delim = args.delimiter
     quiet = args.quiet
