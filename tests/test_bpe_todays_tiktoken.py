@@ -113,3 +113,23 @@ def test_a_lone_surrogate_and_a_long_text_take_the_other_paths(pair):
     long_text = " ".join(TEXTS) * 2
     assert len(long_text.encode()) > 1 << 16 and enc._chain_ids(long_text, False) is None
     assert enc.encode(long_text) == ref.encode(long_text)
+
+
+def test_the_pipeline_over_them_one_text_at_a_time(pair):
+    """segkit.Tokenizer over the vocabulary (every special token matched, as
+    HF matches added tokens): one text in one compiled call (the chain of
+    patterns, the rows, the template) equals the batch path and tiktoken's
+    ids with every special token allowed."""
+    enc, ref = pair
+    tok = segkit.Tokenizer(enc, template={"single": f"{min(enc._specials, key=enc._specials.get)} $A"})
+    st_ = tok._stages
+    texts = TEXTS[:120] + ["x<|endoftext|>y" if "<|endoftext|>" in enc._specials else "x<|begin_of_text|>y"]
+    assert st_.matcher.encode_one(TEXTS[0], st_.post.single_defaults, st_.post) is not None
+    batch = tok.encode_batch(texts)
+    first = enc._specials[min(enc._specials, key=enc._specials.get)]
+    for t, b in zip(texts, batch):
+        one = tok.encode(t)
+        assert (one.ids, one.offsets, one.word_ids) == (b.ids, b.offsets, b.word_ids), t
+        assert one.ids == [first] + ref.encode(t, allowed_special="all"), t
+        cut = tok.encode(t, max_length=6, truncation=True, padding="max_length")
+        assert cut.ids == tok.encode_batch([t], max_length=6, truncation=True, padding="max_length")[0].ids

@@ -124,6 +124,7 @@ class BPERows:
             self._single = Scratch(bpe._pre.kind, NO_SPECIALS if hf else bpe._special.plan("all", ()))
         self._local = threading.local()
         self._entry = None
+        self._chain_entry = None
 
     def encode_one(self, text: str, opts: np.ndarray, post):
         """``(data, overflow)`` of one text with the option vector ``opts``
@@ -146,6 +147,10 @@ class BPERows:
             return None
         sc = self._single
         if sc is None or (bpe._added is not None and bpe._added.may_occur(text, text)):
+            if sc is None and bpe._chain is not None:
+                got = self._encode_chain(text, data, opts, post)
+                if got is not None:
+                    return got
             return self._encode_pieces(text, len(data), opts, post)
         try:
             arr, _, cap = sc.local.got
@@ -180,6 +185,50 @@ class BPERows:
         res = self._local.res = np.zeros((RES_ROWS, columns), dtype=np.int32)
         return res
 
+    def _state(self) -> np.ndarray:
+        state = getattr(self._local, "state", None)
+        if state is None:
+            state = self._local.state = np.zeros(8, dtype=np.int64)
+            state[TRIM_SLOT] = self.trim_offsets
+        return state
+
+    def _encode_chain(self, text: str, data: bytes, opts: np.ndarray, post):
+        """:meth:`encode_one` through the model's chain of compiled patterns
+        (:func:`~.single.encode_chain_rows`), for a text with no special or
+        added token in it; None where it does not apply."""
+        from .single import CHAIN_FAILED
+
+        bpe = self.bpe
+        if len(data) > _SINGLE_BYTES or (bpe._mode != "tokenizer.json" and bpe._special_re is not None
+                                         and bpe._special_re.search(text)):
+            return None
+        if bpe._added is not None and bpe._added.may_occur(text, text):
+            return None
+        cps = np.frombuffer(text.encode("utf-32-le"), dtype=np.uint32)
+        state = self._state()
+        state[ASCII_SLOT] = len(data) == len(text)
+        res = getattr(self._local, "res", None)
+        if res is None:
+            res = self._res(256)
+        while True:
+            entry = self._chain_entry
+            if entry is None:
+                from ...engine.dispatch import resolve_entry
+                from .single import encode_chain_rows
+
+                n, self._chain_entry = resolve_entry(encode_chain_rows, cps, data, *bpe._chain, bpe._model, opts,
+                                                     res, state)
+            else:
+                n = entry(cps, data, *bpe._chain, bpe._model, opts, res, state)
+            if n >= 0:
+                return (res[:4, :n] if state[PLAIN_SLOT] else res[4:, :n]).copy(), None
+            if n == CHAIN_FAILED:
+                return None
+            if n > -(1 << 40):
+                res = self._res(max(-n, 2 * res.shape[1]))
+                continue
+            return self._settle(n, res, opts, post)
+
     def _encode_pieces(self, text: str, nbytes: int, opts: np.ndarray, post):
         """:meth:`encode_one` through the pre-tokenizer's pieces."""
         from .single import encode_pieces_rows
@@ -190,10 +239,7 @@ class BPERows:
         pieces = bpe._compiled_pieces([text], self._plan_args, False, 0)
         if pieces is None:
             pieces = bpe._pieces([text], bpe._plan(*self._plan_args), False, 0)
-        state = getattr(self._local, "state", None)
-        if state is None:
-            state = self._local.state = np.zeros(8, dtype=np.int64)
-            state[TRIM_SLOT] = self.trim_offsets
+        state = self._state()
         res = getattr(self._local, "res", None)
         if res is None:
             res = self._res(256)

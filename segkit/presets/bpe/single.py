@@ -37,6 +37,7 @@ from . import layout as L
 from .backtrack import encode_pieces, encode_range
 from .heap import encode_pieces_heap
 from .pretokenize_kernels import DISALLOWED_FOUND, split_row
+from .regex_kernels import chain_pieces
 from .text import HEADER
 
 _ix = np.uint64  # (unsigned indices: Numba drops its wrap-around code)
@@ -53,6 +54,8 @@ ASCII_SLOT = 6
 DISALLOWED = -(1 << 42)
 #: returned for inconsistent tables (a model not built by build_tables)
 INCONSISTENT = -(1 << 43)
+#: returned where a chain of compiled patterns fails tiktoken's rules
+CHAIN_FAILED = -(1 << 44)
 
 
 @kernel
@@ -111,6 +114,32 @@ def encode_pieces_rows(buf, starts, ends, piece_ids, model, opts, res, state):
     if model[model[L.PARAMS] + L.P_MONOTONE]:
         k, tok_ends = encode_pieces(buf, starts, ends, piece_ids, model, out)
     else:  # the heap encoder (priorities that do not grow along every merge)
+        k, tok_ends = encode_pieces_heap(buf, starts, ends, piece_ids, model, out)
+    if k < 0:
+        return INCONSISTENT
+    if res.shape[1] < k:
+        return -k
+    _token_rows(buf, starts, ends, tok_ends, piece_ids, m, out, model, state[TRIM_SLOT] != 0,
+                state[ASCII_SLOT] != 0, res)
+    return _post(k, opts, res, state)
+
+
+@kernel
+def encode_chain_rows(cps, buf, pages_all, blocks_all, code_all, sets_all, meta, gaps, model, opts, res, state):
+    """:func:`encode_single_rows` for a text with no special or added token
+    in it, pre-tokenized by a chain of compiled patterns
+    (:func:`~.regex_kernels.chain_pieces`; ``cps`` its code points,
+    ``buf`` its UTF-8).  ``state`` as in :func:`encode_pieces_rows`.  Same
+    return values, and :data:`CHAIN_FAILED` where tiktoken's rules fail
+    (the caller's other path names the place)."""
+    m, starts, ends = chain_pieces(cps, pages_all, blocks_all, code_all, sets_all, meta, gaps)
+    if m < 0:
+        return CHAIN_FAILED
+    piece_ids = np.full(m, -1, np.int32)
+    out = np.empty(max(len(buf), 1), np.int32)
+    if model[model[L.PARAMS] + L.P_MONOTONE]:
+        k, tok_ends = encode_pieces(buf, starts, ends, piece_ids, model, out)
+    else:
         k, tok_ends = encode_pieces_heap(buf, starts, ends, piece_ids, model, out)
     if k < 0:
         return INCONSISTENT
