@@ -202,8 +202,8 @@ class BPE(TiktokenAPI, TransformersNames, Preset):
         if not self._fast and splitter._packed is not None and prefix_at is None:
             self._chain = (*splitter._packed, splitter.gaps)
         self._chain_entry = None
-        self._special_re = None
-        if self._specials:
+        self._special_re = None  # (tiktoken semantics: a special token's text in a call's text)
+        if self._specials and mode != "tokenizer.json":
             import re
 
             self._special_re = re.compile("|".join(re.escape(t) for t in sorted(self._specials, key=len,

@@ -29,16 +29,11 @@ from __future__ import annotations
 import numpy as np
 
 from ...runtime.jit import kernel
-from ..pipeline.postprocess import (O_MODE, O_MULT, O_NSLOTS, O_NSPEC, O_OVERFLOW, O_PAD_TO, O_SLOTS, O_STRIDE,
-                                    O_TRUNC_LEFT, O_BUDGET, SINGLE_CUT, SINGLE_FAILED, _put_encoding,
-                                    _truncated_lengths)
+from ..pipeline.postprocess import O_MODE, O_NSLOTS, O_PAD_TO, O_SLOTS, put_single
 from ..pipeline.template import K_A
 from . import layout as L
-from .backtrack import encode_pieces, encode_range
-from .heap import encode_pieces_heap
-from .pretokenize_kernels import DISALLOWED_FOUND, split_row
 from .regex_kernels import chain_pieces
-from .text import HEADER
+from .text import encode_text_pieces, encode_with_model, sections
 
 _ix = np.uint64  # (unsigned indices: Numba drops its wrap-around code)
 
@@ -72,31 +67,14 @@ def encode_single_rows(buf, model, scratch, table, opts, res):
     cuts the text and overflow or a stride is asked for (its ``k`` token
     rows are in ``res[0:4]``); :data:`DISALLOWED`, :data:`INCONSISTENT`.
     """
-    n = len(buf)
-    kind = scratch[0]
-    pe = scratch[1]
-    c = scratch[2] + 1
-    plan = scratch[HEADER:pe]
-    ends = scratch[pe : pe + c]
-    ids = scratch[pe + c : pe + 2 * c]
-    starts = scratch[pe + 2 * c : pe + 3 * c]
-    out = scratch[pe + 3 * c : pe + 4 * c]
-    dead = scratch[pe + 4 * c : pe + 5 * c]
-    status, p, m, t = split_row(kind, buf, 0, n, table, plan, ends, ids, 0)
-    if status == DISALLOWED_FOUND:
-        return DISALLOWED
-    q = 0
-    for i in range(m):
-        starts[i] = q
-        q = ends[i]
-    # The pieces tile the text: piece i ends where i + 1 starts (ends
-    # becomes the pieces' token ends below).
-    starts[m] = q
-    k = encode_range(buf, starts, ends, ids, 0, m, model, out, 0, dead, ends)
-    if k < 0:
+    k, m = encode_text_pieces(buf, model, scratch, table)
+    if k == -1:
         return INCONSISTENT
+    if k < 0:
+        return DISALLOWED
     if res.shape[1] < k:
         return -k
+    _, ends, ids, starts, out, _ = sections(scratch)
     _token_rows(buf, starts, starts[1:], ends, ids, m, out, model, scratch[TRIM_SLOT] != 0,
                 scratch[ASCII_SLOT] != 0, res)
     return _post(k, opts, res, scratch)
@@ -111,10 +89,7 @@ def encode_pieces_rows(buf, starts, ends, piece_ids, model, opts, res, state):
     as :func:`encode_single_rows` sets it.  Same return values."""
     m = starts.size
     out = np.empty(max(len(buf), 1), np.int32)
-    if model[model[L.PARAMS] + L.P_MONOTONE]:
-        k, tok_ends = encode_pieces(buf, starts, ends, piece_ids, model, out)
-    else:  # the heap encoder (priorities that do not grow along every merge)
-        k, tok_ends = encode_pieces_heap(buf, starts, ends, piece_ids, model, out)
+    k, tok_ends = encode_with_model(buf, starts, ends, piece_ids, model, out)
     if k < 0:
         return INCONSISTENT
     if res.shape[1] < k:
@@ -135,19 +110,7 @@ def encode_chain_rows(cps, buf, pages_all, blocks_all, code_all, sets_all, meta,
     m, starts, ends = chain_pieces(cps, pages_all, blocks_all, code_all, sets_all, meta, gaps)
     if m < 0:
         return CHAIN_FAILED
-    piece_ids = np.full(m, -1, np.int32)
-    out = np.empty(max(len(buf), 1), np.int32)
-    if model[model[L.PARAMS] + L.P_MONOTONE]:
-        k, tok_ends = encode_pieces(buf, starts, ends, piece_ids, model, out)
-    else:
-        k, tok_ends = encode_pieces_heap(buf, starts, ends, piece_ids, model, out)
-    if k < 0:
-        return INCONSISTENT
-    if res.shape[1] < k:
-        return -k
-    _token_rows(buf, starts, ends, tok_ends, piece_ids, m, out, model, state[TRIM_SLOT] != 0,
-                state[ASCII_SLOT] != 0, res)
-    return _post(k, opts, res, state)
+    return encode_pieces_rows(buf, starts, ends, np.full(m, -1, np.int32), model, opts, res, state)
 
 
 @kernel
@@ -213,23 +176,4 @@ def _post(k, opts, res, state):
         state[PLAIN_SLOT] = 1
         return k
     state[PLAIN_SLOT] = 0
-    la, lb, ok = _truncated_lengths(k, np.int64(0), k < 0, opts[O_BUDGET], opts[O_MODE])
-    if not ok:
-        return SINGLE_FAILED
-    if la < k and (opts[O_OVERFLOW] or opts[O_STRIDE]):
-        return SINGLE_CUT - k
-    total = la + opts[O_NSPEC]
-    target = total
-    if opts[O_PAD_TO] >= 0:
-        if opts[O_PAD_TO] > 0:
-            target = opts[O_PAD_TO]
-        mult = opts[O_MULT]
-        if mult > 1 and target % mult:
-            target += mult - target % mult
-        if target < total:
-            target = total
-    if target > res.shape[1]:
-        return -target
-    a0 = k - la if opts[O_TRUNC_LEFT] else np.int64(0)
-    _put_encoding(res[4:], np.int64(0), res[:4], opts, a0, a0 + la, True, np.int64(0), np.int64(0), True, target)
-    return target
+    return put_single(k, res[:4], res[4:], opts)

@@ -33,31 +33,43 @@ HEADER = 8
 
 
 @kernel
+def sections(scratch):
+    """The views of a scratch array: ``(plan, piece ends, piece ids, piece
+    starts, ids out, dead flags)`` (see the module documentation)."""
+    pe = scratch[1]
+    c = scratch[2] + 1
+    return (scratch[HEADER:pe], scratch[pe : pe + c], scratch[pe + c : pe + 2 * c], scratch[pe + 2 * c : pe + 3 * c],
+            scratch[pe + 3 * c : pe + 4 * c], scratch[pe + 4 * c : pe + 5 * c])
+
+
+@kernel
+def encode_text_pieces(buf, model, scratch, table):
+    """:func:`encode_text`, also returning the number of pieces ``m``:
+    ``(k, m)``.  The pieces tile the text, piece ``i`` starting at
+    ``starts[i]`` and ending where ``i + 1`` starts (``starts[m]`` is the
+    end); the piece ends section then holds each piece's token end."""
+    n = len(buf)
+    plan, ends, ids, starts, out, dead = sections(scratch)
+    status, p, m, t = split_row(scratch[0], buf, 0, n, table, plan, ends, ids, 0)
+    if status == DISALLOWED_FOUND:
+        scratch[3] = t
+        return -2 - p, m
+    q = 0
+    for i in range(m):
+        starts[i] = q
+        q = ends[i]
+    starts[m] = q
+    # piece_ends may alias ends: a piece's end is read before its entry is written
+    return encode_range(buf, starts, ends, ids, 0, m, model, out, 0, dead, ends), m
+
+
+@kernel
 def encode_text(buf, model, scratch, table):
     """Ids of ``buf`` (bytes or uint8 array, at most the scratch's capacity)
     into the scratch's out section: returns their number; -1 for
     inconsistent tables; ``-2 - p`` when the disallowed string
     ``scratch[3]`` of the plan starts at byte ``p``."""
-    n = len(buf)
-    kind = scratch[0]
-    pe = scratch[1]
-    c = scratch[2] + 1
-    plan = scratch[HEADER:pe]
-    ends = scratch[pe : pe + c]
-    ids = scratch[pe + c : pe + 2 * c]
-    starts = scratch[pe + 2 * c : pe + 3 * c]
-    out = scratch[pe + 3 * c : pe + 4 * c]
-    dead = scratch[pe + 4 * c : pe + 5 * c]
-    status, p, m, t = split_row(kind, buf, 0, n, table, plan, ends, ids, 0)
-    if status == DISALLOWED_FOUND:
-        scratch[3] = t
-        return -2 - p
-    q = 0
-    for i in range(m):
-        starts[i] = q
-        q = ends[i]
-    # piece_ends may alias ends: a piece's end is read before its entry is written
-    return encode_range(buf, starts, ends, ids, 0, m, model, out, 0, dead, ends)
+    return encode_text_pieces(buf, model, scratch, table)[0]
 
 
 class Scratch:
@@ -85,23 +97,28 @@ class Scratch:
 
 
 @kernel
+def encode_with_model(buf, starts, ends, piece_ids, model, out):
+    """:func:`~.backtrack.encode_pieces` with the encoder the model needs:
+    backtracking, or the heap for a vocabulary whose priorities do not grow
+    along every merge (:func:`~.batch.uses_backtrack`), inside a kernel."""
+    if model[model[L.PARAMS] + L.P_MONOTONE]:
+        return encode_pieces(buf, starts, ends, piece_ids, model, out)
+    return encode_pieces_heap(buf, starts, ends, piece_ids, model, out)
+
+
+@kernel
 def encode_chain_text(cps, buf, pages_all, blocks_all, code_all, sets_all, meta, gaps, model):
     """Ids of one text with no special or added token in it, pre-tokenized
     by a chain of compiled patterns (:func:`~.regex_kernels.chain_pieces`;
     ``cps`` its code points, ``buf`` its UTF-8) and encoded by the model's
-    encoder (backtracking, or the heap for a vocabulary whose priorities do
-    not grow along every merge), in one call.  Returns ``(k, ids)``:
+    encoder (:func:`encode_with_model`), in one call.  Returns ``(k, ids)``:
     ``k < 0`` where tiktoken's rules fail (-1) or the tables are
     inconsistent (-2)."""
     m, starts, ends = chain_pieces(cps, pages_all, blocks_all, code_all, sets_all, meta, gaps)
     out = np.empty(max(len(buf), 1), np.int32)
     if m < 0:
         return np.int64(-1), out
-    piece_ids = np.full(m, -1, np.int32)
-    if model[model[L.PARAMS] + L.P_MONOTONE]:
-        k, _ = encode_pieces(buf, starts, ends, piece_ids, model, out)
-    else:
-        k, _ = encode_pieces_heap(buf, starts, ends, piece_ids, model, out)
+    k, _ = encode_with_model(buf, starts, ends, np.full(m, -1, np.int32), model, out)
     if k < 0:
         return np.int64(-2), out
     return np.int64(k), out

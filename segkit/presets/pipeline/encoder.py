@@ -129,13 +129,15 @@ class HFEncoder:
             fast = self._encode_fast(st, text, st.post.single_defaults)
             if fast is not None:
                 return fast
+            return self._encode(st, text, None, tried_fast=True)  # (the path declined this text: not again)
         return self._encode(st, text, pair, add_special_tokens, max_length, truncation, padding,
                             pad_to_multiple_of, stride, truncation_side, padding_side, is_pretokenized)
 
     def _encode(self, st: Stages, text, pair, add_special_tokens=True, max_length=None, truncation=None, padding=None,
                 pad_to_multiple_of=None, stride=None, truncation_side=None, padding_side=None,
-                is_pretokenized=False) -> Encoding:
-        """:meth:`encode` with the state ``st`` (the one a call has read)."""
+                is_pretokenized=False, tried_fast=False) -> Encoding:
+        """:meth:`encode` with the state ``st`` (the one a call has read);
+        ``tried_fast``: the preset's latency path declined the text already."""
         if type(text) is not str or is_pretokenized:
             if is_pretokenized:
                 for seq in (text, pair):
@@ -156,7 +158,7 @@ class HFEncoder:
             opts = None
         if opts is None:
             opts = post.options(*key)
-        if pair is None:
+        if pair is None and not tried_fast:
             # The latency path (a preset's own, e.g. one compiled call): a cached option vector.
             fast = self._encode_fast(st, text, opts)
             if fast is not None:

@@ -243,6 +243,42 @@ def _put_encoding(out, k, tok, opts, a0, a1, a_kept, b0, b1, b_kept, target):
 
 
 @kernel
+def put_single(k, tok, res, opts):
+    """The encoding of one text of ``k`` matched tokens (rows ``tok``: ids,
+    starts, ends, word index) laid out in ``res`` (8 rows): truncation,
+    template, padding, as :func:`assemble` does for a batch.  Returns its
+    length; ``-need`` when ``res`` has too few columns;
+    :data:`SINGLE_FAILED` when the text cannot be truncated as asked;
+    ``SINGLE_CUT - k`` when truncation cuts the text and overflow or a
+    stride is asked for (the caller goes through :func:`assemble`).  A
+    preset's one-text kernel ends with it."""
+    # Not literal constants (0, False: k >= 0 here): assemble shares the specialization.
+    la, lb, ok = _truncated_lengths(k, np.int64(0), k < 0, opts[O_BUDGET], opts[O_MODE])
+    if not ok:
+        return SINGLE_FAILED
+    if la < k and (opts[O_OVERFLOW] or opts[O_STRIDE]):
+        return SINGLE_CUT - k
+    n = la + opts[O_NSPEC]
+    # As assemble (HF's pad_encodings): the padded length is the fixed
+    # length, or this encoding's for "longest", rounded up to the multiple;
+    # an encoding already longer keeps its length (it is not rounded).
+    target = n
+    if opts[O_PAD_TO] >= 0:
+        if opts[O_PAD_TO] > 0:
+            target = opts[O_PAD_TO]
+        mult = opts[O_MULT]
+        if mult > 1 and target % mult:
+            target += mult - target % mult
+        if target < n:
+            target = n
+    if target > res.shape[1]:
+        return -target
+    a0 = k - la if opts[O_TRUNC_LEFT] else np.int64(0)
+    _put_encoding(res, np.int64(0), tok, opts, a0, a0 + la, True, np.int64(0), np.int64(0), True, target)
+    return target
+
+
+@kernel
 def _cut(rows, t, n_texts, paired, opts):
     """``(la, lb, ma, mb, status)`` of text ``t``: sequence lengths, the
     lengths they are cut to, and 0 or an ``E_*`` status."""

@@ -20,8 +20,7 @@ import numpy as np
 
 from ...engine.rewrite import SCRATCH_ROWS, segment_rewritten_into
 from ...runtime.jit import kernel
-from ..pipeline.postprocess import (O_BUDGET, O_MODE, O_MULT, O_NSPEC, O_OVERFLOW, O_PAD_TO, O_STRIDE,
-                                    O_TRUNC_LEFT, SINGLE_CUT, SINGLE_FAILED, _put_encoding, _truncated_lengths)
+from ..pipeline.postprocess import put_single
 
 
 @kernel
@@ -42,30 +41,5 @@ def encode_single(cps, auto, rw, opts, scratch):
     k = segment_rewritten_into(cps, auto, rw, np.int64(3), scratch)
     if k < 0:
         return k
-    tok = scratch[:4]
-    res = scratch[SCRATCH_ROWS:]
-    # Not literal constants (0, False: k >= 0 here): assemble shares the specialization.
-    la, lb, ok = _truncated_lengths(k, np.int64(0), k < 0, opts[O_BUDGET], opts[O_MODE])
-    if not ok:
-        return SINGLE_FAILED
-    if la < k and (opts[O_OVERFLOW] or opts[O_STRIDE]):
-        return SINGLE_CUT - k
-    n = la + opts[O_NSPEC]
-    # As assemble (HF's pad_encodings): the padded length is the fixed
-    # length, or this encoding's for "longest", rounded up to the multiple;
-    # an encoding already longer keeps its length (it is not rounded).
-    target = n
-    if opts[O_PAD_TO] >= 0:
-        if opts[O_PAD_TO] > 0:
-            target = opts[O_PAD_TO]
-        mult = opts[O_MULT]
-        if mult > 1 and target % mult:
-            target += mult - target % mult
-        if target < n:
-            target = n
-    if target > res.shape[1]:
-        return -target
-    a0 = k - la if opts[O_TRUNC_LEFT] else np.int64(0)
-    _put_encoding(res, np.int64(0), tok, opts, a0, a0 + la, True, np.int64(0), np.int64(0), True, target)
-    return target
+    return put_single(k, scratch[:4], scratch[SCRATCH_ROWS:], opts)
 
