@@ -198,7 +198,7 @@ def _layer(module: str) -> str:
     return parts[1]
 
 
-_PRESETS = {"presets.wordpiece", "presets.bpe", "presets.maxmatch", "presets.sentencepiece"}
+_PRESETS = {"presets.wordpiece", "presets.bpe", "presets.maxmatch", "presets.sentencepiece", "presets.charbpe"}
 _SHARED = {"engine", "runtime", "models", "results"}
 #: Which layer may import which.  Down the stack: the engine, runtime,
 #: models and results (shared by every preset), the presets' common
@@ -216,7 +216,7 @@ ALLOWED = {
     "presets.added_matches": {"runtime"},
     "presets.transformers_names": {"runtime"},
     "presets.base": _SHARED | {"presets.registry"},
-    "presets.pipeline": _SHARED | {"presets.transformers_names"},
+    "presets.pipeline": _SHARED | {"presets.transformers_names", "presets.added_matches"},
     **{p: _SHARED | {"presets.base", "presets.pipeline", "presets.added_matches", "presets.transformers_names"}
        for p in _PRESETS},
     "presets.loader": _SHARED | _PRESETS | {"presets.pipeline", "presets.base", "presets.registry"},
@@ -224,7 +224,7 @@ ALLOWED = {
     "presets.transformers_backend": {"presets.tokenizer"},
     "training": _SHARED | _PRESETS,
     "scale": _SHARED | {"training"},
-    "cli": _SHARED | _PRESETS | {"presets.loader", "scale", "training", "segkit", "segkit_cjk"},
+    "cli": _SHARED | _PRESETS | {"presets.loader", "presets.tokenizer", "scale", "training", "segkit", "segkit_cjk"},
     "segkit": {"cli", "scale"},
     "segkit_cjk": {"engine", "presets.base", "segkit"},
 }

@@ -232,6 +232,19 @@ def _training(folder: Path) -> None:
         pipeline.encode(text)
     chain.encode_batch(CORPUS)
     pipeline.encode_batch(CORPUS)
+    # A BPE over characters (SentencePiece-converted: Metaspace, byte
+    # fallback): the staged pipeline's model kernel.
+    letters = sorted(set("".join(CORPUS)) | {"\u2581"})
+    vocab = {t: i for i, t in enumerate(["<unk>", *letters, *(f"<0x{b:02X}>" for b in range(256)), "\u2581t"])}
+    staged = {"version": "1.0", "added_tokens": [], "normalizer": None, "post_processor": None,
+              "pre_tokenizer": {"type": "Metaspace", "replacement": "\u2581", "prepend_scheme": "first", "split": False},
+              "decoder": {"type": "Sequence", "decoders": [{"type": "ByteFallback"}, {"type": "Fuse"}]},
+              "model": {"type": "BPE", "unk_token": "<unk>", "byte_fallback": True, "fuse_unk": True,
+                        "vocab": vocab, "merges": ["\u2581 t"]}}
+    (folder / "staged.json").write_text(json.dumps(staged), encoding="utf-8")
+    staged_tok = segkit.Tokenizer.from_file(folder / "staged.json")
+    staged_tok.encode(CORPUS[0] + " \U0001F600")
+    staged_tok.encode_batch(CORPUS)
     for source in (CORPUS, [corpus]):
         segkit.train_wordpiece(source, 200, show_progress=False).encode(CORPUS[0])
 

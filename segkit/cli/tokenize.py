@@ -155,11 +155,12 @@ def run(args, out: Output) -> int:
         if encode:
             raise CliError(f"{type(wp).__name__} has no special tokens, truncation or padding: use 'segkit tokenize'")
         return _run_maxmatch(args, out, wp)
+    from ..presets.tokenizer import Tokenizer
     from ..presets.wordpiece import WordPiece
 
-    if not isinstance(wp, WordPiece):
+    if not isinstance(wp, (WordPiece, Tokenizer)):  # (a Tokenizer: a tokenizer.json's staged pipeline)
         raise CliError(f"{shown_path(choice.value)}: is a {type(wp).__name__} model; tokenize and encode need a "
-                       "WordPiece, BPE or MaxMatch model")
+                       "WordPiece, BPE, MaxMatch or tokenizer.json model")
     if not args.texts and not args.input:
         reading_stdin_note()
     texts: Iterable = args.texts if args.texts else lines(args.input or ["-"])

@@ -128,6 +128,12 @@ def _from_folder(path: Path) -> Any:
             from .wordpiece import WordPiece
 
             return WordPiece.from_tokenizer_json(path)
+        from .pipeline.file_kinds import is_byte_level
+
+        if found[0] == "BPE" and not is_byte_level(found[2]):  # the staged pipeline, with the folder's config
+            from .registry import load as registered
+
+            return tokenizer_json_parts(path, registered("Tokenizer"), found)
         return _with_roles(_tokenizer_json(path / "tokenizer.json", found), path)
     if (path / "vocab.txt").exists():
         from .wordpiece import WordPiece
@@ -207,6 +213,12 @@ def _tokenizer_json(path: Path, found: tuple[str, bytes, Any]) -> Any:
         from .wordpiece import WordPiece
 
         return WordPiece.from_tokenizer_json(path)
+    from .pipeline.file_kinds import is_byte_level
+
+    if not is_byte_level(doc):  # BPE over characters (SentencePiece-converted): the staged pipeline
+        from .registry import load as registered
+
+        return tokenizer_json_parts(path, registered("Tokenizer"), found)
     from .bpe import BPE
 
     return BPE._from_json(path, raw, doc)
@@ -284,7 +296,7 @@ def _tiktoken(path: Path) -> Any:
                      "tokens; use segkit.BPE.from_tiktoken(path, pattern=..., special_tokens=...)")
 
 
-def tokenizer_json_parts(path: Path, tokenizer_class: Any) -> Any:
+def tokenizer_json_parts(path: Path, tokenizer_class: Any, found: tuple | None = None) -> Any:
     """:meth:`segkit.Tokenizer.from_file`: the pipeline a tokenizer.json (or a
     model folder's) describes around its model: a :class:`segkit.WordPiece`
     for a WordPiece file (a pipeline of its own), else a
@@ -297,19 +309,24 @@ def tokenizer_json_parts(path: Path, tokenizer_class: Any) -> Any:
         path = path / "tokenizer.json"
         if not path.exists():
             raise ValueError(f"{folder}: a model folder needs a tokenizer.json to be read by Tokenizer.from_file")
-    kind, raw, doc = _model_type(path)
+    kind, raw, doc = found or _model_type(path)
     if kind == "WordPiece":
         from .wordpiece import WordPiece
 
         return WordPiece.from_tokenizer_json(folder or path)
     from .bpe import BPE
+    from .charbpe.tokenizer_json import read_staged
+    from .pipeline.file_kinds import byte_level_prefix, is_byte_level
     from .pipeline.post_processors import read_post_processor
 
     if kind == "Tekken":
         return tokenizer_class(BPE.from_tekken(path))
     template, trim, types = read_post_processor(path, doc.get("post_processor"))
     options = {key: doc.get(key) for key in ("truncation", "padding")}
-    bpe = BPE._from_json(path, raw, dict(doc, truncation=None, padding=None))
+    if is_byte_level(doc) and not byte_level_prefix(doc):
+        bpe = BPE._from_json(path, raw, dict(doc, truncation=None, padding=None))
+    else:  # BPE over characters, or a space put first (segkit.BPE gives ids, not offsets, for it)
+        bpe = read_staged(str(path), raw, doc)
     mml = None
     if folder is not None:
         from .pipeline.folder_config import read_config, role_tokens

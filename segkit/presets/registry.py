@@ -40,6 +40,7 @@ BUILTIN = {
     "MaxMatch": "segkit.presets.maxmatch:MaxMatch",
     "RWKVWorld": "segkit.presets.maxmatch:RWKVWorld",
     "SentencePieceBPE": "segkit.presets.sentencepiece:SentencePieceBPE",
+    "Tokenizer": "segkit.presets.tokenizer:Tokenizer",  # (the loader builds one for a staged tokenizer.json)
 }
 
 _registered: dict[str, Any] = {}

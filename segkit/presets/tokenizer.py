@@ -129,10 +129,11 @@ class Tokenizer(HFEncoder, TransformersNames):
                  model_max_length: int | None = None, overflow_type_ids: str = "sequence") -> None:
         from .bpe import BPE
         from .bpe.rows import BPERows
+        from .pipeline.staged import StagedModel
 
-        if not isinstance(model, BPE):
-            raise TypeError(f"Tokenizer: model must be a segkit.BPE (a WordPiece is a tokenizer of its own), "
-                            f"found {type(model).__name__}")
+        if not isinstance(model, (BPE, StagedModel)):
+            raise TypeError(f"Tokenizer: model must be a segkit.BPE or a tokenizer.json's staged pipeline (a "
+                            f"WordPiece is a tokenizer of its own), found {type(model).__name__}")
         if overflow_type_ids not in ("sequence", "template"):
             raise ValueError(f"Tokenizer: overflow_type_ids must be 'sequence' or 'template', found "
                              f"{overflow_type_ids!r:.60}")
@@ -142,7 +143,7 @@ class Tokenizer(HFEncoder, TransformersNames):
         self.model = model
         self._lock = threading.Lock()
         self._trim = trim_offsets
-        self._matcher = BPERows(model, trim_offsets)
+        self._matcher = BPERows(model, trim_offsets) if isinstance(model, BPE) else model.rows(trim_offsets)
         self.__names = None
         if model_max_length is not None:
             if isinstance(model_max_length, bool) or not isinstance(model_max_length, int) or model_max_length < 0:

@@ -18,7 +18,6 @@ import sys
 import threading
 import time
 from dataclasses import dataclass, field
-from functools import lru_cache
 from pathlib import Path
 from typing import Iterable, Sequence
 
@@ -28,6 +27,7 @@ from ..presets.bpe.char_classes import class_table as char_classes
 from ..presets.bpe.pretokenize import GPT2_PATTERN
 from ..presets.bpe.pretokenize_kernels import gpt2_safe_cut as _safe_cut
 from ..runtime import interrupts
+from ..runtime.byte_level import bytes_to_unicode
 from ..runtime.threads import check_threads
 from . import _bpe_kernels as K
 from .corpus import Corpus, check_special_tokens, corpus_paths, job_segments, parallel_calls, run_parallel, segment_jobs
@@ -37,19 +37,6 @@ __all__ = ["train_bpe", "TrainedBPE", "bytes_to_unicode"]
 #: pre-tokens longer than this many bytes are merged position by position
 #: (O(1) per occurrence) instead of rescanned as a whole (see ``bpe_merge``)
 _LONG_WORD = 256
-
-
-@lru_cache(maxsize=None)
-def bytes_to_unicode() -> dict[int, str]:
-    """GPT-2's printable stand-in for every byte (used in vocab.json / merges.txt)."""
-    keep = list(range(ord("!"), ord("~") + 1)) + list(range(ord("¡"), ord("¬") + 1)) + list(range(ord("®"), ord("ÿ") + 1))
-    table = {b: chr(b) for b in keep}
-    n = 0
-    for b in range(256):
-        if b not in table:
-            table[b] = chr(256 + n)
-            n += 1
-    return table
 
 
 def _byte_level(token: bytes) -> str:

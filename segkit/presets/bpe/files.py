@@ -24,6 +24,7 @@ from pathlib import Path
 import numpy as np
 
 from ...models.vocabulary import VocabularyError
+from ...runtime.byte_level import byte_decoder
 from ...runtime.regular_files import open_regular, read_regular
 from ...runtime.surrogates import first_surrogate
 
@@ -163,22 +164,6 @@ def read_tiktoken(path: str | os.PathLike) -> list[bytes]:
 
 
 # ------------------------------------------------------------- tokenizer.json
-@lru_cache(maxsize=1)
-def byte_decoder() -> dict[str, int]:
-    """GPT-2's printable stand-in character -> byte: bytes ``!``..``~``,
-    ``¡``..``¬`` and ``®``..``ÿ`` stand for themselves, the other 68 for
-    U+0100, U+0101, ... in byte order (the table of GPT-2's ``encoder.py``
-    and of :func:`segkit.training.bpe.bytes_to_unicode`)."""
-    keep = [*range(ord("!"), ord("~") + 1), *range(ord("¡"), ord("¬") + 1), *range(ord("®"), ord("ÿ") + 1)]
-    table = {chr(b): b for b in keep}
-    n = 0
-    for b in range(256):
-        if b not in keep:
-            table[chr(256 + n)] = b
-            n += 1
-    return table
-
-
 @lru_cache(maxsize=1)
 def _byte_level_translation() -> dict[int, int]:
     """A ``str.translate`` table from GPT-2's byte alphabet to the bytes'

@@ -399,6 +399,7 @@ class BPE(TiktokenAPI, TransformersNames, Preset):
         from ...runtime.regular_files import read_regular
 
         raw = read_regular(Path(path), "tokenizer.json", BPEFileError)  # (a FIFO would block)
+        _refuse_characters(path, raw)
         return cls._from_json(path, raw)
 
     @classmethod
@@ -1192,3 +1193,22 @@ class BPE(TiktokenAPI, TransformersNames, Preset):
         # A pickle runs whatever code it names, so it is trusted as code is:
         # the structural checks, not the certification of the splits.
         return from_state(cls, config, arrays, "pickled BPE", certify=False)
+
+
+def _refuse_characters(path, raw: bytes) -> None:
+    """A tokenizer.json whose BPE runs over characters (no ByteLevel: the
+    SentencePiece-converted files) is not a byte-level BPE: say where it is read."""
+    import json
+
+    try:
+        doc = json.loads(raw)
+    except (UnicodeDecodeError, ValueError, RecursionError):
+        return  # (the reader names what is wrong)
+    if not isinstance(doc, dict) or not isinstance(doc.get("model"), dict) or doc["model"].get("type", "BPE") != "BPE":
+        return
+    from ..pipeline.file_kinds import is_byte_level
+
+    if not is_byte_level(doc):
+        raise BPEFileError(f"{path}: a BPE over characters (no ByteLevel pre-tokenizer or decoder: a "
+                           "SentencePiece-converted file, Metaspace or byte_fallback); segkit.BPE is byte-level. "
+                           "Read it with segkit.from_pretrained(path) or segkit.Tokenizer.from_file(path)")

@@ -41,12 +41,9 @@ def byte_level_alphabet() -> dict[str, int]:
     >>> a["a"], a["Ġ"], a["Ċ"], len(a)
     (97, 32, 10, 256)
     """
-    shown = [b for b in range(256) if 33 <= b <= 126 or 161 <= b <= 172 or 174 <= b <= 255]
-    chars = {chr(b): b for b in shown}
-    hidden = [b for b in range(256) if b not in set(shown)]
-    for n, b in enumerate(hidden):
-        chars[chr(256 + n)] = b
-    return chars
+    from ...runtime.byte_level import byte_decoder
+
+    return dict(byte_decoder())
 
 
 def _types(node) -> list[str]:

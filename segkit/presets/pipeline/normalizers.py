@@ -1,0 +1,154 @@
+"""HF ``tokenizers``' normalizers, read from a tokenizer.json, over a
+:class:`~.normalized.NormalizedText` (offsets kept as HF keeps them).
+
+Read here: ``Sequence``, ``Prepend``, ``Replace`` (String or Regex),
+``Lowercase``, ``Strip`` and ``StripAccents``.  Any other normalizer is
+refused by name when the file is read (the byte-level BPE and WordPiece
+presets run NFC/NFD/NFKC/NFKD and BertNormalizer themselves).
+
+>>> norm = read_normalizer({"type": "Sequence", "normalizers": [
+...     {"type": "Prepend", "prepend": "\\u2581"},
+...     {"type": "Replace", "pattern": {"String": " "}, "content": "\\u2581"}]}, "tokenizer.json")
+>>> t = NormalizedText.of("Hi there")
+>>> norm(t)
+>>> t.text
+'\\u2581Hi\\u2581there'
+"""
+
+from __future__ import annotations
+
+import json
+from functools import lru_cache
+from typing import Any, Callable
+
+from .normalized import Finder, NormalizedText
+
+Normalizer = Callable[[NormalizedText], None]
+
+
+def bad(source: str, where: str, what: str) -> ValueError:
+    """The reader's error: the file, the JSON path, what was expected and found."""
+    return ValueError(f"{source}: {where}: {what}")
+
+
+def shown(value: Any) -> str:
+    try:
+        return json.dumps(value, ensure_ascii=False)[:80]
+    except (TypeError, ValueError):
+        return repr(value)[:80]
+
+
+def _string(spec: dict, key: str, source: str, where: str) -> str:
+    v = spec.get(key)
+    if not isinstance(v, str):
+        raise bad(source, f"{where}.{key}", f"expected a string, found {shown(v)}")
+    return v
+
+
+def _bool(spec: dict, key: str, source: str, where: str, default: bool) -> bool:
+    v = spec.get(key, default)
+    if not isinstance(v, bool):
+        raise bad(source, f"{where}.{key}", f"expected true or false, found {shown(v)}")
+    return v
+
+
+@lru_cache(maxsize=1)
+def _rust_space() -> Callable[[str], bool]:
+    """Rust's ``char::is_whitespace`` (Unicode ``White_Space``)."""
+    from ..added_matches import spaces
+
+    return spaces().__contains__
+
+
+@lru_cache(maxsize=256)
+def _compiled(pattern: str):
+    import regex
+
+    return regex.compile(pattern)
+
+
+def literal_finder(s: str) -> Finder:
+    """Every occurrence of ``s``, leftmost first, not overlapping (none when empty)."""
+    def find(text: str) -> list:
+        out = []
+        if not s:
+            return out
+        i = text.find(s)
+        while i >= 0:
+            out.append((i, i + len(s)))
+            i = text.find(s, i + len(s))
+        return out
+
+    return find
+
+
+def regex_finder(pattern: str) -> Finder:
+    """Every match of ``pattern`` (the ``regex`` module), leftmost first."""
+    rx = _compiled(pattern)
+    return lambda text: [m.span() for m in rx.finditer(text)]
+
+
+def read_pattern(spec: Any, source: str, where: str) -> tuple[Finder, str]:
+    """``{"String": s}`` or ``{"Regex": r}`` as a :data:`Finder`, and its kind."""
+    if isinstance(spec, dict) and len(spec) == 1:
+        (kind, value), = spec.items()
+        if kind == "String" and isinstance(value, str):
+            return literal_finder(value), kind
+        if kind == "Regex" and isinstance(value, str):
+            import regex
+
+            try:
+                regex.compile(value)
+            except regex.error as e:
+                raise bad(source, f"{where}.Regex", f"not a valid regular expression: {e}") from None
+            return regex_finder(value), kind
+    raise bad(source, where, f'expected {{"String": ...}} or {{"Regex": ...}}, found {shown(spec)}')
+
+
+def _is_mark(c: str) -> bool:
+    import unicodedata
+
+    return unicodedata.category(c).startswith("M")
+
+
+def read_normalizer(spec: Any, source: str, where: str = "normalizer") -> Normalizer | None:
+    """The normalizer a tokenizer.json's ``normalizer`` describes (None: none).
+
+    Raises ValueError naming ``source``, the JSON path and the component
+    for anything else.
+    """
+    if spec is None:
+        return None
+    if not isinstance(spec, dict):
+        raise bad(source, where, f"expected an object or null, found {shown(spec)}")
+    kind = spec.get("type")
+    if kind == "Sequence":
+        parts = spec.get("normalizers")
+        if not isinstance(parts, list):
+            raise bad(source, f"{where}.normalizers", f"expected a list, found {shown(parts)}")
+        steps = [read_normalizer(p, source, f"{where}.normalizers[{i}]") for i, p in enumerate(parts)]
+        steps = [s for s in steps if s is not None]
+
+        def sequence(t: NormalizedText) -> None:
+            for step in steps:
+                step(t)
+
+        return sequence
+    if kind == "Prepend":
+        s = _string(spec, "prepend", source, where)
+        return lambda t: t.prepend(s)
+    if kind == "Replace":
+        find, _ = read_pattern(spec.get("pattern"), source, f"{where}.pattern")
+        content = _string(spec, "content", source, where)
+        return lambda t: t.replace(find, content)
+    if kind == "Lowercase":
+        return lambda t: t.map_chars(str.lower)
+    if kind == "Strip":
+        left = _bool(spec, "strip_left", source, where, True)
+        right = _bool(spec, "strip_right", source, where, True)
+        space = _rust_space()
+        return lambda t: t.strip(left, right, space)
+    if kind == "StripAccents":
+        return lambda t: t.keep(lambda c: not _is_mark(c))
+    raise bad(source, f"{where}.type", f"this pipeline runs the normalizers Sequence, Prepend, Replace, Lowercase, "
+              f"Strip and StripAccents; found {shown(kind)}")

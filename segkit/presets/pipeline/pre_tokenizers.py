@@ -1,0 +1,210 @@
+"""HF ``tokenizers``' pre-tokenizers, read from a tokenizer.json, over
+:class:`~.normalized.NormalizedText` parts.
+
+Read here: ``Sequence``, ``Metaspace`` (``replacement``,
+``prepend_scheme``, ``split``), ``ByteLevel`` (``add_prefix_space``,
+``use_regex``), ``Split`` (String or Regex, every behavior,
+``invert``), ``Whitespace``, ``WhitespaceSplit``, ``Punctuation``,
+``Digits``, ``BertPreTokenizer`` and ``CharDelimiterSplit``.  A
+pre-tokenizer turns one part into the parts the model sees (empty ones
+left out), in order.
+
+>>> pre = read_pre_tokenizer({"type": "Metaspace", "replacement": "\\u2581",
+...                           "prepend_scheme": "first", "split": True}, "tokenizer.json")
+>>> [p.text for p in pre(NormalizedText.of("Hey  you"))]
+['\\u2581Hey', '\\u2581', '\\u2581you']
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from typing import Any, Callable
+
+import numpy as np
+
+from .normalized import BEHAVIORS, NormalizedText, with_gaps
+from .normalizers import bad, read_pattern, shown
+
+PreTokenizer = Callable[[NormalizedText], list]
+
+_BEHAVIOR_NAMES = {"Removed": "removed", "Isolated": "isolated", "MergedWithPrevious": "merged_with_previous",
+                   "MergedWithNext": "merged_with_next", "Contiguous": "contiguous"}
+
+
+@lru_cache(maxsize=None)
+def _mask(name: str) -> np.ndarray:
+    from ...runtime import unicode
+
+    if name == "space":
+        return unicode.white_space()
+    if name == "punct":  # Rust: is_ascii_punctuation || unicode punctuation (P*)
+        m = unicode.property_mask(r"\p{P}").copy()
+        for c in "!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~":
+            m[ord(c)] = True
+        return m
+    if name == "numeric":  # Rust's char::is_numeric: Nd, Nl, No
+        return unicode.property_mask(r"\p{N}")
+    raise KeyError(name)
+
+
+def _char_matches(mask: np.ndarray) -> Callable[[str], list]:
+    """Each character in ``mask`` as a match of its own."""
+    def find(text: str) -> list:
+        return [(i, i + 1) for i, c in enumerate(text) if mask[ord(c)]]
+
+    return find
+
+
+@lru_cache(maxsize=1)
+def _words():
+    """HF's ``Whitespace`` pattern ``\\w+|[^\\w\\s]+`` with Rust's ``\\w`` and ``\\s``."""
+    import regex
+
+    w = r"\p{Alphabetic}\p{M}\p{Nd}\p{Pc}\p{Join_Control}"
+    return regex.compile(rf"[{w}]+|[^{w}\p{{White_Space}}]+")
+
+
+def read_pre_tokenizer(spec: Any, source: str, where: str = "pre_tokenizer") -> PreTokenizer | None:
+    """The pre-tokenizer a tokenizer.json's ``pre_tokenizer`` describes
+    (None: none).  Raises ValueError naming ``source``, the JSON path and
+    the component for anything else."""
+    if spec is None:
+        return None
+    if not isinstance(spec, dict):
+        raise bad(source, where, f"expected an object or null, found {shown(spec)}")
+    kind = spec.get("type")
+    if kind == "Sequence":
+        parts = spec.get("pretokenizers")
+        if not isinstance(parts, list):
+            raise bad(source, f"{where}.pretokenizers", f"expected a list, found {shown(parts)}")
+        steps = [read_pre_tokenizer(p, source, f"{where}.pretokenizers[{i}]") for i, p in enumerate(parts)]
+        steps = [s for s in steps if s is not None]
+
+        def sequence(t: NormalizedText) -> list:
+            parts = [t]
+            for step in steps:
+                parts = [q for p in parts for q in step(p)]
+            return parts
+
+        return sequence
+    if kind == "Metaspace":
+        return _metaspace(spec, source, where)
+    if kind == "ByteLevel":
+        flags = {}
+        for key in ("add_prefix_space", "use_regex", "trim_offsets"):
+            v = spec.get(key, True)
+            if not isinstance(v, bool):
+                raise bad(source, f"{where}.{key}", f"expected true or false, found {shown(v)}")
+            flags[key] = v
+        return byte_level(flags["add_prefix_space"], flags["use_regex"])
+    if kind == "Split":
+        find, _ = read_pattern(spec.get("pattern"), source, f"{where}.pattern")
+        behavior = _BEHAVIOR_NAMES.get(spec.get("behavior"))
+        if behavior is None:
+            raise bad(source, f"{where}.behavior", f"expected one of {', '.join(_BEHAVIOR_NAMES)}, found "
+                      f"{shown(spec.get('behavior'))}")
+        invert = spec.get("invert", False)
+        if not isinstance(invert, bool):
+            raise bad(source, f"{where}.invert", f"expected true or false, found {shown(invert)}")
+        return lambda t: t.split(find(t.text), behavior, invert)
+    if kind == "Whitespace":
+        words = _words()
+        return lambda t: t.split([m.span() for m in words.finditer(t.text)], "removed", True)
+    if kind == "WhitespaceSplit":
+        space = _char_matches(_mask("space"))
+        return lambda t: t.split(space(t.text), "removed")
+    if kind == "BertPreTokenizer":
+        space = _char_matches(_mask("space"))
+        punct = _char_matches(_mask("punct"))
+        return lambda t: [q for p in t.split(space(t.text), "removed") for q in p.split(punct(p.text), "isolated")]
+    if kind == "Punctuation":
+        behavior = _BEHAVIOR_NAMES.get(spec.get("behavior", "Isolated"))
+        if behavior is None:
+            raise bad(source, f"{where}.behavior", f"expected one of {', '.join(_BEHAVIOR_NAMES)}, found "
+                      f"{shown(spec.get('behavior'))}")
+        punct = _char_matches(_mask("punct"))
+        return lambda t: t.split(punct(t.text), behavior)
+    if kind == "Digits":
+        individual = spec.get("individual_digits", False)
+        if not isinstance(individual, bool):
+            raise bad(source, f"{where}.individual_digits", f"expected true or false, found {shown(individual)}")
+        numeric = _char_matches(_mask("numeric"))
+        behavior = "isolated" if individual else "contiguous"
+        return lambda t: t.split(numeric(t.text), behavior)
+    if kind == "CharDelimiterSplit":
+        d = spec.get("delimiter")
+        if not isinstance(d, str) or len(d) != 1:
+            raise bad(source, f"{where}.delimiter", f"expected one character, found {shown(d)}")
+        return lambda t: t.split([(i, i + 1) for i, c in enumerate(t.text) if c == d], "removed")
+    raise bad(source, f"{where}.type", "this pipeline runs the pre-tokenizers Sequence, Metaspace, ByteLevel, Split, "
+              "Whitespace, "
+              "WhitespaceSplit, Punctuation, Digits, BertPreTokenizer and CharDelimiterSplit; found "
+              f"{shown(kind)}")
+
+
+def _metaspace(spec: dict, source: str, where: str) -> PreTokenizer:
+    rep = spec.get("replacement")
+    if not isinstance(rep, str) or len(rep) != 1:
+        raise bad(source, f"{where}.replacement", f"expected one character, found {shown(rep)}")
+    scheme = spec.get("prepend_scheme", "always")
+    if scheme not in ("always", "first", "never"):
+        raise bad(source, f"{where}.prepend_scheme", f"expected 'always', 'first' or 'never', found {shown(scheme)}")
+    add = spec.get("add_prefix_space")
+    if add is not None and not isinstance(add, bool):
+        raise bad(source, f"{where}.add_prefix_space", f"expected true, false or null, found {shown(add)}")
+    if add is False:
+        if scheme != "never":  # (HF: prepend_scheme defaults to "always" here too)
+            raise bad(source, f"{where}.add_prefix_space", "false does not match the declared prepend_scheme "
+                      f"{shown(scheme)}")
+        scheme = "never"
+    split = spec.get("split", True)
+    if not isinstance(split, bool):
+        raise bad(source, f"{where}.split", f"expected true or false, found {shown(split)}")
+    return metaspace(rep, scheme, split)
+
+
+#: GPT-2's pattern, HF ByteLevel's ``use_regex``
+GPT2_PATTERN = r"'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+"
+
+
+def byte_level(add_prefix_space: bool, use_regex: bool) -> PreTokenizer:
+    """HF's ``ByteLevel``: a space first (``add_prefix_space``, when the part
+    does not start with one), GPT-2's pattern (``use_regex``), then every
+    byte of a part as its character of GPT-2's byte alphabet (the first
+    byte of a character replaces it, the others are new: they all keep the
+    character's span)."""
+    from ...runtime.byte_level import bytes_to_unicode
+    from .normalizers import regex_finder
+
+    table = bytes_to_unicode()
+    find = regex_finder(GPT2_PATTERN)
+
+    def pre(t: NormalizedText) -> list:
+        if add_prefix_space and not t.text.startswith(" "):
+            t.prepend(" ")
+        parts = t.split(find(t.text), "isolated") if use_regex else ([t] if t.text else [])
+        for p in parts:
+            p.transform([(table[b], int(i > 0)) for c in p.text for i, b in enumerate(c.encode("utf-8", "surrogatepass"))])
+        return parts
+
+    return pre
+
+
+def metaspace(rep: str, scheme: str, split: bool) -> PreTokenizer:
+    """HF's ``Metaspace``: spaces become ``rep``, ``rep`` is put first
+    (``always``; ``first``: only on the part at the start of the text),
+    then the text is cut before each ``rep`` when ``split``."""
+    def pre(t: NormalizedText) -> list:
+        if " " in t.text:
+            t.replace(lambda s: [(i, i + 1) for i, c in enumerate(s) if c == " "], rep)
+        if scheme == "always" or (scheme == "first" and t.shift == 0):
+            if not t.text.startswith(rep):
+                t.prepend(rep)
+        if not split:
+            return [t] if t.text else []
+        return t.split([(i, i + 1) for i, c in enumerate(t.text) if c == rep], "merged_with_next")
+
+    return pre
+
+
+__all__ = ["BEHAVIORS", "PreTokenizer", "metaspace", "read_pre_tokenizer", "with_gaps"]

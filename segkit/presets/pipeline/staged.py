@@ -1,0 +1,335 @@
+"""Any tokenizer.json pipeline, stage by stage, as HF ``tokenizers`` runs
+it: added tokens, normalizer, pre-tokenizer, then a model over the parts.
+
+:class:`StagedModel` is the model contract :class:`segkit.Tokenizer` reads
+(vocabulary, decoding, special tokens, token rows) for pipelines that no
+preset fuses into one pass: SentencePiece-converted files (Metaspace,
+``Prepend``/``Replace`` normalizers, byte fallback), and any combination
+of the components :mod:`.normalizers`, :mod:`.pre_tokenizers` and
+:mod:`.decoders` read.  The model itself is any *words model*: an object
+with ``encode_words(words) -> (ids, starts, ends, splits)`` (int32 ids,
+character offsets in each word, int64 splits per word), a whole batch of
+parts in one call; the preset that reads the file's ``model`` gives it.
+
+Per text, HF's order (``AddedVocabulary::extract_and_normalize``, then
+``pre_tokenize`` and the model):
+
+1. the added tokens that are not ``normalized`` are found in the text as
+   given (HF's ``single_word``/``lstrip``/``rstrip`` rules,
+   :mod:`segkit.presets.added_matches`);
+2. every other part is normalized on its own, and the ``normalized``
+   added tokens are found in it;
+3. every part that is not an added token is pre-tokenized; the model
+   encodes each resulting part; offsets go back to the original text
+   through the parts' alignments (:mod:`.normalized`); a token's word
+   index is the index of its part (added tokens count as parts).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from typing import Any, Callable
+
+import numpy as np
+
+from .normalized import NormalizedText
+
+
+class AddedToken:
+    """One entry of a tokenizer.json's ``added_tokens`` (HF's flags)."""
+
+    __slots__ = ("content", "id", "special", "normalized", "lstrip", "rstrip", "single_word")
+
+    def __init__(self, content: str, id: int, special: bool, normalized: bool, lstrip: bool, rstrip: bool,
+                 single_word: bool) -> None:
+        self.content, self.id, self.special = content, id, special
+        self.normalized, self.lstrip, self.rstrip, self.single_word = normalized, lstrip, rstrip, single_word
+
+    def __repr__(self) -> str:
+        return f"AddedToken({self.content!r}, id={self.id}, special={self.special})"
+
+
+def _searcher(contents: dict[str, int]) -> Callable[[str], list] | None:
+    """Leftmost-longest matches ``(start, stop, id)`` of the contents (HF's
+    Aho-Corasick, ``LeftmostLongest``)."""
+    if not contents:
+        return None
+    rx = re.compile("|".join(re.escape(c) for c in sorted(contents, key=lambda c: (-len(c), c))))
+
+    def find(text: str) -> list:
+        return [(m.start(), m.end(), contents[m.group()]) for m in rx.finditer(text)]
+
+    return find
+
+
+class StagedModel:
+    """A tokenizer.json's pipeline over a words model (see the module
+    documentation).
+
+    Parameters
+    ----------
+    model
+        The words model (``encode_words``).
+    vocab
+        The model's ``{token: id}``.
+    added
+        The file's added tokens.
+    normalizer, pre_tokenizer
+        From :func:`.normalizers.read_normalizer` and
+        :func:`.pre_tokenizers.read_pre_tokenizer` (None: none).
+    decoder
+        From :func:`.decoders.read_decoder`.
+    source
+        The file, for messages.
+    rebuild
+        ``(function, args)`` that makes this model again (pickling).
+    trim_prefix
+        With offsets trimmed (:meth:`rows`), the first token of a text keeps
+        one leading space (the post-processor's ``add_prefix_space``).
+    """
+
+    _mode = None  # (not a segkit.BPE)
+
+    def __init__(self, model: Any, vocab: dict[str, int], added: Sequence[AddedToken],
+                 normalizer: Callable | None, pre_tokenizer: Callable | None, decoder: Callable[[list], str],
+                 source: str, rebuild: tuple | None = None, trim_prefix: bool = False) -> None:
+        self.model = model
+        self._vocab = dict(vocab)
+        self._added = list(added)
+        self._normalizer = normalizer
+        self._pre = pre_tokenizer
+        self._decoder = decoder
+        self._source = source
+        self._rebuild = rebuild
+        self._trim_prefix = trim_prefix
+        self._roles: dict[str, str] = {}
+        size = max(self._vocab.values(), default=-1) + 1
+        names: list[str | None] = [None] * size
+        for t, i in self._vocab.items():
+            names[i] = t
+        self._model_size = len(self._vocab)
+        by_content: dict[str, AddedToken] = {}
+        for a in self._added:
+            by_content[a.content] = a
+            if a.id >= len(names):
+                names.extend([None] * (a.id + 1 - len(names)))
+            names[a.id] = a.content  # (HF: the added vocabulary first)
+        self._names = names
+        self._by_content = by_content
+        self._by_id = {a.id: a for a in self._added}
+        self._special = {a.id for a in self._added if a.special}
+        self._raw_find = _searcher({a.content: a.id for a in self._added if not a.normalized})
+        normalized: dict[str, int] = {}
+        for a in self._added:
+            if a.normalized:
+                key = a.content
+                if normalizer is not None:
+                    t = NormalizedText.of(key)
+                    normalizer(t)
+                    key = t.text
+                    names[a.id] = key  # (HF: a normalized token reads as it is matched)
+                if key:
+                    normalized[key] = a.id
+        self._norm_find = _searcher(normalized)
+
+    # ------------------------------------------------------ vocabulary
+    def token_to_id(self, token: str) -> int | None:
+        a = self._by_content.get(token)
+        return a.id if a is not None else self._vocab.get(token)
+
+    def id_to_token(self, i: int) -> str | None:
+        return self._names[i] if 0 <= i < len(self._names) else None
+
+    def get_vocab_size(self, with_added_tokens: bool = True) -> int:
+        if not with_added_tokens:
+            return self._model_size
+        return self._model_size + sum(1 for a in self._added if a.content not in self._vocab)
+
+    def _special_ids(self) -> set[int]:
+        return set(self._special)
+
+    def _set_roles(self, roles: dict, source: str) -> None:
+        self._roles = dict(roles)
+
+    def _special_token(self, role: str) -> str | None:
+        return self._roles.get(role)
+
+    # --------------------------------------------------------- decoding
+    def decode(self, ids, errors: str = "replace", skip_special_tokens: bool = False) -> str:
+        tokens = []
+        for i in ids:
+            if isinstance(i, bool) or not isinstance(i, (int, np.integer)):
+                raise TypeError(f"decode: expected ids as ints, found {type(i).__name__}: {i!r:.60}")
+            t = self.id_to_token(int(i))
+            if t is None or (skip_special_tokens and int(i) in self._special and t == self._by_id[int(i)].content):
+                continue
+            tokens.append(t)
+        return self._decoder(tokens)
+
+    # ----------------------------------------------------------- parts
+    def parts(self, text: str) -> list[tuple[NormalizedText, int | None]]:
+        """The parts of ``text`` in order: ``(part, id)``, ``id`` an added
+        token's, or None for a part the model encodes."""
+        from ..added_matches import find_matches
+
+        out: list[tuple[NormalizedText, int | None]] = []
+        by_id = self._by_id.__getitem__
+
+        def split_on(t: NormalizedText, find) -> list[tuple[NormalizedText, int | None]]:
+            if find is None:
+                return [(t, None)]
+            got: list = []
+            matches = find(t.text)
+            if not matches:
+                return [(t, None)]
+            find_matches(t.text, matches, by_id,
+                         lambda i, a, b: got.append((t.slice(a, b), i)) if b > a else None,
+                         lambda a, b: got.append((t.slice(a, b), None)) if b > a else None)
+            return got
+
+        first = split_on(NormalizedText.of(text), self._raw_find)
+        for part, i in first:
+            if i is not None:
+                out.append((part, i))
+                continue
+            if self._normalizer is not None:
+                self._normalizer(part)
+            if not part.text:
+                continue
+            # HF slices the normalized part again (even with nothing to split
+            # off): its shift becomes where its first character comes from,
+            # which Metaspace's prepend_scheme "first" reads.
+            out.extend(split_on(part.slice(0, len(part.text)), self._norm_find))
+        return out
+
+    def words(self, text: str) -> tuple[list, list]:
+        """``(items, words)``: per part of the text, an added token's id or
+        the list of its pre-tokenized parts; ``words`` the latter's parts
+        in order (what the model encodes)."""
+        items: list = []
+        words: list[NormalizedText] = []
+        for part, i in self.parts(text):
+            if i is not None:
+                items.append((part, i))
+                continue
+            pieces = self._pre(part) if self._pre is not None else ([part] if part.text else [])
+            for p in pieces:
+                if p.text:
+                    items.append((p, None))
+                    words.append(p)
+        return items, words
+
+    def rows(self, trim_offsets: bool = False) -> "StagedRows":
+        """The matching stage; ``trim_offsets``: HF ByteLevel's (the spaces
+        at a token's ends left out of its offsets)."""
+        return StagedRows(self, trim_offsets)
+
+    def __reduce__(self):
+        if self._rebuild is None:
+            raise TypeError("this StagedModel was built in code and cannot be pickled")
+        return self._rebuild
+
+    def __repr__(self) -> str:
+        return f"StagedModel({type(self.model).__name__}, {self._model_size} tokens, from {self._source})"
+
+
+class StagedRows:
+    """:class:`StagedModel` as the pipeline's matching stage: (4, n) int32
+    rows ``ids, starts, ends, word index`` and row splits."""
+
+    def __init__(self, staged: StagedModel, trim_offsets: bool = False) -> None:
+        self.staged = staged
+        self.trim_offsets = trim_offsets
+        self._spaces: dict[int, tuple[int, int]] = {}
+
+    def _space_counts(self, i: int) -> tuple[int, int]:
+        """Leading and trailing spaces of token ``i``'s string."""
+        got = self._spaces.get(i)
+        if got is None:
+            got = self._spaces[i] = self._count(self.staged.id_to_token(i) or "")
+        return got
+
+    @staticmethod
+    def _count(t: str) -> tuple[int, int]:
+        """Leading and trailing spaces of a token string (``Ġ`` or white space)."""
+        from ..added_matches import spaces
+
+        ws = spaces()
+        n = len(t)
+        lead = 0
+        while lead < n and (t[lead] == "\u0120" or t[lead] in ws):
+            lead += 1
+        trail = 0
+        while trail < n and (t[n - 1 - trail] == "\u0120" or t[n - 1 - trail] in ws):
+            trail += 1
+        return lead, trail
+
+    def encode_one(self, text: str, opts: np.ndarray, post):
+        return None  # no one-call path: the rows go through the shared post-processing
+
+    def segment_one(self, text: str) -> np.ndarray:
+        return self.segment([text])[0]
+
+    def segment(self, texts: Sequence[str], num_threads: int | None = None) -> tuple[np.ndarray, np.ndarray]:
+        return self._rows(list(texts))
+
+    def segment_parts(self, texts: Sequence[str], num_threads: int | None = None, template=None):
+        return [self._rows(list(texts))], 1
+
+    def _rows(self, texts: list) -> tuple[np.ndarray, np.ndarray]:
+        st = self.staged
+        per_text = []
+        words: list[str] = []
+        for k, t in enumerate(texts):
+            if type(t) is not str:
+                raise TypeError(f"expected texts[{k}] as str, found {type(t).__name__}: {t!r:.80}")
+            items, ws = st.words(t)
+            per_text.append(items)
+            words.extend(w.text for w in ws)
+        ids, starts, ends, splits = st.model.encode_words(words)
+        n_tokens = sum(sum(1 for _, i in items if i is not None) for items in per_text) + int(ids.size)
+        out = np.empty((4, n_tokens), dtype=np.int32)
+        row_splits = np.zeros(len(texts) + 1, dtype=np.int64)
+        k = 0  # token written
+        w = 0  # word of the model
+        matched: dict[int, tuple[int, int]] = {}
+        for r, items in enumerate(per_text):
+            for index, (part, i) in enumerate(items):
+                if i is not None:
+                    a, b = part.original_span(0, len(part.text))
+                    out[:, k] = (i, a, b, index)
+                    if self.trim_offsets:  # (HF trims an added token as the text it matched)
+                        matched[k] = self._count(part.text)
+                    k += 1
+                    continue
+                lo, hi = int(splits[w]), int(splits[w + 1])
+                w += 1
+                ps, pe = part.starts, part.ends
+                for j in range(lo, hi):
+                    out[0, k] = ids[j]
+                    out[1, k] = ps[starts[j]]
+                    out[2, k] = pe[ends[j] - 1]
+                    out[3, k] = index
+                    k += 1
+            row_splits[r + 1] = k
+        if self.trim_offsets:
+            self._trim(out, row_splits, matched)
+        return out, row_splits
+
+    def _trim(self, out: np.ndarray, row_splits: np.ndarray, matched: dict) -> None:
+        """HF's ``process_offsets`` (ByteLevel's ``trim_offsets``), per text."""
+        keep_one = self.staged._trim_prefix
+        for r in range(row_splits.size - 1):
+            for j in range(int(row_splits[r]), int(row_splits[r + 1])):
+                lead, trail = matched[j] if j in matched else self._space_counts(int(out[0, j]))
+                if not lead and not trail:
+                    continue
+                a, b = int(out[1, j]), int(out[2, j])
+                if lead:
+                    if (j == row_splits[r] or a == 0) and keep_one and lead == 1:
+                        lead = 0
+                    a = min(a + lead, b)
+                if trail and b >= trail:
+                    b = max(b - trail, a)
+                out[1, j], out[2, j] = a, b
