@@ -58,7 +58,7 @@ def _same(ours, theirs, texts, pairs=True) -> list:
     for t in texts:
         for add in (True, False):
             a, b = ours.encode(t, add_special_tokens=add), theirs.encode(t, add_special_tokens=add)
-            if _fields(a) != _fields(b):
+            if _fields(a) != _hf_fields(b, theirs):
                 bad.append((t, add, _fields(a)[:3], _fields(b)[:3]))
         ids = theirs.encode(t).ids
         for skip in (True, False):
@@ -337,3 +337,92 @@ def test_errors_name_file_path_and_value(tmp_path: Path, changes, message) -> No
     with pytest.raises(ValueError, match=message) as e:
         segkit.from_pretrained(path)
     assert str(path) in str(e.value)
+
+
+# ----------------------------------------------------- byte-level, staged
+@pytest.fixture(scope="module")
+def byte_level_model() -> dict:
+    """A byte-level BPE trained by HF on the sample (its model JSON)."""
+    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
+
+    tok = Tokenizer(models.BPE())
+    tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    trainer = trainers.BpeTrainer(vocab_size=700, special_tokens=["<s>", "<pad>", "</s>", "<mask>"],
+                                  initial_alphabet=pre_tokenizers.ByteLevel.alphabet(), show_progress=False)
+    tok.train_from_iterator(_texts(), trainer)
+    tok.decoder = decoders.ByteLevel()
+    return json.loads(tok.to_str())
+
+
+@settings(max_examples=120, deadline=None, suppress_health_check=list(HealthCheck))
+@given(prefix=st.booleans(), use_regex=st.booleans(), digits=st.booleans(),
+       post=st.sampled_from(["none", "bytelevel", "roberta"]), trim=st.booleans(), post_prefix=st.booleans(),
+       lstrip=st.booleans(), texts=st.lists(st.sampled_from(_texts()) | st.sampled_from(EXTRA + ["  a", "   x  "]) | st.text(
+           st.sampled_from("ab 1\u00e9\U0001F600\n<mask>"), max_size=20), min_size=1, max_size=4))
+def test_byte_level_files_staged_equal_hf(tmp_path_factory, byte_level_model, prefix, use_regex, digits, post,
+                                          trim, post_prefix, lstrip, texts) -> None:
+    """Byte-level files run staged: with ``add_prefix_space`` (the case
+    :class:`segkit.Tokenizer` runs staged: segkit.BPE has no offsets for it)
+    and without (built staged directly), under the post-processors that
+    trim offsets."""
+    from segkit.presets.charbpe.tokenizer_json import read_staged
+    from segkit.presets.pipeline.post_processors import read_post_processor
+
+    doc = json.loads(json.dumps(byte_level_model))
+    byte_level = {"type": "ByteLevel", "add_prefix_space": prefix, "trim_offsets": True, "use_regex": use_regex}
+    doc["pre_tokenizer"] = {"type": "Sequence", "pretokenizers": [
+        {"type": "Digits", "individual_digits": True}, byte_level]} if digits else byte_level
+    doc["post_processor"] = {
+        "none": None,
+        "bytelevel": {"type": "ByteLevel", "add_prefix_space": post_prefix, "trim_offsets": trim, "use_regex": True},
+        "roberta": {"type": "RobertaProcessing", "sep": ["</s>", 2], "cls": ["<s>", 0], "trim_offsets": trim,
+                    "add_prefix_space": post_prefix}}[post]
+    mask = next(e for e in doc["added_tokens"] if e["content"] == "<mask>")
+    mask["lstrip"] = lstrip
+    path = tmp_path_factory.mktemp("bl") / "tokenizer.json"
+    path.write_text(json.dumps(doc), encoding="utf-8")
+    theirs = tokenizers.Tokenizer.from_file(str(path))
+    raw = path.read_bytes()
+    template, trim_offsets, types = read_post_processor(path, doc["post_processor"])
+    staged = segkit.Tokenizer(read_staged(str(path), raw, json.loads(raw)), template=template,
+                              trim_offsets=trim_offsets, overflow_type_ids=types)
+    candidates = [staged] + ([segkit.Tokenizer.from_file(path)] if prefix else [])
+    for ours in candidates:
+        assert isinstance(ours.model, segkit.presets.pipeline.staged.StagedModel)
+        for t in texts:
+            for pair in (None, "a pair 12"):
+                assert _fields(ours.encode(t, pair)) == _hf_fields(theirs.encode(t, pair), theirs), (t, pair)
+            ids = theirs.encode(t).ids
+            assert ours.decode(ids, skip_special_tokens=False) == theirs.decode(ids, skip_special_tokens=False)
+
+
+def test_roberta_style_offsets_through_tokenizer(tmp_path: Path, byte_level_model) -> None:
+    """RoBERTa's shape (add_prefix_space, RobertaProcessing, ``<mask>`` with
+    lstrip): the mask's offsets leave out the space it took."""
+    doc = json.loads(json.dumps(byte_level_model))
+    doc["pre_tokenizer"] = {"type": "ByteLevel", "add_prefix_space": True, "trim_offsets": True, "use_regex": True}
+    doc["post_processor"] = {"type": "RobertaProcessing", "sep": ["</s>", 2], "cls": ["<s>", 0], "trim_offsets": True,
+                             "add_prefix_space": True}
+    next(e for e in doc["added_tokens"] if e["content"] == "<mask>")["lstrip"] = True
+    path = tmp_path / "tokenizer.json"
+    path.write_text(json.dumps(doc), encoding="utf-8")
+    ours, theirs = segkit.Tokenizer.from_file(path), tokenizers.Tokenizer.from_file(str(path))
+    a, b = ours.encode("a <mask> b"), theirs.encode("a <mask> b")
+    assert a.offsets == b.offsets and a.ids == b.ids
+    assert a.offsets[2] == (2, 8)  # "<mask>" without the space before it
+    assert _same(ours, theirs, _texts() + ["x <mask>", "<mask> y", "  <mask>  "]) == []
+
+
+# -------------------------------------------------------- around the loader
+def test_segkit_bpe_points_to_the_loader(converted: Path) -> None:
+    with pytest.raises(ValueError, match=r"a BPE over characters .* segkit\.from_pretrained\(path\)"):
+        segkit.BPE.from_tokenizer_json(converted / "tokenizer.json")
+
+
+def test_the_command_line_reads_a_converted_file(converted: Path, capsys) -> None:
+    from segkit.cli import main
+
+    assert main(["tokenize", "--model", str(converted / "tokenizer.json"), "--format", "ids", "Hello  world 😀"]) == 0
+    theirs = tokenizers.Tokenizer.from_file(str(converted / "tokenizer.json"))
+    assert capsys.readouterr().out.split() == [str(i) for i in theirs.encode("Hello  world 😀",
+                                                                            add_special_tokens=False).ids]
