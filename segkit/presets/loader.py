@@ -292,6 +292,14 @@ def _tiktoken(path: Path) -> Any:
     for name, (_, sha, _pattern, _specials) in PRETRAINED.items():
         if sha == digest:
             return BPE.from_pretrained(name)
+    from .bpe.known_files import KNOWN_FILES, NAMED_FILES
+
+    if digest in KNOWN_FILES:
+        name, pattern, specials = KNOWN_FILES[digest]
+        return BPE.from_tiktoken(path, pattern=pattern, special_tokens=specials(), name=name)
+    if digest in NAMED_FILES:
+        raise ValueError(f"{path}: {NAMED_FILES[digest]}: a tiktoken file holds no pattern or special tokens; use "
+                         "segkit.BPE.from_tiktoken(path, pattern=..., special_tokens=...)")
     raise ValueError(f"{path}: a tiktoken file of no known encoding holds no pre-tokenization pattern or special "
                      "tokens; use segkit.BPE.from_tiktoken(path, pattern=..., special_tokens=...)")
 
