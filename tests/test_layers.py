@@ -198,7 +198,8 @@ def _layer(module: str) -> str:
     return parts[1]
 
 
-_PRESETS = {"presets.wordpiece", "presets.bpe", "presets.maxmatch", "presets.sentencepiece", "presets.charbpe"}
+_PRESETS = {"presets.wordpiece", "presets.bpe", "presets.maxmatch", "presets.sentencepiece", "presets.charbpe",
+            "presets.wordlevel"}
 _SHARED = {"engine", "runtime", "models", "results"}
 #: Which layer may import which.  Down the stack: the engine, runtime,
 #: models and results (shared by every preset), the presets' common

@@ -426,3 +426,36 @@ def test_the_command_line_reads_a_converted_file(converted: Path, capsys) -> Non
     theirs = tokenizers.Tokenizer.from_file(str(converted / "tokenizer.json"))
     assert capsys.readouterr().out.split() == [str(i) for i in theirs.encode("Hello  world 😀",
                                                                             add_special_tokens=False).ids]
+
+
+# ----------------------------------------------------------------- WordLevel
+@settings(max_examples=150, deadline=None, suppress_health_check=list(HealthCheck))
+@given(words=st.lists(st.sampled_from(["a", "b", "ab", "c-1", "É", "[UNK]", "x y", "▁a"]), min_size=1, unique=True),
+       norms=st.lists(_normalizers(), max_size=2), pres=st.lists(_pre_tokenizers(), min_size=1, max_size=2),
+       added=st.lists(_added(), max_size=2, unique_by=lambda x: x[0]), texts=st.lists(TEXT, min_size=1, max_size=3))
+def test_word_level_files_equal_hf(tmp_path_factory, words, norms, pres, added, texts) -> None:
+    vocab = {w: i for i, w in enumerate(dict.fromkeys(words + ["[UNK]"]))}
+    tok = tokenizers.Tokenizer(tokenizers.models.WordLevel(vocab, unk_token="[UNK]"))
+    if norms:
+        tok.normalizer = tokenizers.normalizers.Sequence([f() for f in norms])
+    tok.pre_tokenizer = tokenizers.pre_tokenizers.Sequence(pres)
+    for _, a, special in added:
+        (tok.add_special_tokens if special else tok.add_tokens)([a])
+    path = tmp_path_factory.mktemp("wl") / "tokenizer.json"
+    tok.save(str(path))
+    theirs, ours = tokenizers.Tokenizer.from_file(str(path)), segkit.from_pretrained(path)
+    assert isinstance(ours.model.model, segkit.presets.wordlevel.WordLevel)
+    for t in texts:
+        assert _fields(ours.encode(t)) == _hf_fields(theirs.encode(t), theirs), t
+        ids = theirs.encode(t).ids
+        assert ours.decode(ids) == theirs.decode(ids)
+
+
+def test_word_level_without_its_unknown_token(tmp_path: Path) -> None:
+    tok = tokenizers.Tokenizer(tokenizers.models.WordLevel({"a": 0}, unk_token="[UNK]"))
+    tok.pre_tokenizer = tokenizers.pre_tokenizers.WhitespaceSplit()
+    tok.save(str(tmp_path / "t.json"))
+    ours = segkit.from_pretrained(tmp_path / "t.json")
+    assert ours.encode("a a").ids == [0, 0]
+    with pytest.raises(ValueError, match=r"'b' is not in the vocabulary and its unk_token '\[UNK\]' is not either"):
+        ours.encode("a b")

@@ -130,7 +130,7 @@ def _from_folder(path: Path) -> Any:
             return WordPiece.from_tokenizer_json(path)
         from .pipeline.file_kinds import is_byte_level
 
-        if found[0] == "BPE" and not is_byte_level(found[2]):  # the staged pipeline, with the folder's config
+        if found[0] == "WordLevel" or found[0] == "BPE" and not is_byte_level(found[2]):  # staged, with the folder's config
             from .registry import load as registered
 
             return tokenizer_json_parts(path, registered("Tokenizer"), found)
@@ -198,8 +198,11 @@ def _model_type(path: Path) -> tuple[str, bytes, Any]:
     kind = model.get("type")
     if kind is None:
         kind = "BPE" if "merges" in model else "WordPiece" if "continuing_subword_prefix" in model else None
-    if kind not in ("WordPiece", "BPE"):
-        raise ValueError(f"{path}: model.type {kind!r} is not supported yet; expected 'WordPiece' or 'BPE'")
+    if kind is None and isinstance(model.get("vocab"), dict) and "unk_token" in model:
+        kind = "WordLevel"
+    if kind not in ("WordPiece", "BPE", "WordLevel"):
+        raise ValueError(f"{path}: model.type {kind!r} is not supported yet; expected 'WordPiece', 'BPE' or "
+                         "'WordLevel'")
     return kind, raw, doc
 
 
@@ -215,7 +218,7 @@ def _tokenizer_json(path: Path, found: tuple[str, bytes, Any]) -> Any:
         return WordPiece.from_tokenizer_json(path)
     from .pipeline.file_kinds import is_byte_level
 
-    if not is_byte_level(doc):  # BPE over characters (SentencePiece-converted): the staged pipeline
+    if kind == "WordLevel" or not is_byte_level(doc):  # BPE over characters (SentencePiece-converted), WordLevel: staged
         from .registry import load as registered
 
         return tokenizer_json_parts(path, registered("Tokenizer"), found)
@@ -323,7 +326,6 @@ def tokenizer_json_parts(path: Path, tokenizer_class: Any, found: tuple | None =
 
         return WordPiece.from_tokenizer_json(folder or path)
     from .bpe import BPE
-    from .charbpe.tokenizer_json import read_staged
     from .pipeline.file_kinds import byte_level_prefix, is_byte_level
     from .pipeline.post_processors import read_post_processor
 
@@ -331,9 +333,15 @@ def tokenizer_json_parts(path: Path, tokenizer_class: Any, found: tuple | None =
         return tokenizer_class(BPE.from_tekken(path))
     template, trim, types = read_post_processor(path, doc.get("post_processor"))
     options = {key: doc.get(key) for key in ("truncation", "padding")}
-    if is_byte_level(doc) and not byte_level_prefix(doc):
+    if kind == "WordLevel":
+        from .wordlevel.tokenizer_json import read_staged
+
+        bpe = read_staged(str(path), raw, doc)
+    elif is_byte_level(doc) and not byte_level_prefix(doc):
         bpe = BPE._from_json(path, raw, dict(doc, truncation=None, padding=None))
     else:  # BPE over characters, or a space put first (segkit.BPE gives ids, not offsets, for it)
+        from .charbpe.tokenizer_json import read_staged
+
         bpe = read_staged(str(path), raw, doc)
     mml = None
     if folder is not None:

@@ -12,14 +12,11 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from ..pipeline.decoders import read_decoder
-from ..pipeline.file_kinds import trim_prefix
 from ..pipeline.normalizers import bad, shown
-from ..pipeline.normalizers import read_normalizer
-from ..pipeline.pre_tokenizers import read_pre_tokenizer
-from ..pipeline.staged import AddedToken, StagedModel
+from ..pipeline.staged import StagedModel
+from ..pipeline.staged_file import read_pipeline, read_vocab
 
-__all__ = ["read_staged"]
+__all__ = ["read_staged", "words_model"]
 
 
 def _flag(model: dict, key: str, source: str, default: bool = False) -> bool:
@@ -56,68 +53,33 @@ def _merges(raw: Any, source: str) -> list[tuple[str, str]]:
     return out
 
 
-def _added(raw: Any, source: str) -> list[AddedToken]:
-    if raw is None:
-        return []
-    if not isinstance(raw, list):
-        raise bad(source, "added_tokens", f"expected a list, found {shown(raw)}")
-    out = []
-    for k, e in enumerate(raw):
-        w = f"added_tokens[{k}]"
-        if not isinstance(e, dict):
-            raise bad(source, w, f"expected an object, found {shown(e)}")
-        i, content = e.get("id"), e.get("content")
-        if isinstance(i, bool) or not isinstance(i, int) or not 0 <= i < 1 << 31:
-            raise bad(source, f"{w}.id", f"expected an id (0 <= id < 2**31), found {shown(i)}")
-        if not isinstance(content, str) or not content:
-            raise bad(source, f"{w}.content", f"expected a non-empty string, found {shown(content)}")
-        flags = {}
-        for key, default in (("special", False), ("normalized", None), ("lstrip", False), ("rstrip", False),
-                             ("single_word", False)):
-            v = e.get(key, default)
-            if v is not None and not isinstance(v, bool):
-                raise bad(source, f"{w}.{key}", f"expected true or false, found {shown(v)}")
-            flags[key] = v
-        if flags["normalized"] is None:  # HF: a special token is not normalized unless said
-            flags["normalized"] = not flags["special"]
-        out.append(AddedToken(content, i, flags["special"], flags["normalized"], flags["lstrip"], flags["rstrip"],
-                              flags["single_word"]))
-    return out
-
-
-def read_staged(source: str, raw: bytes, doc: dict) -> StagedModel:
-    """The :class:`StagedModel` of a tokenizer.json with a character-level
-    BPE model (``doc`` its parsed JSON, ``raw`` its bytes: kept to pickle)."""
+def words_model(model: Any, source: str):
+    """The :class:`~.model.CharBPE` of a tokenizer.json's ``model`` (BPE)."""
     from .model import CharBPE
 
-    model = doc.get("model")
     if not isinstance(model, dict):
         raise bad(source, "model", f"expected an object, found {shown(model)}")
     if model.get("type", "BPE") != "BPE":
         raise bad(source, "model.type", f"expected 'BPE', found {shown(model.get('type'))}")
     dropout = model.get("dropout")
-    if dropout not in (None, 0, 0.0):
+    if dropout not in (None, 0, 0.0) or isinstance(dropout, bool):
         raise bad(source, "model.dropout", f"segkit's BPE is deterministic (dropout null or 0), found {shown(dropout)}")
-    vocab = model.get("vocab")
-    if not isinstance(vocab, dict):
-        raise bad(source, "model.vocab", f"expected an object of token: id, found {shown(vocab)}")
-    for t, i in vocab.items():
-        if isinstance(i, bool) or not isinstance(i, int) or not 0 <= i < 1 << 31:
-            raise bad(source, f"model.vocab[{t!r:.40}]", f"expected an id (0 <= id < 2**31), found {shown(i)}")
+    vocab = read_vocab(model, source)
     merges = _merges(model.get("merges", []), source)
     unk = _optional_string(model, "unk_token", source)
     try:
-        words = CharBPE(vocab, merges, unk_token=unk, byte_fallback=_flag(model, "byte_fallback", source),
-                        fuse_unk=_flag(model, "fuse_unk", source), ignore_merges=_flag(model, "ignore_merges", source),
-                        continuing_subword_prefix=_optional_string(model, "continuing_subword_prefix", source),
-                        end_of_word_suffix=_optional_string(model, "end_of_word_suffix", source))
-    except ValueError as e:
+        return CharBPE(vocab, merges, unk_token=unk, byte_fallback=_flag(model, "byte_fallback", source),
+                       fuse_unk=_flag(model, "fuse_unk", source), ignore_merges=_flag(model, "ignore_merges", source),
+                       continuing_subword_prefix=_optional_string(model, "continuing_subword_prefix", source),
+                       end_of_word_suffix=_optional_string(model, "end_of_word_suffix", source))
+    except (ValueError, TypeError) as e:
         raise bad(source, "model", str(e)) from None
-    return StagedModel(words, vocab, _added(doc.get("added_tokens"), source),
-                       read_normalizer(doc.get("normalizer"), source),
-                       read_pre_tokenizer(doc.get("pre_tokenizer"), source),
-                       read_decoder(doc.get("decoder"), source), source,
-                       rebuild=(_rebuild, (source, raw)), trim_prefix=trim_prefix(doc.get("post_processor")))
+
+
+def read_staged(source: str, raw: bytes, doc: dict) -> StagedModel:
+    """The :class:`StagedModel` of a tokenizer.json with a BPE over
+    characters (``doc`` its parsed JSON, ``raw`` its bytes: kept to pickle)."""
+    return read_pipeline(source, doc, words_model(doc.get("model"), source), rebuild=(_rebuild, (source, raw)))
 
 
 def _rebuild(source: str, raw: bytes) -> StagedModel:
