@@ -459,3 +459,34 @@ def test_word_level_without_its_unknown_token(tmp_path: Path) -> None:
     assert ours.encode("a a").ids == [0, 0]
     with pytest.raises(ValueError, match=r"'b' is not in the vocabulary and its unk_token '\[UNK\]' is not either"):
         ours.encode("a b")
+
+
+# ------------------------------------------ the SentencePiece shapes, fused
+@settings(max_examples=300, deadline=None, suppress_health_check=list(HealthCheck))
+@given(model=char_bpe(), shape=st.sampled_from(["always", "first", "never", "prepend"]), split=st.booleans(),
+       added=st.lists(_added(), max_size=3, unique_by=lambda x: x[0]),
+       texts=st.lists(TEXT | st.sampled_from(["  a", " ", "<s> a", "a<s>", "[X][X] b"]), min_size=1, max_size=5))
+def test_the_fused_shapes_equal_the_stages_and_hf(tmp_path_factory, model, shape, split, added, texts) -> None:
+    """Metaspace files and Llama 2's Hub form run in one compiled call
+    (``metaspace_rows``); their rows equal the stage-by-stage rows and HF."""
+    tok = tokenizers.Tokenizer(model)
+    if shape == "prepend":
+        tok.normalizer = tokenizers.normalizers.Sequence([tokenizers.normalizers.Prepend("\u2581"),
+                                                          tokenizers.normalizers.Replace(" ", "\u2581")])
+    else:
+        tok.pre_tokenizer = tokenizers.pre_tokenizers.Metaspace("\u2581", shape, split)
+    for c, a, special in added:  # (the shapes take added tokens matched in the text as given)
+        a = tokenizers.AddedToken(c, single_word=a.single_word, lstrip=a.lstrip, rstrip=a.rstrip, normalized=False,
+                                  special=special)
+        (tok.add_special_tokens if special else tok.add_tokens)([a])
+    path = tmp_path_factory.mktemp("shape") / "tokenizer.json"
+    tok.save(str(path))
+    theirs, ours = tokenizers.Tokenizer.from_file(str(path)), segkit.from_pretrained(path)
+    assert ours.model._shape is not None
+    ok = [t for t in texts if _hf_ok(theirs, t)]
+    rows = ours._matcher
+    fused, stages = rows._rows(ok), rows._staged_rows(ok)
+    assert fused[0].tolist() == stages[0].tolist() and fused[1].tolist() == stages[1].tolist()
+    assert [_fields(e) for e in ours.encode_batch(ok)] == [_hf_fields(e, theirs) for e in theirs.encode_batch(ok)]
+    for t in ok:
+        assert _fields(ours.encode(t)) == _hf_fields(theirs.encode(t), theirs), t

@@ -242,9 +242,12 @@ def _training(folder: Path) -> None:
               "model": {"type": "BPE", "unk_token": "<unk>", "byte_fallback": True, "fuse_unk": True,
                         "vocab": vocab, "merges": ["\u2581 t"]}}
     (folder / "staged.json").write_text(json.dumps(staged), encoding="utf-8")
-    staged_tok = segkit.Tokenizer.from_file(folder / "staged.json")
+    staged_tok = segkit.Tokenizer.from_file(folder / "staged.json")  # (the fused Metaspace shape)
     staged_tok.encode(CORPUS[0] + " \U0001F600")
     staged_tok.encode_batch(CORPUS)
+    staged["pre_tokenizer"] = {"type": "Sequence", "pretokenizers": [staged["pre_tokenizer"], {"type": "Digits"}]}
+    (folder / "staged.json").write_text(json.dumps(staged), encoding="utf-8")
+    segkit.Tokenizer.from_file(folder / "staged.json").encode_batch(CORPUS)  # (stage by stage)
     for source in (CORPUS, [corpus]):
         segkit.train_wordpiece(source, 200, show_progress=False).encode(CORPUS[0])
 

@@ -466,3 +466,119 @@ def encode_batch(cps, bounds, cptab, pairs, wbuf, woff, whash, byte_tok, pre, su
             i = nxt[i]
     splits[nw] = k
     return OK, ids[:k], starts[:k], ends[:k], splits
+
+
+# ------------------------------------------------ the SentencePiece shapes
+SHAPE_METASPACE = 0  #: no normalizer, a Metaspace pre-tokenizer
+SHAPE_PREPEND = 1  #: Prepend(rep) + Replace(" ", rep), no pre-tokenizer
+SCHEME_ALWAYS = 0
+SCHEME_FIRST = 1
+SCHEME_NEVER = 2
+
+
+@kernel
+def shape_rows(cps, text_splits, part_a, part_b, part_id, part_splits, rep, kind, scheme, split,
+               cptab, pairs, wbuf, woff, whash, byte_tok, pre, suf, flags):
+    """Token rows of texts in one of the SentencePiece-converted shapes
+    (see :mod:`segkit.presets.pipeline.metaspace_rows`), in one call.
+
+    ``cps``: the texts' code points, joined, text ``r`` being
+    ``cps[text_splits[r]:text_splits[r + 1]]``; its parts are
+    ``part_splits[r]:part_splits[r + 1]``, each ``cps[part_a:part_b]``
+    (``part_id`` an added token's id, or -1 for text the model encodes).
+    Returns ``(status, rows, row_splits)``: status :data:`OK` or the index
+    of a word that needs a missing unknown token; rows (4, n) int32: ids,
+    starts, ends (offsets within each text), word index.
+    """
+    n_parts = part_a.size
+    n_texts = text_splits.size - 1
+    # 1. The normalized words, and per word: its part, what was put first,
+    # where it starts in its normalized part, its word index.
+    cap = cps.size + n_parts + 2
+    ncps = np.empty(cap, np.int32)
+    wb = np.empty(cap + 1, np.int64)
+    w_part = np.empty(cap, np.int64)
+    w_first = np.empty(cap, np.int64)
+    w_off = np.empty(cap, np.int64)
+    w_index = np.empty(cap, np.int64)
+    p_index = np.empty(n_parts, np.int64)  # word index of an added token
+    nw = 0
+    m = 0
+    for r in range(n_texts):
+        index = 0
+        for q in range(part_splits[r], part_splits[r + 1]):
+            a = part_a[q]
+            b = part_b[q]
+            if part_id[q] >= 0:
+                p_index[q] = index
+                index += 1
+                continue
+            start = m
+            first = 0
+            if kind == SHAPE_PREPEND:
+                put = True
+            else:  # Metaspace: unless the part starts with rep (a space written as rep)
+                put = (scheme == SCHEME_ALWAYS or (scheme == SCHEME_FIRST and a == text_splits[r])) and not (
+                    cps[a] == rep or cps[a] == 32)
+            if put:
+                ncps[m] = rep
+                m += 1
+                first = 1
+            for i in range(a, b):
+                c = cps[i]
+                ncps[m] = rep if c == 32 else c
+                m += 1
+            wb[nw] = start
+            w_part[nw] = q
+            w_first[nw] = first
+            w_off[nw] = 0
+            w_index[nw] = index
+            nw += 1
+            index += 1
+            if split:  # Metaspace's split: a word starts at each rep
+                for k in range(start + 1, m):
+                    if ncps[k] == rep:
+                        wb[nw] = k
+                        w_part[nw] = q
+                        w_first[nw] = first
+                        w_off[nw] = k - start
+                        w_index[nw] = index
+                        nw += 1
+                        index += 1
+    wb[nw] = m
+    status, ids, starts, ends, splits = encode_batch(ncps[:m], wb[:nw + 1], cptab, pairs, wbuf, woff, whash,
+                                                    byte_tok, pre, suf, flags)
+    if status != OK:
+        return status, np.empty((4, 0), np.int32), np.zeros(n_texts + 1, np.int64)
+    # 2. The rows, in order: added tokens and the words' tokens.
+    n_added = 0
+    for q in range(n_parts):
+        if part_id[q] >= 0:
+            n_added += 1
+    out = np.empty((4, ids.size + n_added), np.int32)
+    row_splits = np.zeros(n_texts + 1, np.int64)
+    k = 0
+    w = 0
+    for r in range(n_texts):
+        base = text_splits[r]
+        for q in range(part_splits[r], part_splits[r + 1]):
+            if part_id[q] >= 0:
+                out[0, k] = part_id[q]
+                out[1, k] = part_a[q] - base
+                out[2, k] = part_b[q] - base
+                out[3, k] = p_index[q]
+                k += 1
+                continue
+            a = part_a[q] - base
+            while w < nw and w_part[w] == q:
+                for j in range(splits[w], splits[w + 1]):
+                    s = w_off[w] + starts[j] - w_first[w]
+                    e = w_off[w] + ends[j] - w_first[w]
+                    out[0, k] = ids[j]
+                    out[1, k] = a + (s if s > 0 else 0)
+                    out[2, k] = a + (e if e > 1 else 1)
+                    out[3, k] = w_index[w]
+                    k += 1
+                w += 1
+        row_splits[r + 1] = k
+    return OK, out, row_splits

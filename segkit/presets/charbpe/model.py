@@ -251,6 +251,21 @@ class CharBPE:
                              f"{self.unk_token!r:.80} is not in the vocabulary")
         return ids, starts, ends, splits
 
+    def encode_shaped(self, cps: np.ndarray, text_splits: np.ndarray, part_a: np.ndarray, part_b: np.ndarray,
+                      part_id: np.ndarray, part_splits: np.ndarray, rep: str, kind: int, scheme: int,
+                      split: bool) -> tuple[np.ndarray, np.ndarray]:
+        """Token rows of texts in a SentencePiece-converted shape, normalized,
+        pre-tokenized and encoded in one compiled call
+        (:func:`~.kernels.shape_rows`; the arguments are its own)."""
+        status, rows, row_splits = K.shape_rows(cps, text_splits, part_a, part_b, part_id, part_splits, ord(rep),
+                                                kind, scheme, bool(split), self._cptab, self._pairs, self._wbuf,
+                                                self._woff, self._whash, self._byte_tok, self._pre, self._suf,
+                                                self._flags)
+        if status != K.OK:
+            raise ValueError(f"a text needs the unknown token, but unk_token {self.unk_token!r:.80} is not in the "
+                             "vocabulary")
+        return rows, row_splits
+
     def __repr__(self) -> str:
         return (f"CharBPE({len(self.vocab)} tokens, unk_token={self.unk_token!r}, byte_fallback={self.byte_fallback}, "
                 f"fuse_unk={self.fuse_unk}, ignore_merges={self.ignore_merges}, "

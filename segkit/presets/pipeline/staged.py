@@ -87,13 +87,17 @@ class StagedModel:
     trim_prefix
         With offsets trimmed (:meth:`rows`), the first token of a text keeps
         one leading space (the post-processor's ``add_prefix_space``).
+    shape
+        One of the SentencePiece-converted shapes that
+        :mod:`.metaspace_rows` runs in whole-batch steps, or None.
     """
 
     _mode = None  # (not a segkit.BPE)
 
     def __init__(self, model: Any, vocab: dict[str, int], added: Sequence[AddedToken],
                  normalizer: Callable | None, pre_tokenizer: Callable | None, decoder: Callable[[list], str],
-                 source: str, rebuild: tuple | None = None, trim_prefix: bool = False) -> None:
+                 source: str, rebuild: tuple | None = None, trim_prefix: bool = False,
+                 shape: tuple | None = None) -> None:
         self.model = model
         self._vocab = dict(vocab)
         self._added = list(added)
@@ -103,6 +107,7 @@ class StagedModel:
         self._source = source
         self._rebuild = rebuild
         self._trim_prefix = trim_prefix
+        self._shape = shape
         self._roles: dict[str, str] = {}
         size = max(self._vocab.values(), default=-1) + 1
         names: list[str | None] = [None] * size
@@ -278,6 +283,15 @@ class StagedRows:
         return [self._rows(list(texts))], 1
 
     def _rows(self, texts: list) -> tuple[np.ndarray, np.ndarray]:
+        st = self.staged
+        if st._shape is not None and not self.trim_offsets:
+            from .metaspace_rows import shape_rows
+
+            return shape_rows(st, st._shape, texts)
+        return self._staged_rows(texts)
+
+    def _staged_rows(self, texts: list) -> tuple[np.ndarray, np.ndarray]:
+        """The rows, stage by stage (any pipeline)."""
         st = self.staged
         per_text = []
         words: list[str] = []

@@ -14,6 +14,7 @@ from typing import Any
 
 from .decoders import read_decoder
 from .file_kinds import trim_prefix
+from .metaspace_rows import file_shape
 from .normalizers import bad, read_normalizer, shown
 from .pre_tokenizers import read_pre_tokenizer
 from .staged import AddedToken, StagedModel
@@ -68,4 +69,4 @@ def read_pipeline(source: str, doc: dict, words: Any, rebuild: tuple | None = No
                        read_normalizer(doc.get("normalizer"), source),
                        read_pre_tokenizer(doc.get("pre_tokenizer"), source),
                        read_decoder(doc.get("decoder"), source), source,
-                       rebuild=rebuild, trim_prefix=trim_prefix(doc.get("post_processor")))
+                       rebuild=rebuild, trim_prefix=trim_prefix(doc.get("post_processor")), shape=file_shape(doc))
