@@ -490,3 +490,44 @@ def test_the_fused_shapes_equal_the_stages_and_hf(tmp_path_factory, model, shape
     assert [_fields(e) for e in ours.encode_batch(ok)] == [_hf_fields(e, theirs) for e in theirs.encode_batch(ok)]
     for t in ok:
         assert _fields(ours.encode(t)) == _hf_fields(theirs.encode(t), theirs), t
+
+
+# ------------------------------------------- what segkit.BPE does not fuse
+@pytest.mark.parametrize("behavior", ["Removed", "MergedWithNext", "Contiguous"])
+def test_byte_level_files_segkit_bpe_refuses_run_staged(tmp_path: Path, byte_level_model, behavior) -> None:
+    """A byte-level file with a component segkit.BPE does not fuse (a
+    Split that is not Isolated) loads staged, from both entry points."""
+    doc = json.loads(json.dumps(byte_level_model))
+    doc["pre_tokenizer"] = {"type": "Sequence", "pretokenizers": [
+        {"type": "Split", "pattern": {"String": "-"}, "behavior": behavior, "invert": False},
+        {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": True, "use_regex": True}]}
+    path = tmp_path / "tokenizer.json"
+    path.write_text(json.dumps(doc), encoding="utf-8")
+    with pytest.raises(ValueError, match="Split with behavior Isolated"):
+        segkit.BPE.from_tokenizer_json(path)
+    theirs = tokenizers.Tokenizer.from_file(str(path))
+    for ours in (segkit.from_pretrained(path), segkit.Tokenizer.from_file(path)):
+        assert isinstance(ours.model, segkit.presets.pipeline.staged.StagedModel)
+        assert _same(ours, theirs, _texts()[:100] + ["a-b c--d", "-x- 😀"]) == []
+
+
+def test_gpt_neox_with_a_removing_split(tmp_path: Path, shared_data) -> None:
+    doc = json.loads((shared_data / "vocab" / "gpt-neox-20b.tokenizer.json").read_text(encoding="utf-8"))
+    doc["normalizer"] = None
+    doc["pre_tokenizer"] = {"type": "Sequence", "pretokenizers": [
+        {"type": "Split", "pattern": {"Regex": r"\s*-+\s*"}, "behavior": "Removed", "invert": False},
+        {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": True, "use_regex": True}]}
+    path = tmp_path / "tokenizer.json"
+    path.write_text(json.dumps(doc), encoding="utf-8")
+    ours, theirs = segkit.from_pretrained(path), tokenizers.Tokenizer.from_file(str(path))
+    assert _same(ours, theirs, _texts()) == []
+
+
+def test_a_file_neither_reads_names_both_refusals(tmp_path: Path, byte_level_model) -> None:
+    doc = json.loads(json.dumps(byte_level_model))
+    doc["pre_tokenizer"] = {"type": "Sequence", "pretokenizers": [
+        {"type": "NotYetInvented"}, {"type": "ByteLevel", "add_prefix_space": False, "use_regex": True}]}
+    path = tmp_path / "tokenizer.json"
+    path.write_text(json.dumps(doc), encoding="utf-8")
+    with pytest.raises(ValueError, match=r"pretokenizers\[0\]\.type: .*NotYetInvented.*segkit\.BPE refused it too"):
+        segkit.from_pretrained(path)

@@ -223,8 +223,15 @@ def _tokenizer_json(path: Path, found: tuple[str, bytes, Any]) -> Any:
 
         return tokenizer_json_parts(path, registered("Tokenizer"), found)
     from .bpe import BPE
+    from .bpe.files import BPEFileError
 
-    return BPE._from_json(path, raw, doc)
+    try:
+        return BPE._from_json(path, raw, doc)
+    except BPEFileError as e:  # a component segkit.BPE does not fuse: the staged pipeline, if it reads it
+        first = e
+    from .registry import load as registered
+
+    return tokenizer_json_parts(path, registered("Tokenizer"), found, staged_after=first)
 
 
 def _from_file(path: Path) -> Any:
@@ -307,7 +314,8 @@ def _tiktoken(path: Path) -> Any:
                      "tokens; use segkit.BPE.from_tiktoken(path, pattern=..., special_tokens=...)")
 
 
-def tokenizer_json_parts(path: Path, tokenizer_class: Any, found: tuple | None = None) -> Any:
+def tokenizer_json_parts(path: Path, tokenizer_class: Any, found: tuple | None = None,
+                         staged_after: Exception | None = None) -> Any:
     """:meth:`segkit.Tokenizer.from_file`: the pipeline a tokenizer.json (or a
     model folder's) describes around its model: a :class:`segkit.WordPiece`
     for a WordPiece file (a pipeline of its own), else a
@@ -337,12 +345,24 @@ def tokenizer_json_parts(path: Path, tokenizer_class: Any, found: tuple | None =
         from .wordlevel.tokenizer_json import read_staged
 
         bpe = read_staged(str(path), raw, doc)
-    elif is_byte_level(doc) and not byte_level_prefix(doc):
-        bpe = BPE._from_json(path, raw, dict(doc, truncation=None, padding=None))
-    else:  # BPE over characters, or a space put first (segkit.BPE gives ids, not offsets, for it)
-        from .charbpe.tokenizer_json import read_staged
+    else:
+        bpe = None
+        if is_byte_level(doc) and not byte_level_prefix(doc) and staged_after is None:
+            from .bpe.files import BPEFileError
 
-        bpe = read_staged(str(path), raw, doc)
+            try:
+                bpe = BPE._from_json(path, raw, dict(doc, truncation=None, padding=None))
+            except BPEFileError as e:  # a component segkit.BPE does not fuse (a Split that removes, ...)
+                staged_after = e
+        if bpe is None:  # BPE over characters, a space put first (no offsets in segkit.BPE), or what BPE refused
+            from .charbpe.tokenizer_json import read_staged
+
+            try:
+                bpe = read_staged(str(path), raw, doc)
+            except ValueError as e:
+                if staged_after is not None and str(path) in str(staged_after):
+                    raise ValueError(f"{e} (segkit.BPE refused it too: {staged_after})") from None
+                raise
     mml = None
     if folder is not None:
         from .pipeline.folder_config import read_config, role_tokens
