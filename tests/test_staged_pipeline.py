@@ -531,3 +531,30 @@ def test_a_file_neither_reads_names_both_refusals(tmp_path: Path, byte_level_mod
     path.write_text(json.dumps(doc), encoding="utf-8")
     with pytest.raises(ValueError, match=r"pretokenizers\[0\]\.type: .*NotYetInvented.*segkit\.BPE refused it too"):
         segkit.from_pretrained(path)
+
+
+def test_save_pretrained_round_trip(converted: Path, tmp_path: Path) -> None:
+    """``save_pretrained`` writes the file back with the current truncation
+    and padding and the folder's roles; segkit and transformers read it."""
+    transformers = pytest.importorskip("transformers", reason="transformers is not installed")
+    ours = segkit.from_pretrained(converted)
+    ours.enable_truncation(16, stride=2)
+    ours.enable_padding(pad_id=0, pad_token="<unk>", length=20)
+    written = ours.save_pretrained(tmp_path / "out")
+    assert sorted(Path(p).name for p in written) == ["special_tokens_map.json", "tokenizer.json",
+                                                     "tokenizer_config.json"]
+    again = segkit.from_pretrained(tmp_path / "out")
+    hf = tokenizers.Tokenizer.from_file(str(tmp_path / "out" / "tokenizer.json"))
+    assert hf.truncation["max_length"] == 16 and hf.padding["length"] == 20
+    texts = _texts()[:30]
+    assert [_fields(e) for e in again.encode_batch(texts)] == [_hf_fields(e, hf) for e in hf.encode_batch(texts)]
+    assert [e.ids for e in again.encode_batch(texts)] == [e.ids for e in ours.encode_batch(texts)]
+    auto = transformers.AutoTokenizer.from_pretrained(str(tmp_path / "out"))
+    assert auto.bos_token == "<s>" and auto.bos_token == again._special_token("bos")
+    assert auto(texts[:5])["input_ids"] == again(texts[:5])["input_ids"]
+
+
+def test_save_pretrained_needs_a_tokenizer_json(tmp_path: Path) -> None:
+    tok = segkit.Tokenizer(segkit.BPE.from_pretrained("cl100k_base"))
+    with pytest.raises(ValueError, match="save_pretrained writes the tokenizer.json a Tokenizer was read from"):
+        tok.save_pretrained(tmp_path)

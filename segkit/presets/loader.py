@@ -389,7 +389,9 @@ def tokenizer_json_parts(path: Path, tokenizer_class: Any, found: tuple | None =
                                    "OnlySecond": "only_second"}.get(truncation.get("strategy"), "longest_first"),
                       "direction": {"Left": "left"}.get(truncation.get("direction"), "right")}
     try:
-        return tokenizer_class(bpe, template=template, truncation=truncation, padding=padding, trim_offsets=trim,
-                               model_max_length=mml, overflow_type_ids=types)  # (after the roles: padding's token may be the folder's)
+        tok = tokenizer_class(bpe, template=template, truncation=truncation, padding=padding, trim_offsets=trim,
+                              model_max_length=mml, overflow_type_ids=types)  # (after the roles: padding's token may be the folder's)
     except (ValueError, TypeError) as e:
         raise ValueError(f"{path}: {e}") from None
+    tok._source_doc = doc  # (what save_pretrained writes back)
+    return tok

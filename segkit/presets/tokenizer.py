@@ -16,6 +16,7 @@ its own (the same :class:`~.pipeline.encoder.HFEncoder`).
 
 from __future__ import annotations
 
+import json
 import os
 import threading
 from pathlib import Path
@@ -324,11 +325,61 @@ class Tokenizer(HFEncoder, TransformersNames):
         """:meth:`decode` of each sequence (HF ``Tokenizer.decode_batch``)."""
         return [self.decode(s, skip_special_tokens) for s in sequences]
 
+    # ------------------------------------------------------------- saving
+    _source_doc: dict | None = None  # the tokenizer.json it was read from (set by from_file)
+
+    def save_pretrained(self, folder: str | os.PathLike) -> list[str]:
+        """Write a folder that transformers' ``AutoTokenizer.from_pretrained``
+        and :meth:`from_file` load: ``tokenizer.json`` (the file this
+        tokenizer was read from, with its current truncation and padding),
+        ``tokenizer_config.json`` (``model_max_length``, the role tokens)
+        and ``special_tokens_map.json``.  Returns the paths written.
+
+        A tokenizer that was not read from a tokenizer.json (built here over
+        a tiktoken file) has no such file to write: ValueError, saying so.
+
+        >>> import json, tempfile, pathlib
+        >>> folder = pathlib.Path(tempfile.mkdtemp())
+        >>> doc = {"model": {"type": "WordLevel", "vocab": {"a": 0, "[UNK]": 1}, "unk_token": "[UNK]"},
+        ...        "pre_tokenizer": {"type": "WhitespaceSplit"}, "added_tokens": [], "normalizer": None,
+        ...        "post_processor": None, "decoder": None, "truncation": None, "padding": None}
+        >>> _ = (folder / "tokenizer.json").write_text(json.dumps(doc))
+        >>> tok = Tokenizer.from_file(folder / "tokenizer.json")
+        >>> tok.enable_truncation(2)
+        >>> out = pathlib.Path(tempfile.mkdtemp())
+        >>> [pathlib.Path(p).name for p in tok.save_pretrained(out)]
+        ['tokenizer.json', 'tokenizer_config.json', 'special_tokens_map.json']
+        >>> Tokenizer.from_file(out).encode("a b a").ids
+        [0, 1]
+        """
+        from ..runtime.regular_files import write_new_file
+        from .pipeline.folder_config import ROLES
+
+        if self._source_doc is None:
+            raise ValueError("save_pretrained writes the tokenizer.json a Tokenizer was read from; this one was "
+                             f"built over a {type(self.model).__name__} from another kind of file (save the model "
+                             "with its own save())")
+        folder = Path(folder)
+        folder.mkdir(parents=True, exist_ok=True)
+        doc = dict(self._source_doc, truncation=_hf_truncation(self.truncation), padding=_hf_padding(self.padding))
+        roles = {f"{r}_token": self._special_token(r) for r in ROLES}
+        roles = {k: v for k, v in roles.items() if v is not None}
+        config = {"tokenizer_class": "PreTrainedTokenizerFast", **roles}
+        if self.model_max_length != VERY_LARGE_INTEGER:
+            config["model_max_length"] = int(self.model_max_length)
+        written = []
+        for name, data in (("tokenizer.json", doc), ("tokenizer_config.json", config),
+                           ("special_tokens_map.json", roles)):
+            target = folder / name
+            write_new_file(target, (json.dumps(data, ensure_ascii=False, indent=2) + "\n").encode("utf-8"))
+            written.append(str(target))
+        return written
+
     # ----------------------------------------------------------- pickling
     def __reduce__(self):
         st = self._stages.settings
         return (_rebuild, (self.model, self._template, st["truncation"], st["padding"], self._trim,
-                           self.model_max_length, self._ovf_types))
+                           self.model_max_length, self._ovf_types, self._source_doc))
 
     def __repr__(self) -> str:
         return f"Tokenizer(model={self.model!r}, template={'yes' if self._template else None}, " \
@@ -352,9 +403,30 @@ class _LazyNames:
         return iter(self._tok._names)
 
 
-def _rebuild(model, template, truncation, padding, trim, mml, ovf_types):
-    return Tokenizer(model, template=template, truncation=truncation, padding=padding, trim_offsets=trim,
-                     model_max_length=None if mml == VERY_LARGE_INTEGER else mml, overflow_type_ids=ovf_types)
+def _rebuild(model, template, truncation, padding, trim, mml, ovf_types, source_doc=None):
+    tok = Tokenizer(model, template=template, truncation=truncation, padding=padding, trim_offsets=trim,
+                    model_max_length=None if mml == VERY_LARGE_INTEGER else mml, overflow_type_ids=ovf_types)
+    tok._source_doc = source_doc
+    return tok
+
+
+def _hf_truncation(t: dict | None) -> dict | None:
+    """:attr:`Tokenizer.truncation` as tokenizer.json writes it."""
+    if t is None:
+        return None
+    return {"direction": "Left" if t["direction"] == "left" else "Right", "max_length": t["max_length"],
+            "strategy": {"longest_first": "LongestFirst", "only_first": "OnlyFirst",
+                         "only_second": "OnlySecond"}[t["strategy"]], "stride": t["stride"]}
+
+
+def _hf_padding(p: dict | None) -> dict | None:
+    """:attr:`Tokenizer.padding` as tokenizer.json writes it."""
+    if p is None:
+        return None
+    return {"strategy": {"Fixed": p["length"]} if p["length"] is not None else "BatchLongest",
+            "direction": "Left" if p["direction"] == "left" else "Right",
+            "pad_to_multiple_of": p["pad_to_multiple_of"], "pad_id": p["pad_id"], "pad_type_id": p["pad_type_id"],
+            "pad_token": p["pad_token"]}
 
 
 __all__ = ["Tokenizer", "Encoding"]
