@@ -558,3 +558,30 @@ def test_save_pretrained_needs_a_tokenizer_json(tmp_path: Path) -> None:
     tok = segkit.Tokenizer(segkit.BPE.from_pretrained("cl100k_base"))
     with pytest.raises(ValueError, match="save_pretrained writes the tokenizer.json a Tokenizer was read from"):
         tok.save_pretrained(tmp_path)
+
+
+# ------------------------------------------ transformers' names, every preset
+def test_transformers_names_on_maxmatch_and_sentencepiece(tmp_path: Path) -> None:
+    """The names a transformers user types exist on every preset
+    (``batch_decode``, ``convert_*``, ``vocab_size``, ``len``, role tokens)."""
+    rwkv = segkit.RWKVWorld()
+    ids = rwkv.encode("hello world")
+    assert rwkv.batch_decode([ids]) == ["hello world"]
+    assert rwkv.convert_ids_to_tokens(ids) == [rwkv.id_to_token(i) for i in ids]
+    assert len(rwkv) == rwkv.vocab_size and rwkv.pad_token_id is None
+    spm = pytest.importorskip("sentencepiece", reason="sentencepiece is not installed")
+    import io
+
+    writer = io.BytesIO()
+    spm.SentencePieceTrainer.train(sentence_iterator=iter(_texts()), model_writer=writer, model_type="bpe",
+                                   vocab_size=800, hard_vocab_limit=False, byte_fallback=True, minloglevel=2,
+                                   character_coverage=0.98)
+    (tmp_path / "m.model").write_bytes(writer.getvalue())
+    sp = segkit.SentencePieceBPE(tmp_path / "m.model")
+    peer = spm.SentencePieceProcessor(model_file=str(tmp_path / "m.model"))
+    ids = [peer.bos_id()] + peer.encode("hello world")
+    assert sp.batch_decode([ids], skip_special_tokens=True) == [peer.decode(ids)]
+    assert sp.batch_decode([ids]) == ["<s> hello world"]  # (as HF's converted file decodes it: the space is kept)
+    assert sp.bos_token == "<s>" and sp.bos_token_id == peer.bos_id() and sp.unk_token_id == peer.unk_id()
+    assert sp.convert_tokens_to_ids(["▁hello", "no such piece"]) == [peer.piece_to_id("▁hello"), peer.unk_id()]
+    assert len(sp) == sp.vocab_size == peer.get_piece_size()

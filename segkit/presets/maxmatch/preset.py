@@ -26,6 +26,7 @@ from ...runtime.boxing import _shared_ints, int_lists_of
 from ...runtime import interrupts
 from ...runtime.gcpause import paused_gc
 from ...runtime.threads import concat_segments, map_text_runs, resolve_threads
+from ..transformers_names import TransformersNames
 from ..base import Preset
 from .one_text import BACKWARD, str_ids
 from .streaming import StreamDecoder, check_errors, id_range
@@ -62,7 +63,7 @@ def _engine_config(unit: str, direction: str, unknown: str | int) -> EngineConfi
     )
 
 
-class MaxMatch(Preset):
+class MaxMatch(TransformersNames, Preset):
     """Greedy longest match over any list of tokens ("longest-prefix
     inference").
 
@@ -381,12 +382,14 @@ class MaxMatch(Preset):
             return "".join(parts).encode("utf-8")
         return b"".join(parts)
 
-    def decode(self, ids: Sequence[int], errors: str = "strict") -> str:
+    def decode(self, ids: Sequence[int], errors: str = "strict", skip_special_tokens: bool = False) -> str:
         """The text of the tokens ``ids``.  With ``unit="byte"`` their bytes
         are decoded as UTF-8 with ``errors`` (as :meth:`bytes.decode`:
         ``"strict"`` raises ``UnicodeDecodeError`` where tokens do not make
         whole characters, ``"replace"`` puts U+FFFD there).  For generation,
-        see :meth:`stream_decoder`."""
+        see :meth:`stream_decoder`.  ``skip_special_tokens``: accepted as
+        transformers' calls pass it; a MaxMatch vocabulary has no special
+        tokens."""
         check_errors(errors)
         if self.unit == "char":
             return "".join(self._tokens_of(ids))
@@ -434,6 +437,17 @@ class MaxMatch(Preset):
     def get_vocab(self) -> dict:
         """token -> id, for the tokens matched (each distinct token once)."""
         return dict(self._table.index())
+
+    # transformers' names (TransformersNames): the contract
+    def get_vocab_size(self, with_added_tokens: bool = True) -> int:
+        """:attr:`vocab_size` (there are no added tokens)."""
+        return self.vocab_size
+
+    def _special_token(self, role: str) -> str | None:
+        return None  # (a MaxMatch vocabulary has no role tokens)
+
+    def _special_ids(self) -> set[int]:
+        return set()
 
     def __repr__(self) -> str:
         return (f"{type(self).__name__}(vocab_size={self.vocab_size}, unit={self.unit!r}, "

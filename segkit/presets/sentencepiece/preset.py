@@ -15,6 +15,7 @@ from typing import Iterable, Sequence
 import numpy as np
 
 from ...models.files import ModelFileError
+from ..transformers_names import TransformersNames
 from ..base import Preset, check_text, int_lists_of, map_text_runs
 from . import kernels as K
 from .proto import read_model_proto
@@ -24,7 +25,7 @@ _TYPE_NAMES = {v: k for k, v in TYPE_CODES.items()}
 _SPACE = "\u2581"
 
 
-class SentencePieceBPE(Preset):
+class SentencePieceBPE(TransformersNames, Preset):
     """A SentencePiece BPE model: ``SentencePieceBPE(path)`` or
     :meth:`from_file`.
 
@@ -139,6 +140,28 @@ class SentencePieceBPE(Preset):
         """The normalizer and trainer settings the model runs with."""
         return dict(self._t.settings)
 
+    # transformers' names (TransformersNames): the contract
+    def id_to_token(self, i: int) -> str | None:
+        """The piece of id ``i``, or None for an id that is no piece."""
+        if not isinstance(i, (int, np.integer)) or isinstance(i, bool) or not 0 <= i < self.vocab_size:
+            return None
+        return self._t.pieces[int(i)]
+
+    def token_to_id(self, token: str) -> int | None:
+        """The id of a piece, or None (not the ``unk`` id: see :meth:`piece_to_id`)."""
+        return self._ids.get(token) if isinstance(token, str) else None
+
+    def get_vocab_size(self, with_added_tokens: bool = True) -> int:
+        """:attr:`vocab_size` (user-defined symbols are pieces)."""
+        return self.vocab_size
+
+    def _special_token(self, role: str) -> str | None:
+        i = {"unk": self.unk_id, "bos": self.bos_id, "eos": self.eos_id, "pad": self._control("<pad>")}.get(role, -1)
+        return self._t.pieces[i] if i >= 0 else None
+
+    def _special_ids(self) -> set[int]:
+        return {i for i in range(self.vocab_size) if self._types[i] == TYPE_CODES["CONTROL"]}
+
     def __repr__(self) -> str:
         s = self._t.settings
         return (f"SentencePieceBPE(vocab_size={self.vocab_size}, normalizer={s['normalizer_name'] or 'identity'!r}, "
@@ -221,11 +244,13 @@ class SentencePieceBPE(Preset):
         return [pieces[i] for i in self.encode(text)]
 
     # -------------------------------------------------------------- decoding
-    def decode(self, ids: Iterable[int]) -> str:
+    def decode(self, ids: Iterable[int], skip_special_tokens: bool = True) -> str:
         """The text of ``ids``, as ``SentencePieceProcessor.decode``: control
         pieces vanish, ``▁`` becomes a space (the first one dropped when the
         model adds a dummy prefix), runs of byte pieces are decoded as UTF-8
         (a malformed byte: U+FFFD), ``unk`` is ``trainer_spec.unk_surface``.
+        ``skip_special_tokens=False`` (transformers' ``batch_decode``
+        default) writes control pieces (``<s>``) as their text instead.
 
         Raises
         ------
@@ -267,7 +292,7 @@ class SentencePieceBPE(Preset):
             if bos_ws_seen or text_len:
                 is_bos_ws = False
             if ty == control:
-                piece, bos_ws_seen = "", False
+                piece, bos_ws_seen = ("" if skip_special_tokens else pieces[i]), False
             elif ty == unknown:
                 piece, bos_ws_seen = s["unk_surface"], False
             else:
