@@ -585,3 +585,25 @@ def test_transformers_names_on_maxmatch_and_sentencepiece(tmp_path: Path) -> Non
     assert sp.bos_token == "<s>" and sp.bos_token_id == peer.bos_id() and sp.unk_token_id == peer.unk_id()
     assert sp.convert_tokens_to_ids(["▁hello", "no such piece"]) == [peer.piece_to_id("▁hello"), peer.unk_id()]
     assert len(sp) == sp.vocab_size == peer.get_piece_size()
+
+
+@settings(max_examples=100, deadline=None, suppress_health_check=list(HealthCheck))
+@given(scheme=st.sampled_from(["always", "first", "never"]), split=st.booleans(),
+       added=st.lists(_added(), max_size=2, unique_by=lambda x: x[0]),
+       texts=st.lists(TEXT | st.sampled_from(["  a", " ", "<s> a"]), min_size=1, max_size=4))
+def test_the_shape_steps_of_a_word_level_model(tmp_path_factory, scheme, split, added, texts) -> None:
+    """A Metaspace file over a model with no fused kernel (WordLevel) takes
+    the shapes' NumPy steps: equal to the stages and to HF."""
+    vocab = {w: i for i, w in enumerate(["[UNK]", "\u2581a", "\u2581", "a", "b", "\u2581b c"])}
+    tok = tokenizers.Tokenizer(tokenizers.models.WordLevel(vocab, unk_token="[UNK]"))
+    tok.pre_tokenizer = tokenizers.pre_tokenizers.Metaspace("\u2581", scheme, split)
+    for c, a, special in added:
+        (tok.add_special_tokens if special else tok.add_tokens)([tokenizers.AddedToken(
+            c, single_word=a.single_word, lstrip=a.lstrip, rstrip=a.rstrip, normalized=False, special=special)])
+    path = tmp_path_factory.mktemp("wls") / "tokenizer.json"
+    tok.save(str(path))
+    theirs, ours = tokenizers.Tokenizer.from_file(str(path)), segkit.from_pretrained(path)
+    assert ours.model._shape is not None and not hasattr(ours.model.model, "encode_shaped")
+    steps, stages = ours._matcher._rows(texts), ours._matcher._staged_rows(texts)
+    assert steps[0].tolist() == stages[0].tolist() and steps[1].tolist() == stages[1].tolist()
+    assert [_fields(e) for e in ours.encode_batch(texts)] == [_hf_fields(e, theirs) for e in theirs.encode_batch(texts)]

@@ -291,44 +291,61 @@ class StagedRows:
         return self._staged_rows(texts)
 
     def _staged_rows(self, texts: list) -> tuple[np.ndarray, np.ndarray]:
-        """The rows, stage by stage (any pipeline)."""
+        """The rows, stage by stage (any pipeline): Python per text and per
+        character of its parts, whole-array steps per token."""
         st = self.staged
-        per_text = []
         words: list[str] = []
+        flat_s: list[int] = []  # the parts' characters' spans, joined
+        flat_e: list[int] = []
+        word_base: list[int] = []
+        item_word: list[bool] = []  # per item (an added token or a part the model encodes), in order
+        item_id: list[int] = []
+        item_a: list[int] = []
+        item_b: list[int] = []
+        item_index: list[int] = []
+        items_per_text = np.zeros(len(texts) + 1, dtype=np.int64)
+        matched: list[tuple[int, int]] = []  # per added token: its spaces (trim_offsets)
         for k, t in enumerate(texts):
             if type(t) is not str:
                 raise TypeError(f"expected texts[{k}] as str, found {type(t).__name__}: {t!r:.80}")
-            items, ws = st.words(t)
-            per_text.append(items)
-            words.extend(w.text for w in ws)
-        ids, starts, ends, splits = st.model.encode_words(words)
-        n_tokens = sum(sum(1 for _, i in items if i is not None) for items in per_text) + int(ids.size)
-        out = np.empty((4, n_tokens), dtype=np.int32)
-        row_splits = np.zeros(len(texts) + 1, dtype=np.int64)
-        k = 0  # token written
-        w = 0  # word of the model
-        matched: dict[int, tuple[int, int]] = {}
-        for r, items in enumerate(per_text):
+            items, _ = st.words(t)
             for index, (part, i) in enumerate(items):
+                item_index.append(index)
                 if i is not None:
                     a, b = part.original_span(0, len(part.text))
-                    out[:, k] = (i, a, b, index)
+                    item_word.append(False), item_id.append(i), item_a.append(a), item_b.append(b)
                     if self.trim_offsets:  # (HF trims an added token as the text it matched)
-                        matched[k] = self._count(part.text)
-                    k += 1
+                        matched.append(self._count(part.text))
                     continue
-                lo, hi = int(splits[w]), int(splits[w + 1])
-                w += 1
-                ps, pe = part.starts, part.ends
-                for j in range(lo, hi):
-                    out[0, k] = ids[j]
-                    out[1, k] = ps[starts[j]]
-                    out[2, k] = pe[ends[j] - 1]
-                    out[3, k] = index
-                    k += 1
-            row_splits[r + 1] = k
+                item_word.append(True), item_id.append(0), item_a.append(0), item_b.append(len(part.text))
+                word_base.append(len(flat_s))
+                words.append(part.text)
+                flat_s.extend(part.starts)
+                flat_e.extend(part.ends)
+            items_per_text[k + 1] = items_per_text[k] + len(items)
+        ids, starts, ends, splits = st.model.encode_words(words)
+        is_word = np.array(item_word, dtype=bool)
+        counts = np.ones(is_word.size, dtype=np.int64)
+        counts[is_word] = np.diff(splits)
+        token_is_word = np.repeat(is_word, counts)
+        out = np.empty((4, int(counts.sum())), dtype=np.int32)
+        out[3] = np.repeat(np.array(item_index, dtype=np.int64), counts)
+        added = ~is_word
+        out[0, ~token_is_word] = np.array(item_id, dtype=np.int64)[added]
+        out[1, ~token_is_word] = np.array(item_a, dtype=np.int64)[added]
+        out[2, ~token_is_word] = np.array(item_b, dtype=np.int64)[added]
+        word_of = np.repeat(np.arange(len(words)), np.diff(splits))
+        base = np.array(word_base, dtype=np.int64)[word_of]
+        last = np.array(item_b, dtype=np.int64)[is_word][word_of] - 1  # (HF's offsets of affix bytes may run past it)
+        fs, fe = np.array(flat_s, dtype=np.int64), np.array(flat_e, dtype=np.int64)
+        out[0, token_is_word] = ids
+        out[1, token_is_word] = fs[base + np.minimum(starts, last)] if ids.size else []
+        out[2, token_is_word] = fe[base + np.clip(ends.astype(np.int64) - 1, 0, last)] if ids.size else []
+        item_end = np.concatenate([[0], np.cumsum(counts)])
+        row_splits = item_end[items_per_text]
         if self.trim_offsets:
-            self._trim(out, row_splits, matched)
+            where = np.flatnonzero(~token_is_word)
+            self._trim(out, row_splits, dict(zip(where.tolist(), matched)))
         return out, row_splits
 
     def _trim(self, out: np.ndarray, row_splits: np.ndarray, matched: dict) -> None:
