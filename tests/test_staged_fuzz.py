@@ -125,6 +125,50 @@ values = st.recursive(scalars, lambda c: st.one_of(
     st.builds(lambda t, rest: dict(rest, type=t), st.sampled_from(TYPE_NAMES),
               st.dictionaries(st.sampled_from(KEYS), c, max_size=4))), max_leaves=10)
 
+# Components as the readers expect them (random parameters, patterns that
+# match nothing, everything or the empty string): a file that still loads,
+# so that what runs it is fuzzed too.
+flag = st.booleans()
+texts = st.sampled_from(TOKENS[:12]) | st.text(max_size=3)
+char = st.sampled_from(["\u2581", " ", "a", "<", "\U0001F600"])
+pattern = st.builds(lambda k, v: {k: v}, st.sampled_from(["String", "Regex"]),
+                    st.sampled_from(["", " ", "\u2581", "a", "l+", "\\s*", "(?=e)", "$", "^", "\\d+", ".",
+                                     "<s>", "\\X", "\\p{L}"]))
+behavior = st.sampled_from(["Removed", "Isolated", "MergedWithPrevious", "MergedWithNext", "Contiguous"])
+scheme = st.sampled_from(["always", "first", "never"])
+normalizers = st.recursive(st.one_of(
+    st.fixed_dictionaries({"type": st.just("Prepend"), "prepend": texts}),
+    st.fixed_dictionaries({"type": st.just("Replace"), "pattern": pattern, "content": texts}),
+    st.fixed_dictionaries({"type": st.sampled_from(["Lowercase", "StripAccents"])}),
+    st.fixed_dictionaries({"type": st.just("Strip"), "strip_left": flag, "strip_right": flag})),
+    lambda c: st.fixed_dictionaries({"type": st.just("Sequence"), "normalizers": st.lists(c, max_size=3)}),
+    max_leaves=4)
+pre_tokenizers = st.recursive(st.one_of(
+    st.fixed_dictionaries({"type": st.just("Metaspace"), "replacement": char, "prepend_scheme": scheme,
+                           "split": flag}),
+    st.fixed_dictionaries({"type": st.just("Split"), "pattern": pattern, "behavior": behavior, "invert": flag}),
+    st.fixed_dictionaries({"type": st.sampled_from(["Whitespace", "WhitespaceSplit", "BertPreTokenizer"])}),
+    st.fixed_dictionaries({"type": st.just("Punctuation"), "behavior": behavior}),
+    st.fixed_dictionaries({"type": st.just("Digits"), "individual_digits": flag}),
+    st.fixed_dictionaries({"type": st.just("CharDelimiterSplit"), "delimiter": char})),
+    lambda c: st.fixed_dictionaries({"type": st.just("Sequence"), "pretokenizers": st.lists(c, max_size=3)}),
+    max_leaves=4)
+decoders = st.recursive(st.one_of(
+    st.fixed_dictionaries({"type": st.just("Replace"), "pattern": pattern, "content": texts}),
+    st.fixed_dictionaries({"type": st.sampled_from(["ByteFallback", "Fuse"])}),
+    st.fixed_dictionaries({"type": st.just("Strip"), "content": char, "start": st.integers(0, 3),
+                           "stop": st.integers(0, 3)}),
+    st.fixed_dictionaries({"type": st.just("Metaspace"), "replacement": char, "prepend_scheme": scheme}),
+    st.fixed_dictionaries({"type": st.just("WordPiece"), "prefix": texts, "cleanup": flag}),
+    st.fixed_dictionaries({"type": st.just("BPEDecoder"), "suffix": texts})),
+    lambda c: st.fixed_dictionaries({"type": st.just("Sequence"), "decoders": st.lists(c, max_size=3)}),
+    max_leaves=4)
+added_token = st.fixed_dictionaries({
+    "id": st.sampled_from([0, 1, 2, 100, 272, 281, 282, 300]), "content": texts.filter(bool), "special": flag,
+    "normalized": flag, "lstrip": flag, "rstrip": flag, "single_word": flag})
+components = st.one_of(normalizers, pre_tokenizers, decoders, added_token, st.lists(added_token, max_size=3))
+values = values | components
+
 TARGETS = [("normalizer",), ("pre_tokenizer",), ("decoder",), ("added_tokens",), ("post_processor",),
            ("model",), ("model", "vocab"), ("model", "merges")] + [
     ("model", k) for k in ("type", "unk_token", "byte_fallback", "fuse_unk", "ignore_merges",

@@ -147,7 +147,7 @@ def test_pickled_and_batched(converted: Path) -> None:
 
 
 # ------------------------------------------------------ built by hypothesis
-ALPHABET = "ab\u2581 cA-1.É\u0301X#"
+ALPHABET = "ab\u2581 cA-1.É\u0301X#ﬁ①中\u0316"
 UNKNOWN = "€😀Z"
 
 
@@ -182,6 +182,8 @@ def _normalizers():
         lambda: n.Prepend("\u2581"), lambda: n.Replace(" ", "\u2581"), lambda: n.Replace("ab", "X"),
         lambda: n.Replace(tokenizers.Regex(r"[0-9]+"), "#"), lambda: n.Replace("c", ""), n.Lowercase,
         lambda: n.Strip(left=True, right=False), lambda: n.Strip(left=False, right=True), n.StripAccents,
+        n.NFC, n.NFD, n.NFKC, n.NFKD, lambda: n.BertNormalizer(lowercase=False),
+        lambda: n.BertNormalizer(strip_accents=True, handle_chinese_chars=True),
     ])
 
 
@@ -314,7 +316,10 @@ def test_a_small_file_works(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("changes, message", [
-    ({"normalizer": {"type": "NFKC"}}, r"normalizer\.type: .*found \"NFKC\""),
+    ({"normalizer": {"type": "NotANormalizer"}}, r"normalizer\.type: .*found \"NotANormalizer\""),
+    ({"normalizer": {"type": "Precompiled", "precompiled_charsmap": "%%%"}},
+     r"normalizer\.precompiled_charsmap: expected base64"),
+    ({"normalizer": {"type": "BertNormalizer", "strip_accents": "yes"}}, r"normalizer\.strip_accents: expected true"),
     ({"normalizer": {"type": "Sequence", "normalizers": [{"type": "Prepend"}]}},
      r"normalizer\.normalizers\[0\]\.prepend: expected a string"),
     ({"pre_tokenizer": {"type": "UnicodeScripts"}}, r"pre_tokenizer\.type: .*found \"UnicodeScripts\""),

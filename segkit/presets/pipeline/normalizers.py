@@ -2,9 +2,10 @@
 :class:`~.normalized.NormalizedText` (offsets kept as HF keeps them).
 
 Read here: ``Sequence``, ``Prepend``, ``Replace`` (String or Regex),
-``Lowercase``, ``Strip`` and ``StripAccents``.  Any other normalizer is
-refused by name when the file is read (the byte-level BPE and WordPiece
-presets run NFC/NFD/NFKC/NFKD and BertNormalizer themselves).
+``Lowercase``, ``Strip``, ``StripAccents``, ``NFC``, ``NFD``, ``NFKC``,
+``NFKD``, ``BertNormalizer`` and ``Precompiled`` (SentencePiece's charsmap;
+the last four with HF's alignments, :mod:`.unicode_forms`).  Any other
+normalizer is refused by name when the file is read.
 
 >>> norm = read_normalizer({"type": "Sequence", "normalizers": [
 ...     {"type": "Prepend", "prepend": "\\u2581"},
@@ -105,12 +106,6 @@ def read_pattern(spec: Any, source: str, where: str) -> tuple[Finder, str]:
     raise bad(source, where, f'expected {{"String": ...}} or {{"Regex": ...}}, found {shown(spec)}')
 
 
-def _is_mark(c: str) -> bool:
-    import unicodedata
-
-    return unicodedata.category(c).startswith("M")
-
-
 def read_normalizer(spec: Any, source: str, where: str = "normalizer") -> Normalizer | None:
     """The normalizer a tokenizer.json's ``normalizer`` describes (None: none).
 
@@ -149,6 +144,36 @@ def read_normalizer(spec: Any, source: str, where: str = "normalizer") -> Normal
         space = _rust_space()
         return lambda t: t.strip(left, right, space)
     if kind == "StripAccents":
-        return lambda t: t.keep(lambda c: not _is_mark(c))
+        from .unicode_forms import is_combining_mark
+
+        return lambda t: t.keep(lambda c: not is_combining_mark(c))
+    if kind in ("NFC", "NFD", "NFKC", "NFKD"):
+        from .unicode_forms import nf_normalizer
+
+        return nf_normalizer(kind)
+    if kind == "BertNormalizer":
+        from .unicode_forms import bert_normalizer
+
+        sa = spec.get("strip_accents")
+        if sa is not None and not isinstance(sa, bool):
+            raise bad(source, f"{where}.strip_accents", f"expected true, false or null, found {shown(sa)}")
+        return bert_normalizer(_bool(spec, "clean_text", source, where, True),
+                               _bool(spec, "handle_chinese_chars", source, where, True), sa,
+                               _bool(spec, "lowercase", source, where, True))
+    if kind == "Precompiled":
+        import base64
+        import binascii
+
+        from .unicode_forms import precompiled
+
+        b64 = _string(spec, "precompiled_charsmap", source, where)
+        try:
+            blob = base64.b64decode(b64, validate=True)
+        except (binascii.Error, ValueError) as e:
+            raise bad(source, f"{where}.precompiled_charsmap", f"expected base64, found {shown(b64)} ({e})") from None
+        try:
+            return precompiled(blob)
+        except ValueError as e:
+            raise bad(source, f"{where}.precompiled_charsmap", str(e)) from None
     raise bad(source, f"{where}.type", f"this pipeline runs the normalizers Sequence, Prepend, Replace, Lowercase, "
-              f"Strip and StripAccents; found {shown(kind)}")
+              f"Strip, StripAccents, NFC, NFD, NFKC, NFKD, BertNormalizer and Precompiled; found {shown(kind)}")

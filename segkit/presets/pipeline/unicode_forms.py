@@ -447,7 +447,7 @@ def precompiled(charsmap: bytes) -> Callable[[NormalizedText], None]:
     ...
     ValueError: Precompiled precompiled_charsmap: expected a charsmap, found none (0 bytes; HF cannot parse an empty one either)
     """
-    from ..sentencepiece.charsmap import read_charsmap
+    from .charsmap import read_charsmap
 
     if not isinstance(charsmap, (bytes, bytearray, memoryview)):
         raise TypeError(f"Precompiled precompiled_charsmap: expected bytes, found {type(charsmap).__name__}")

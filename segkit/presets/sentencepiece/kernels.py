@@ -6,7 +6,7 @@ Per text (UTF-8 bytes), exactly as SentencePiece's ``Normalizer`` and
 
 1. **Normalize** (:func:`_normalize`): at each position the longest
    user-defined symbol is kept as it is, else the longest rule of the
-   precompiled charsmap (a Darts double-array trie, see :mod:`.charsmap`)
+   precompiled charsmap (a Darts double-array trie, see :mod:`segkit.presets.pipeline.charsmap`)
    gives the replacement, else one character (one byte of malformed UTF-8
    becomes U+FFFD).  ``remove_extra_whitespaces`` drops leading, trailing
    and repeated spaces, ``add_dummy_prefix`` puts ``▁`` first (last with

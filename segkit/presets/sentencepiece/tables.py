@@ -19,7 +19,7 @@ import numpy as np
 from ...models.files import ModelFileError
 from ...runtime.jit import kernel
 from . import kernels as K
-from .charsmap import check_charsmap, read_charsmap
+from ..pipeline.charsmap import check_charsmap, read_charsmap
 
 TYPE_CODES = {"NORMAL": 1, "UNKNOWN": 2, "CONTROL": 3, "USER_DEFINED": 4, "UNUSED": 5, "BYTE": 6}
 _BYTE_PIECE = re.compile(rb"<0x([0-9A-F]{2})>")

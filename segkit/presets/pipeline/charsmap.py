@@ -1,4 +1,5 @@
-"""SentencePiece's precompiled charsmap (``normalizer_spec.precompiled_charsmap``).
+"""SentencePiece's precompiled charsmap (``normalizer_spec.precompiled_charsmap``),
+read for the SentencePiece preset and for HF's ``Precompiled`` normalizer.
 
 Layout (SentencePiece's ``normalizer.cc``): a little-endian uint32 ``T``, the
 size in bytes of a Darts-clone double-array trie, then the trie (``T / 4``
