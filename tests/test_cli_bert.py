@@ -302,7 +302,7 @@ def test_error_model_is_chinese(capsys, tmp_path: Path) -> None:
     ChineseMaxMatch(["北京"]).save(path)
     code, _, err = run(capsys, "tokenize", "--model", str(path), "x")
     assert code == 2
-    assert err == f"segkit: error: {path}: is a ChineseMaxMatch model; tokenize and encode need a WordPiece, BPE or MaxMatch model\n"
+    assert err == f"segkit: error: {path}: is a ChineseMaxMatch model; tokenize and encode need a WordPiece, BPE, MaxMatch or tokenizer.json model\n"
 
 
 def test_error_tokenizer_json_wrong_types(capsys, tmp_path: Path) -> None:

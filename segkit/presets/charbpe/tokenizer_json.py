@@ -65,13 +65,16 @@ def words_model(model: Any, source: str):
     if dropout not in (None, 0, 0.0) or isinstance(dropout, bool):
         raise bad(source, "model.dropout", f"segkit's BPE is deterministic (dropout null or 0), found {shown(dropout)}")
     vocab = read_vocab(model, source)
-    merges = _merges(model.get("merges", []), source)
-    unk = _optional_string(model, "unk_token", source)
+    if "merges" not in model:
+        raise bad(source, "model.merges", "a BPE model needs its merges (a list, as HF requires); found none")
+    merges = _merges(model["merges"], source)
+    options = {"unk_token": _optional_string(model, "unk_token", source),
+               "byte_fallback": _flag(model, "byte_fallback", source), "fuse_unk": _flag(model, "fuse_unk", source),
+               "ignore_merges": _flag(model, "ignore_merges", source),
+               "continuing_subword_prefix": _optional_string(model, "continuing_subword_prefix", source),
+               "end_of_word_suffix": _optional_string(model, "end_of_word_suffix", source)}
     try:
-        return CharBPE(vocab, merges, unk_token=unk, byte_fallback=_flag(model, "byte_fallback", source),
-                       fuse_unk=_flag(model, "fuse_unk", source), ignore_merges=_flag(model, "ignore_merges", source),
-                       continuing_subword_prefix=_optional_string(model, "continuing_subword_prefix", source),
-                       end_of_word_suffix=_optional_string(model, "end_of_word_suffix", source))
+        return CharBPE(vocab, merges, **options)
     except (ValueError, TypeError) as e:
         raise bad(source, "model", str(e)) from None
 

@@ -31,6 +31,11 @@ _BEHAVIOR_NAMES = {"Removed": "removed", "Isolated": "isolated", "MergedWithPrev
                    "MergedWithNext": "merged_with_next", "Contiguous": "contiguous"}
 
 
+def _behavior(value: Any) -> str | None:
+    """A Split behavior's name as :meth:`NormalizedText.split` takes it, or None."""
+    return _BEHAVIOR_NAMES.get(value) if isinstance(value, str) else None
+
+
 @lru_cache(maxsize=None)
 def _mask(name: str) -> np.ndarray:
     from ...runtime import unicode
@@ -99,7 +104,7 @@ def read_pre_tokenizer(spec: Any, source: str, where: str = "pre_tokenizer") -> 
         return byte_level(flags["add_prefix_space"], flags["use_regex"])
     if kind == "Split":
         find, _ = read_pattern(spec.get("pattern"), source, f"{where}.pattern")
-        behavior = _BEHAVIOR_NAMES.get(spec.get("behavior"))
+        behavior = _behavior(spec.get("behavior"))
         if behavior is None:
             raise bad(source, f"{where}.behavior", f"expected one of {', '.join(_BEHAVIOR_NAMES)}, found "
                       f"{shown(spec.get('behavior'))}")
@@ -118,7 +123,7 @@ def read_pre_tokenizer(spec: Any, source: str, where: str = "pre_tokenizer") -> 
         punct = _char_matches(_mask("punct"))
         return lambda t: [q for p in t.split(space(t.text), "removed") for q in p.split(punct(p.text), "isolated")]
     if kind == "Punctuation":
-        behavior = _BEHAVIOR_NAMES.get(spec.get("behavior", "Isolated"))
+        behavior = _behavior(spec.get("behavior", "Isolated"))
         if behavior is None:
             raise bad(source, f"{where}.behavior", f"expected one of {', '.join(_BEHAVIOR_NAMES)}, found "
                       f"{shown(spec.get('behavior'))}")

@@ -65,7 +65,14 @@ def read_added_tokens(raw: Any, source: str) -> list[AddedToken]:
 def read_pipeline(source: str, doc: dict, words: Any, rebuild: tuple | None = None) -> StagedModel:
     """The :class:`StagedModel` of a parsed tokenizer.json ``doc`` around
     the words model ``words`` (which read ``doc["model"]``)."""
-    return StagedModel(words, read_vocab(doc["model"], source), read_added_tokens(doc.get("added_tokens"), source),
+    vocab = read_vocab(doc["model"], source)
+    added = read_added_tokens(doc.get("added_tokens"), source)
+    n = len(vocab) + len(added)
+    top = max([*vocab.values(), *(a.id for a in added)], default=-1)
+    if top > 16 * n + 1024:  # (segkit keeps a table per id, as segkit.BPE does)
+        raise bad(source, "model.vocab" if top in vocab.values() else "added_tokens",
+                  f"ids up to {top} for {n} tokens: too sparse")
+    return StagedModel(words, vocab, added,
                        read_normalizer(doc.get("normalizer"), source),
                        read_pre_tokenizer(doc.get("pre_tokenizer"), source),
                        read_decoder(doc.get("decoder"), source), source,
