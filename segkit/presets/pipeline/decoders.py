@@ -19,7 +19,7 @@ from __future__ import annotations
 import re
 from typing import Any, Callable
 
-from .normalizers import bad, read_pattern, shown
+from .normalizers import bad, read_pattern, read_steps, shown
 
 Chain = Callable[[list], list]
 
@@ -141,10 +141,7 @@ def read_chain(spec: Any, source: str, where: str) -> Chain:
         raise bad(source, where, f"expected an object, found {shown(spec)}")
     kind = spec.get("type")
     if kind == "Sequence":
-        parts = spec.get("decoders")
-        if not isinstance(parts, list):
-            raise bad(source, f"{where}.decoders", f"expected a list, found {shown(parts)}")
-        steps = [read_chain(p, source, f"{where}.decoders[{i}]") for i, p in enumerate(parts)]
+        steps = read_steps(spec, "decoders", read_chain, source, where)
 
         def sequence(tokens: list) -> list:
             for step in steps:

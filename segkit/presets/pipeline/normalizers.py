@@ -39,6 +39,16 @@ def shown(value: Any) -> str:
         return repr(value)[:80]
 
 
+def read_steps(spec: dict, key: str, read: Callable, source: str, where: str) -> list:
+    """The components a ``Sequence`` lists under ``key``, each read with
+    ``read(part, source, where)`` (those that are None left out)."""
+    parts = spec.get(key)
+    if not isinstance(parts, list):
+        raise bad(source, f"{where}.{key}", f"expected a list, found {shown(parts)}")
+    steps = [read(p, source, f"{where}.{key}[{i}]") for i, p in enumerate(parts)]
+    return [s for s in steps if s is not None]
+
+
 def _string(spec: dict, key: str, source: str, where: str) -> str:
     v = spec.get(key)
     if not isinstance(v, str):
@@ -118,11 +128,7 @@ def read_normalizer(spec: Any, source: str, where: str = "normalizer") -> Normal
         raise bad(source, where, f"expected an object or null, found {shown(spec)}")
     kind = spec.get("type")
     if kind == "Sequence":
-        parts = spec.get("normalizers")
-        if not isinstance(parts, list):
-            raise bad(source, f"{where}.normalizers", f"expected a list, found {shown(parts)}")
-        steps = [read_normalizer(p, source, f"{where}.normalizers[{i}]") for i, p in enumerate(parts)]
-        steps = [s for s in steps if s is not None]
+        steps = read_steps(spec, "normalizers", read_normalizer, source, where)
 
         def sequence(t: NormalizedText) -> None:
             for step in steps:

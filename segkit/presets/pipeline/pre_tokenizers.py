@@ -23,7 +23,7 @@ from typing import Any, Callable
 import numpy as np
 
 from .normalized import BEHAVIORS, NormalizedText, with_gaps
-from .normalizers import bad, read_pattern, shown
+from .normalizers import bad, read_pattern, read_steps, shown
 
 PreTokenizer = Callable[[NormalizedText], list]
 
@@ -79,11 +79,7 @@ def read_pre_tokenizer(spec: Any, source: str, where: str = "pre_tokenizer") -> 
         raise bad(source, where, f"expected an object or null, found {shown(spec)}")
     kind = spec.get("type")
     if kind == "Sequence":
-        parts = spec.get("pretokenizers")
-        if not isinstance(parts, list):
-            raise bad(source, f"{where}.pretokenizers", f"expected a list, found {shown(parts)}")
-        steps = [read_pre_tokenizer(p, source, f"{where}.pretokenizers[{i}]") for i, p in enumerate(parts)]
-        steps = [s for s in steps if s is not None]
+        steps = read_steps(spec, "pretokenizers", read_pre_tokenizer, source, where)
 
         def sequence(t: NormalizedText) -> list:
             parts = [t]
