@@ -44,6 +44,7 @@ def segkit_process(args: list, tmp_path: Path, shell_redirect: str = "", stdin=N
     ``>&-``, applied by /bin/sh)."""
     env = {**os.environ, "PYTHONPATH": str(REPO)}
     if limit_memory:
+        env["MALLOC_ARENA_MAX"] = "2"  # (see tests/test_api_fuzz.py: the limit measures what is kept)
         code = ("import resource, sys\nresource.setrlimit(resource.RLIMIT_AS, (3 << 30, 3 << 30))\n"
                 "from segkit.cli import main\nsys.exit(main(sys.argv[1:]))")
         argv = [sys.executable, "-c", code, *args]
