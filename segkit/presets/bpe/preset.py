@@ -353,10 +353,12 @@ class BPE(TiktokenAPI, TransformersNames, Preset):
     @interrupts.interruptible(source="path")
     def from_tiktoken(
         cls, path: str | os.PathLike, *, pattern: str | None, special_tokens: Mapping[str, int] | None = None,
-        name: str | None = None,
+        name: str | None = None, _cache: bool = True,
     ) -> "BPE":
         """A tokenizer from a tiktoken vocabulary file (``.tiktoken``, or
-        gzipped), with tiktoken's semantics.
+        gzipped), with tiktoken's semantics.  A file of 1 MiB or more is
+        built once and then read from segkit's model cache (keyed by its
+        bytes, the pattern and the special tokens).
 
         Parameters
         ----------
@@ -374,11 +376,31 @@ class BPE(TiktokenAPI, TransformersNames, Preset):
             :class:`segkit.VocabularyError`): the message names the file
             and the line.
         """
-        tokens = read_tiktoken(path)
-        specials = check_specials(special_tokens, len(tokens), range(len(tokens)))
-        obj = cls.__new__(cls)
-        obj._setup("tiktoken", tokens, np.arange(len(tokens), dtype=np.int32), None, pattern, specials,
-                   whole_any=True, name=name or Path(path).name.split(".")[0], source=path, error=BPEFileError)
+        shown = name or Path(path).name.split(".")[0]
+
+        def build() -> "BPE":
+            tokens = read_tiktoken(path)
+            specials = check_specials(special_tokens, len(tokens), range(len(tokens)))
+            obj = cls.__new__(cls)
+            obj._setup("tiktoken", tokens, np.arange(len(tokens), dtype=np.int32), None, pattern, specials,
+                       whole_any=True, name=shown, source=path, error=BPEFileError)
+            return obj
+
+        # Built once, then kept in segkit's model cache under the file's bytes
+        # and the settings (Llama 3's file takes 1.5 s to read and build).
+        from ...runtime.regular_files import read_regular
+
+        raw = read_regular(Path(path), "tiktoken", BPEFileError)  # (a FIFO would block)
+        if not _cache or len(raw) < CACHE_BYTES or (special_tokens is not None and
+                                                    not isinstance(special_tokens, Mapping)):
+            return build()
+        try:
+            settings = {"format": 1, "pattern": pattern, "name": shown,
+                        "special_tokens": None if special_tokens is None else sorted(special_tokens.items())}
+        except TypeError:  # (keys or ids of mixed types: the build names the bad one)
+            return build()
+        obj = cls._cached("bpe-tiktoken", settings, raw, build)
+        obj.name = shown
         return obj
 
     @classmethod

@@ -87,7 +87,8 @@ def load_pretrained(cls, name: str):
 
     def build():
         path = _checked_file(canonical)
-        return cls.from_tiktoken(path, pattern=pattern, special_tokens=specials, name=canonical)
+        return cls.from_tiktoken(path, pattern=pattern, special_tokens=specials, name=canonical,
+                                 _cache=False)  # (this build is cached under its name already)
 
     model = cls._cached("bpe-pretrained", {"name": canonical, "pattern": pattern, "specials": specials},
                         digest.encode("ascii"), build)
