@@ -390,7 +390,7 @@ class BPE(TiktokenAPI, TransformersNames, Preset):
         # and the settings (Llama 3's file takes 1.5 s to read and build).
         from ...runtime.regular_files import read_regular
 
-        raw = read_regular(Path(path), "tiktoken", BPEFileError)  # (a FIFO would block)
+        raw = read_regular(Path(path), "tiktoken vocabulary", BPEFileError)  # (a FIFO would block)
         if not _cache or len(raw) < CACHE_BYTES or (special_tokens is not None and
                                                     not isinstance(special_tokens, Mapping)):
             return build()
