@@ -208,22 +208,18 @@ class StagedModel:
             out.extend(split_on(part.slice(0, len(part.text)), self._norm_find))
         return out
 
-    def words(self, text: str) -> tuple[list, list]:
-        """``(items, words)``: per part of the text, an added token's id or
-        the list of its pre-tokenized parts; ``words`` the latter's parts
-        in order (what the model encodes)."""
+    def items(self, text: str) -> list[tuple[NormalizedText, int | None]]:
+        """The parts of ``text`` after pre-tokenization, in order: ``(part,
+        id)``, ``id`` an added token's, or None for a part the model encodes
+        (empty parts left out)."""
         items: list = []
-        words: list[NormalizedText] = []
         for part, i in self.parts(text):
             if i is not None:
                 items.append((part, i))
                 continue
-            pieces = self._pre(part) if self._pre is not None else ([part] if part.text else [])
-            for p in pieces:
-                if p.text:
-                    items.append((p, None))
-                    words.append(p)
-        return items, words
+            pieces = self._pre(part) if self._pre is not None else [part]
+            items.extend((p, None) for p in pieces if p.text)
+        return items
 
     def rows(self, trim_offsets: bool = False) -> "StagedRows":
         """The matching stage; ``trim_offsets``: HF ByteLevel's (the spaces
@@ -308,7 +304,7 @@ class StagedRows:
         for k, t in enumerate(texts):
             if type(t) is not str:
                 raise TypeError(f"expected texts[{k}] as str, found {type(t).__name__}: {t!r:.80}")
-            items, _ = st.words(t)
+            items = st.items(t)
             for index, (part, i) in enumerate(items):
                 item_index.append(index)
                 if i is not None:
