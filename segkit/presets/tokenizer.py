@@ -214,7 +214,14 @@ class Tokenizer(HFEncoder, TransformersNames):
     def _encode_fast(self, st: Stages, text: str, opts: np.ndarray) -> Encoding | None:
         """One text in one compiled call where the model allows it
         (:meth:`segkit.presets.bpe.rows.BPERows.encode_one`), else None."""
-        got = st.matcher.encode_one(text, opts, st.post)
+        m = st.matcher
+        post = st.post
+        if opts is post.single_defaults and post.plain_defaults:
+            # ids now, the rows (offsets, word ids) when first read
+            ids = m.ids_one(text)
+            if ids is not None:
+                return Encoding._of_ids(ids, st.names, (m, text, opts, post))
+        got = m.encode_one(text, opts, post)
         if got is None:
             return None
         return Encoding(got[0], st.names, 1, got[1])

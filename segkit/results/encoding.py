@@ -100,7 +100,7 @@ class Encoding:
     ((0, 2), 1, 5)
     """
 
-    __slots__ = ("_data", "_id_to_token", "_n_seq", "_ovf")
+    __slots__ = ("_data", "_id_to_token", "_n_seq", "_ovf", "_ids", "_rows_of")
 
     def __init__(self, data: np.ndarray, id_to_token: Sequence, n_sequences: int = 1, overflow=None):
         self._data = data
@@ -109,6 +109,42 @@ class Encoding:
         # None, or (data, row splits, first, end): the overflowing
         # encodings are pieces first:end of an overflow batch.
         self._ovf = overflow
+        self._ids = None
+
+    @classmethod
+    def _of_ids(cls, ids: list, id_to_token: Sequence, rows_of: tuple) -> "Encoding":
+        """The encoding of one plain text (one sequence, no template,
+        truncation or padding) whose ids are known and whose rows (offsets,
+        word ids) are made only when first read: ``rows_of`` is ``(matcher,
+        text, opts, post)``, and ``matcher.plain_rows(text, opts, post)``
+        gives the (4, n) rows whose first row is ``ids``.  A per-call
+        ``encode(t).ids`` then costs what the ids alone cost (one tuple, no
+        closure: a per-call allocation shows)."""
+        e = cls.__new__(cls)
+        e._ids = ids
+        e._rows_of = rows_of
+        e._id_to_token = id_to_token
+        e._n_seq = 1
+        e._ovf = None
+        return e
+
+    def __getattr__(self, name: str):
+        # Reached only for an unset slot: ``_data`` of an encoding made by
+        # _of_ids, made now from its text.
+        if name != "_data":
+            raise AttributeError(name)
+        try:
+            rows_of = object.__getattribute__(self, "_rows_of")
+        except AttributeError:
+            raise AttributeError(name) from None
+        m, text, opts, post = rows_of
+        data = m.plain_rows(text, opts, post)
+        self._data = data
+        self._rows_of = None
+        return data
+
+    def __reduce__(self):
+        return (Encoding, (self._data, self._id_to_token, self._n_seq, self._ovf))
 
     @property
     def overflowing(self) -> list["Encoding"]:
@@ -119,12 +155,14 @@ class Encoding:
 
     @property
     def ids(self) -> list[int]:
-        return self._data[0].tolist()
+        ids = self._ids
+        return self._data[0].tolist() if ids is None else ids[:]
 
     @property
     def tokens(self) -> list[str]:
         itos = _itos(self._id_to_token)
-        return [itos[i] for i in self._data[0].tolist()]
+        ids = self._ids
+        return [itos[i] for i in (self._data[0].tolist() if ids is None else ids)]
 
     @property
     def offsets(self) -> list[tuple[int, int]]:
@@ -159,7 +197,8 @@ class Encoding:
         return np.stack([r[4], r[5]], axis=1)
 
     def __len__(self) -> int:
-        return int(self._data.shape[1])
+        ids = self._ids
+        return int(self._data.shape[1]) if ids is None else len(ids)
 
     def __repr__(self) -> str:
         more = "..." if len(self) > 8 else ""

@@ -117,11 +117,14 @@ class BPERows:
         # The latency path (:mod:`.single`): a fused kernel, per-thread scratch.
         self._single = None
         self._no_single = bpe._prefix_at is not None
+        self._ids_sc = None
         if bpe._fast and bpe._prefix_at is None:
             from .special_tokens import NO_SPECIALS
             from .text import Scratch
 
             self._single = Scratch(bpe._pre.kind, NO_SPECIALS if hf else bpe._special.plan("all", ()))
+            # (the id-only kernel's scratch: the model's own for that plan)
+            self._ids_sc = bpe._scratch_for(self._single.plan)
         self._local = threading.local()
         self._entry = None
         self._chain_entry = None
@@ -180,6 +183,43 @@ class BPERows:
                 res = self._res(max(-n, 2 * res.shape[1]))
                 continue
             return self._settle(n, res, opts, post)
+
+    def ids_one(self, text: str) -> list[int] | None:
+        """The ids of one text for plain options (one sequence, no
+        template, truncation or padding) through the model's id-only kernel,
+        as :meth:`segkit.BPE.encode` makes them: the first row of what
+        :meth:`plain_rows` gives, without the rows.  None where
+        :meth:`encode_one` would not serve the text (the caller takes the
+        rows path)."""
+        if type(text) is not str or self._no_single:
+            return None
+        bpe = self.bpe
+        if self._form is not None and not text.isascii() and not unicodedata.is_normalized(self._form, text):
+            return None
+        if bpe._added is not None and bpe._added.may_occur(text, text):
+            return None
+        sc = self._ids_sc
+        if sc is None:
+            if bpe._chain is None or len(text) > _SINGLE_BYTES:
+                return None
+            return bpe._chain_ids(text, False)
+        try:
+            data = text.encode()
+            arr, off, cap = sc.local.got
+        except UnicodeEncodeError:
+            return None
+        except AttributeError:  # this thread's first text
+            return None if len(text) > _SINGLE_BYTES else bpe._fast_list(text, sc)
+        entry = bpe._entry
+        if cap < len(data) or entry is None:
+            return None if len(data) > _SINGLE_BYTES else bpe._fast_list(text, sc)
+        k = entry(data, bpe._model, arr, bpe._table)
+        return arr[off : off + k].tolist() if k >= 0 else None
+
+    def plain_rows(self, text: str, opts: np.ndarray, post) -> np.ndarray:
+        """The (4, n) rows of one text for plain options ``opts``."""
+        got = self.encode_one(text, opts, post)
+        return got[0] if got is not None else self.segment_one(text)
 
     def _res(self, columns: int) -> np.ndarray:
         res = self._local.res = np.zeros((RES_ROWS, columns), dtype=np.int32)

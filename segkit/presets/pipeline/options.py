@@ -82,6 +82,7 @@ class PostProcessor:
         #: Option vectors by the keyword values of the call (and pair or not).
         self.cache: dict = {}
         self._single_defaults = None
+        self._plain_defaults = None
 
     @property
     def single_defaults(self) -> np.ndarray:
@@ -90,6 +91,14 @@ class PostProcessor:
         if opts is None:
             opts = self._single_defaults = self.options(False)
         return opts
+
+    @property
+    def plain_defaults(self) -> bool:
+        """:meth:`is_plain` of :attr:`single_defaults` (asked per call)."""
+        plain = self._plain_defaults
+        if plain is None:
+            plain = self._plain_defaults = self.is_plain(self.single_defaults)
+        return plain
 
     @classmethod
     def from_settings(cls, s: dict, vocab, derived: tuple) -> "PostProcessor":

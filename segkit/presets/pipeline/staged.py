@@ -269,6 +269,9 @@ class StagedRows:
     def encode_one(self, text: str, opts: np.ndarray, post):
         return None  # no one-call path: the rows go through the shared post-processing
 
+    def ids_one(self, text: str) -> None:
+        return None  # no id-only path either
+
     def segment_one(self, text: str) -> np.ndarray:
         return self.segment([text])[0]
 
