@@ -559,10 +559,15 @@ def test_save_pretrained_round_trip(converted: Path, tmp_path: Path) -> None:
     assert auto(texts[:5])["input_ids"] == again(texts[:5])["input_ids"]
 
 
-def test_save_pretrained_needs_a_tokenizer_json(tmp_path: Path) -> None:
-    tok = segkit.Tokenizer(segkit.BPE.from_pretrained("cl100k_base"))
-    with pytest.raises(ValueError, match="save_pretrained writes the tokenizer.json a Tokenizer was read from"):
-        tok.save_pretrained(tmp_path)
+def test_save_pretrained_of_a_tokenizer_over_a_tiktoken_bpe(tmp_path: Path) -> None:
+    """A Tokenizer built over a tiktoken BPE (no tokenizer.json to write
+    back) writes the BPE's, with its template (the peers' check:
+    tests/test_bpe_save_pretrained.py)."""
+    tok = segkit.Tokenizer(segkit.BPE.from_pretrained("cl100k_base"), template={"single": "<|endoftext|> $A"})
+    tok.save_pretrained(tmp_path)
+    texts = _texts()[:30]
+    assert [e.ids for e in segkit.Tokenizer.from_file(tmp_path).encode_batch(texts)] == \
+        [e.ids for e in tok.encode_batch(texts)]
 
 
 # ------------------------------------------ transformers' names, every preset

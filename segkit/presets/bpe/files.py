@@ -453,7 +453,8 @@ def _added_tokens(path, entries, ids: dict[str, int]) -> list[HFAdded]:
     (``Tokenizer.from_str`` adds them in file order, as ``add_tokens``): a
     content that is a token of the model vocabulary has the model's id; one
     already added keeps its id (the later entry's options win); any other
-    is the next free id, ``max(len(model.vocab), largest added id + 1)``,
+    is the next free id, ``max(len(model.vocab), largest id given so far + 1)``
+    (a content of the model vocabulary does not count, whatever its id),
     whatever id the file gives it; an empty content is skipped.  A file
     whose new ids would be ids of the model vocabulary (which has gaps) is
     refused: HF would give two tokens one id."""
@@ -461,6 +462,7 @@ def _added_tokens(path, entries, ids: dict[str, int]) -> list[HFAdded]:
     renumbered = None
     vocab_size = len(ids)
     taken = set(ids.values())
+    top = -1  # the largest id given to a content not in model.vocab
     for k, entry in enumerate(_typed(path, "added_tokens", entries or [], list, "a list")):
         w = f"added_tokens[{k}]"
         _typed(path, w, entry, dict, "an object")
@@ -479,7 +481,7 @@ def _added_tokens(path, entries, ids: dict[str, int]) -> list[HFAdded]:
         elif content in out:
             given = out[content].id
         else:
-            given = max([vocab_size] + [a.id + 1 for a in out.values()])
+            given = top = max(vocab_size, top + 1)
             if given in taken:
                 raise _bad(path, f"{w}.id", f"HuggingFace gives added token {content!r:.60} id {given} (the next "
                                             f"id after the model's {vocab_size} tokens and the tokens added "

@@ -1206,6 +1206,60 @@ class BPE(TiktokenAPI, TransformersNames, Preset):
         """
         super().save(path)
 
+    def save_pretrained(self, folder: str | os.PathLike) -> list[str]:
+        """Write a HF model folder that transformers'
+        ``AutoTokenizer.from_pretrained(folder)``, HF
+        ``tokenizers.Tokenizer.from_file(folder / "tokenizer.json")`` and
+        :func:`segkit.from_pretrained` load, with this BPE's ids.
+
+        Parameters
+        ----------
+        folder
+            Made if missing; the three files in it are replaced.
+
+        Returns
+        -------
+        list of str
+            The paths written: ``tokenizer.json`` (byte-level BPE, its
+            merges derived from the ranks, the pattern as a ``Split``
+            pre-tokenizer, the special tokens as added tokens with their
+            ids: see :mod:`~segkit.presets.bpe.to_tokenizer_json`),
+            ``tokenizer_config.json`` and ``special_tokens_map.json`` (the
+            role tokens a model folder gave, such as ``eos_token``; none
+            for a tiktoken file, which names no roles).
+
+        Raises
+        ------
+        ValueError
+            What a tokenizer.json cannot say: a pattern HF's regex engine
+            (Oniguruma) cannot compile, a Tekken model, a special token
+            spelled as another token (the message says which).
+
+        Notes
+        -----
+        tiktoken semantics carry over: HF matches every special token in
+        text (tiktoken's ``allowed_special="all"``) and looks a whole piece
+        up before merging (``ignore_merges``).  A BPE read from a
+        tokenizer.json is written from what segkit runs of it (vocabulary,
+        merges, pre-tokenizer, normalizer, added tokens, the ids its
+        post-processor adds), not as a copy of the file; a
+        :class:`segkit.Tokenizer` read from one writes the file itself.
+
+        Examples
+        --------
+        >>> import segkit, tempfile, pathlib
+        >>> folder = tempfile.mkdtemp()
+        >>> enc = segkit.BPE.from_pretrained("cl100k_base")
+        >>> [pathlib.Path(p).name for p in enc.save_pretrained(folder)]
+        ['tokenizer.json', 'tokenizer_config.json', 'special_tokens_map.json']
+        >>> segkit.from_pretrained(folder).encode("hello world<|endoftext|>")
+        [15339, 1917, 100257]
+        """
+        from .to_tokenizer_json import tokenizer_json_of, write_folder
+
+        roles = {f"{role}_token": token for role, token in self._roles.items()}
+        return write_folder(folder, tokenizer_json_of(self), roles)
+
     def _parts(self) -> tuple:
         config, arrays = self._state()
         return config, {k: np.array(v) for k, v in arrays.items()}
