@@ -342,8 +342,10 @@ class Tokenizer(HFEncoder, TransformersNames):
         ``tokenizer_config.json`` (``model_max_length``, the role tokens)
         and ``special_tokens_map.json``.  Returns the paths written.
 
-        A tokenizer that was not read from a tokenizer.json (built here over
-        a tiktoken file) has no such file to write: ValueError, saying so.
+        A tokenizer built here over a :class:`segkit.BPE` (from a tiktoken
+        file, say) writes the BPE's tokenizer.json
+        (:meth:`segkit.BPE.save_pretrained`) with this tokenizer's
+        template, ``trim_offsets``, truncation and padding.
 
         >>> import json, tempfile, pathlib
         >>> folder = pathlib.Path(tempfile.mkdtemp())
@@ -362,13 +364,14 @@ class Tokenizer(HFEncoder, TransformersNames):
         from ..runtime.regular_files import write_new_file
         from .pipeline.folder_config import ROLES
 
-        if self._source_doc is None:
-            raise ValueError("save_pretrained writes the tokenizer.json a Tokenizer was read from; this one was "
-                             f"built over a {type(self.model).__name__} from another kind of file (save the model "
-                             "with its own save())")
+        source = self._source_doc
+        if source is None:  # (built over a BPE: ValueError for another model, or what HF cannot say)
+            from .bpe.to_tokenizer_json import tokenizer_json_of
+
+            source = tokenizer_json_of(self.model, template=self._template, trim_offsets=self._trim)
         folder = Path(folder)
         folder.mkdir(parents=True, exist_ok=True)
-        doc = dict(self._source_doc, truncation=_hf_truncation(self.truncation), padding=_hf_padding(self.padding))
+        doc = dict(source, truncation=_hf_truncation(self.truncation), padding=_hf_padding(self.padding))
         roles = {f"{r}_token": self._special_token(r) for r in ROLES}
         roles = {k: v for k, v in roles.items() if v is not None}
         config = {"tokenizer_class": "PreTrainedTokenizerFast", **roles}
