@@ -334,7 +334,7 @@ def tokenizer_json_parts(path: Path, tokenizer_class: Any, found: tuple | None =
 
         return WordPiece.from_tokenizer_json(folder or path)
     from .bpe import BPE
-    from .pipeline.file_kinds import byte_level_prefix, is_byte_level
+    from .pipeline.file_kinds import byte_level_prefix, is_byte_level, trim_prefix
     from .pipeline.post_processors import read_post_processor
 
     if kind == "Tekken":
@@ -347,14 +347,17 @@ def tokenizer_json_parts(path: Path, tokenizer_class: Any, found: tuple | None =
         bpe = read_staged(str(path), raw, doc)
     else:
         bpe = None
-        if is_byte_level(doc) and not byte_level_prefix(doc) and staged_after is None:
+        # (a post-processor that trims offsets but keeps the first token's
+        # space: the staged path, which knows the first token of each piece)
+        fused = not byte_level_prefix(doc) and not (trim and trim_prefix(doc.get("post_processor")))
+        if is_byte_level(doc) and fused and staged_after is None:
             from .bpe.files import BPEFileError
 
             try:
                 bpe = BPE._from_json(path, raw, dict(doc, truncation=None, padding=None))
             except BPEFileError as e:  # a component segkit.BPE does not fuse (a Split that removes, ...)
                 staged_after = e
-        if bpe is None:  # BPE over characters, a space put first (no offsets in segkit.BPE), or what BPE refused
+        if bpe is None:  # BPE over characters, a space kept first (no offsets in segkit.BPE), or what BPE refused
             from .charbpe.tokenizer_json import read_staged
 
             try:

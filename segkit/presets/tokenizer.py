@@ -205,7 +205,14 @@ class Tokenizer(HFEncoder, TransformersNames):
         slots = {(pair, add): template_slots(self._template, names, "pair" if pair else "single", add)
                  for pair in (False, True) for add in (False, True)}
         post_padding = None if padding is None else {k: v for k, v in padding.items() if k != "pad_token"}
-        post = PostProcessor(slots, settings["truncation"], post_padding, pad_id, self._ovf_types == "sequence")
+        args = (slots, settings["truncation"], post_padding, pad_id, self._ovf_types == "sequence")
+        m = self._matcher
+        if getattr(m, "trim_offsets", False) and getattr(getattr(m, "staged", None), "_trim_prefix", False):
+            from .pipeline.staged import PieceFirstTrim
+
+            post = PieceFirstTrim(*args, matcher=m)  # (HF trims each piece truncation makes as a text)
+        else:
+            post = PostProcessor(*args)
         post.options(False)
         post.options(True)
         return Stages(settings, (None, None, pad_id, None, None), self._matcher, self._matcher, post, None,

@@ -34,6 +34,7 @@ from typing import Any, Callable
 import numpy as np
 
 from .normalized import NormalizedText
+from .options import PostProcessor
 
 
 class AddedToken:
@@ -101,6 +102,7 @@ class StagedModel:
         self.model = model
         self._vocab = dict(vocab)
         self._added = list(added)
+        self._added_ids = frozenset(a.id for a in self._added)
         self._normalizer = normalizer
         self._pre = pre_tokenizer
         self._decoder = decoder
@@ -233,6 +235,61 @@ class StagedModel:
 
     def __repr__(self) -> str:
         return f"StagedModel({type(self.model).__name__}, {self._model_size} tokens, from {self._source})"
+
+
+class PieceFirstTrim(PostProcessor):
+    """The post-processing stage of a file whose ByteLevel trims offsets and
+    adds a prefix space (``trim_offsets`` with ``add_prefix_space``).
+
+    HF trims each encoding that truncation makes (the kept piece and every
+    overflowing one) as a text of its own: the first token of each sequence
+    in a piece keeps one leading space.  The matching stage trimmed every
+    token of the text but its first; after truncation, the first token of
+    each piece whose single leading space was trimmed gets it back
+    (RoBERTa question answering reads these offsets in every window).
+
+    ``matcher`` is the :class:`StagedRows` that made the rows (its token
+    strings' space counts)."""
+
+    def __init__(self, *args, matcher: "StagedRows", **kw) -> None:
+        super().__init__(*args, **kw)
+        self._matcher = matcher
+
+    def apply(self, tok: np.ndarray, rows: np.ndarray, n: int, paired: bool, opts: np.ndarray):
+        from .postprocess import O_MODE
+
+        out, out_rows, ovf = super().apply(tok, rows, n, paired, opts)
+        if opts[O_MODE] == 0 or tok.shape[1] == 0:
+            return out, out_rows, ovf
+        # The same post-processing over each token's index: where every
+        # token of every piece came from.
+        index = tok.copy()
+        index[1] = index[2] = np.arange(tok.shape[1], dtype=index.dtype)
+        iout, _, iovf = super().apply(index, rows, n, paired, opts)
+        text_first = set(rows[:-1].tolist())
+        self._give_back(out, out_rows, iout, tok, text_first)
+        self._give_back(ovf[0], ovf[1], iovf[0], tok, text_first)
+        return out, out_rows, ovf
+
+    def _give_back(self, data: np.ndarray, splits: np.ndarray, index: np.ndarray, tok: np.ndarray,
+                   text_first: set) -> None:
+        m = self._matcher
+        added = m.staged._added_ids
+        seq = data[7]
+        for p in range(splits.size - 1):
+            a, b = int(splits[p]), int(splits[p + 1])
+            for q in (0, 1):
+                at = np.flatnonzero(seq[a:b] == q)
+                if not at.size:
+                    continue
+                k = a + int(at[0])
+                j = int(index[4, k])
+                i = int(data[0, k])
+                ts, te = int(data[4, k]), int(data[5, k])
+                if j in text_first or ts == 0 or i in added or m._space_counts(i)[0] != 1:
+                    continue  # (kept its space when matched, or none to give back)
+                data[4, k] = ts - 1
+                data[5, k] = ts - 1 if te == ts else te  # (a token of one space: HF's empty span before it)
 
 
 class StagedRows:
