@@ -27,6 +27,7 @@ import numpy as np
 from ..results.encoding import Encoding
 from .transformers_names import TransformersNames
 from .pipeline.call import VERY_LARGE_INTEGER
+from .pipeline.defaults import DefaultOptions
 from .pipeline.encoder import HFEncoder
 from .pipeline.options import PostProcessor
 from .pipeline.postprocess import MAX_PAD_LENGTH, TRUNCATION
@@ -85,7 +86,7 @@ def _check_padding(p) -> None:
             raise ValueError(f"padding {key} must be at most {MAX_PAD_LENGTH} (a padded length), found {m}")
 
 
-class Tokenizer(HFEncoder, TransformersNames):
+class Tokenizer(HFEncoder, DefaultOptions, TransformersNames):
     """HF ``tokenizers.Tokenizer``'s API (and transformers' call) over a model.
 
     Parameters
@@ -237,9 +238,9 @@ class Tokenizer(HFEncoder, TransformersNames):
         """The tokens of transformers' roles (``{"pad": "<pad>", ...}``,
         see :func:`~.pipeline.folder_config.role_tokens`), padding's token included."""
         self.model._set_roles(roles, source)
-        self._set()
+        self._set_post()
 
-    def _set(self, **changes) -> None:
+    def _set_post(self, **changes) -> None:
         with self._lock:
             st = self._stages
             self._stages = self._build(dict(st.settings, **changes))
@@ -264,22 +265,6 @@ class Tokenizer(HFEncoder, TransformersNames):
                 "pad_id": st.pad_id, "pad_token": p.get("pad_token") or "[PAD]",
                 "pad_type_id": p.get("pad_type_id", 0), "direction": p.get("direction", "right")}
 
-    def enable_truncation(self, max_length: int, stride: int = 0, strategy: str = "longest_first",
-                          direction: str = "right") -> None:
-        """Set the default truncation (HF ``Tokenizer.enable_truncation``)."""
-        old = self._stages.settings["truncation"]
-        self._set(truncation={"max_length": max_length, "strategy": strategy, "stride": stride,
-                              "direction": direction})
-        try:
-            self._stages.post.options(False, stride=stride)
-        except ValueError:
-            self._set(truncation=old)
-            raise
-
-    def no_truncation(self) -> None:
-        """No default truncation (HF ``Tokenizer.no_truncation``)."""
-        self._set(truncation=None)
-
     def enable_padding(self, direction: str = "right", pad_id: int | None = None, pad_type_id: int = 0,
                        pad_token: str | None = None, length: int | None = None,
                        pad_to_multiple_of: int | None = None) -> None:
@@ -289,16 +274,8 @@ class Tokenizer(HFEncoder, TransformersNames):
             if pad_token is None or self.token_to_id(pad_token) is None:
                 raise ValueError(f"enable_padding: pad_token {pad_token!r:.60} is not in the vocabulary (give pad_id)")
             pad_id = self.token_to_id(pad_token)
-        self._set(padding={"direction": direction, "pad_id": pad_id, "pad_type_id": pad_type_id,
+        self._set_post(padding={"direction": direction, "pad_id": pad_id, "pad_type_id": pad_type_id,
                            "pad_token": pad_token, "length": length, "pad_to_multiple_of": pad_to_multiple_of})
-
-    def no_padding(self) -> None:
-        """No default padding (HF ``Tokenizer.no_padding``)."""
-        self._set(padding=None)
-
-    @property
-    def pad_type_id(self) -> int:
-        return int((self._stages.settings["padding"] or {}).get("pad_type_id") or 0)
 
     @property
     def vocab(self) -> _Names:

@@ -1,6 +1,6 @@
 """HF ``Tokenizer``'s state, as methods of :class:`~segkit.WordPiece`: the
-default truncation and padding (``enable_truncation``, ``enable_padding``,
-...) and the vocabulary with its added tokens (``add_tokens``,
+default padding (``enable_padding``; truncation and the rest are shared,
+:mod:`..pipeline.defaults`) and the vocabulary with its added tokens (``add_tokens``,
 ``get_vocab``, ``token_to_id``, ...).  Each method checks its arguments and
 rebuilds the stage it changes (:class:`~.options.PostProcessor` or
 :class:`~.added_tokens.AddedMatcher`)."""
@@ -11,41 +11,17 @@ from collections.abc import Sequence
 
 from . import added_tokens as _added
 from ...results.encoding import _itos
+from ..pipeline.defaults import DefaultOptions
 from ..pipeline.options import PostProcessor
 from .settings import check_post_settings, derived_ids
 
 
-class TokenizerState:
-    """Mixin of :class:`~segkit.WordPiece` (see the module documentation)."""
+class TokenizerState(DefaultOptions):
+    """Mixin of :class:`~segkit.WordPiece` (see the module documentation;
+    the truncation and padding defaults every preset shares come from
+    :class:`~..pipeline.defaults.DefaultOptions`)."""
 
     # ------------------------------------------------------- defaults
-    def enable_truncation(
-        self, max_length: int, stride: int = 0, strategy: str = "longest_first", direction: str = "right"
-    ) -> None:
-        """Set the default truncation of :meth:`encode` and
-        :meth:`encode_batch` (HF ``Tokenizer.enable_truncation``; saved with
-        the tokenizer and in ``tokenizer.json``).
-
-        >>> import segkit
-        >>> wp = segkit.WordPiece.bert(["[PAD]", "[UNK]", "[CLS]", "[SEP]", "a", "b"])
-        >>> wp.enable_truncation(4, stride=1)
-        >>> e = wp.encode("a b a")
-        >>> e.tokens, [o.tokens for o in e.overflowing]
-        (['[CLS]', 'a', 'b', '[SEP]'], [['[CLS]', 'b', 'a', '[SEP]']])
-        """
-        old = self.truncation
-        self._set_post(truncation={"max_length": max_length, "strategy": strategy, "stride": stride,
-                                   "direction": direction})
-        try:  # as HF's enable_truncation: the stride must fit (a stride asked for is checked at once)
-            self._stages.post.options(False, stride=stride)
-        except ValueError:
-            self._set_post(truncation=old)
-            raise
-
-    def no_truncation(self) -> None:
-        """No default truncation (HF ``Tokenizer.no_truncation``)."""
-        self._set_post(truncation=None)
-
     def enable_padding(
         self,
         direction: str = "right",
@@ -79,15 +55,6 @@ class TokenizerState:
         if pad_id != self.vocab.id(token):  # (the settings name the id only when the token's is not it)
             padding["pad_id"] = pad_id
         self._set_post(pad_token=token, padding=padding)
-
-    def no_padding(self) -> None:
-        """No default padding (HF ``Tokenizer.no_padding``)."""
-        self._set_post(padding=None)
-
-    @property
-    def pad_type_id(self) -> int:
-        """Type id of padding tokens (set with :meth:`enable_padding`)."""
-        return int((self.padding or {}).get("pad_type_id") or 0)
 
     def _set_post(self, **changes) -> None:
         """New post-processing defaults: checked, then the stage rebuilt and
