@@ -92,6 +92,30 @@ GPT2 = "enc = segkit.BPE.from_pretrained('gpt2')\n"
 LONG = "text = 'The quick brown fox jumps over the lazy dog, again and again. ' * 20_000\n"
 CHINESE = "texts = ['研究生命起源是北京大学的研究课题，我们来到北京清华大学。' * 3] * {n}\n"
 
+STAGED_WORDLEVEL = """
+import json, os, tempfile
+path = os.path.join(tempfile.mkdtemp(), 'tokenizer.json')
+words = ['[UNK]'] + sorted(set('The quick brown fox jumps over the lazy dog again and'.split()))
+json.dump({'model': {'type': 'WordLevel', 'vocab': {w: i for i, w in enumerate(words)}, 'unk_token': '[UNK]'},
+           'pre_tokenizer': {'type': 'Whitespace'}, 'normalizer': None, 'added_tokens': [],
+           'post_processor': None, 'decoder': None}, open(path, 'w'))
+tok = segkit.Tokenizer.from_file(path)
+"""
+STAGED_METASPACE = """
+import json, os, tempfile
+path = os.path.join(tempfile.mkdtemp(), 'tokenizer.json')
+chars = sorted(set('\u2581The quick brown fox jumps over the lazy dog, again and again.'.replace(' ', '')))
+merges = [['\u2581', 't'], ['h', 'e'], ['\u2581t', 'he']]
+vocab = {c: i for i, c in enumerate(chars + ['\u2581t', 'he', '\u2581the'])}
+json.dump({'model': {'type': 'BPE', 'vocab': vocab, 'merges': merges, 'unk_token': None},
+           'pre_tokenizer': {'type': 'Metaspace', 'replacement': '\u2581', 'prepend_scheme': 'always', 'split': True},
+           'normalizer': None, 'added_tokens': [], 'post_processor': None,
+           'decoder': {'type': 'Metaspace', 'replacement': '\u2581', 'prepend_scheme': 'always', 'split': True}},
+          open(path, 'w'))
+tok = segkit.Tokenizer.from_file(path)
+assert tok._stages.matcher.staged._shape is not None  # (the fused shape kernel)
+"""
+
 CASES = {
     # the issue's reproductions: one long pre-token / word, SIGINT in
     # counting, merging or the final build (SIGSEGV before the fix)
@@ -150,6 +174,10 @@ CASES = {
     "BPE from_tiktoken": ("from segkit.presets.bpe.pretrained import _checked_file\n"
                           "path = _checked_file('cl100k_base')\n",
                           "segkit.BPE.from_tiktoken(path, pattern=None)"),
+    # the staged pipeline (a tokenizer.json no preset fuses): Python per
+    # character for a WordLevel file, one compiled call for a Metaspace BPE
+    "staged WordLevel encode_batch": (STAGED_WORDLEVEL + SENTENCES.format(n=2_000), "tok.encode_batch(texts)"),
+    "staged Metaspace BPE encode_batch": (STAGED_METASPACE + SENTENCES.format(n=20_000), "tok.encode_batch(texts)"),
     # building a model (the automaton's compiled passes)
     "build a large WordPiece": (
         "rng = np.random.default_rng(0)\n"
