@@ -53,7 +53,8 @@ F_UNK = 5
 F_HAS_UNUSED = 6
 F_FAST = 7
 F_PAIR_BITS = 8
-N_FLAGS = 9
+F_SPLIT = 9
+N_FLAGS = 10
 
 T_NORMAL, T_UNKNOWN, T_CONTROL, T_USER, T_UNUSED, T_BYTE = 1, 2, 3, 4, 5, 6
 
@@ -525,7 +526,8 @@ def build_pairs(pbuf, poff, ptype, prank, htab):
     ``char_ids[cp]`` is the piece of the one character ``cp`` (below
     U+10000), or -1; the pair table maps two pieces ``(x, y)`` to the piece
     spelt by their concatenation, for every mergeable piece and every split
-    of it into two pieces.  ``fast`` is False when some character of a
+    of it into two pieces; ``pval`` (when ``fast``) is ``char_ids`` packed
+    16 bits a character.  ``fast`` is False when some character of a
     normal or unused piece is not itself a mergeable piece: a merge could then start
     from a symbol that has no id, and the span encoder must run instead.
     """
@@ -594,6 +596,17 @@ def build_pairs(pbuf, poff, ptype, prank, htab):
                         pkey[h] = np.int64((np.uint64((x << 16) | y) << np.uint64(32))
                                            | np.uint64((np.int64(prank[t]) << 16) | t))
             p = e
+    if fast:
+        # ``pval``: char_ids packed 16 bits a character, 4 to an int64
+        # (0xFFFF: no piece), 128 KiB instead of 512: the scans of short
+        # words read it (see encode_rows), and it stays in a core's cache.
+        pval = np.empty(0x4000, np.int64)
+        for q in range(0x4000):
+            v = np.int64(0)
+            for j in range(4):
+                c = char_ids[4 * q + j]
+                v |= (np.int64(0xFFFF) if c < 0 else c) << (16 * j)
+            pval[q] = v
     return char_ids, pkey, pval, bits, fast
 
 
@@ -757,68 +770,427 @@ def _bpe_ids(nb, n, pbuf, poff, ptype, prank, htab, ustart, uids, byte_ids, flag
     return out, k
 
 
+# ------------------------------------------------------------------ words
+# Word mode (flags[F_SPLIT] != 0, set at load by split_mode): the
+# normalized text is cut into words where no piece can span the cut, each
+# word is merged alone (a short one by scans of small contiguous arrays, a
+# long one by the heap on its span), and short words' ids are kept in a
+# bounded cache keyed by their bytes (see encode_rows).
+
+SPLIT_BEFORE = 1  # cut before each run of "▁" that follows another character
+SPLIT_AFTER = 2  # cut after each run of "▁" that some other character follows
+
+#: a word of at most this many bytes is merged by scans (O(m^2) on m
+#: symbols, in scratch that stays in L1); longer ones by the heap
+SMALL_BYTES = 64
+#: the stride of the five regions of that scratch (see encode_rows)
+SMALL_STRIDE = SMALL_BYTES + 1
+
+#: the word cache: rows of CACHE_ROW int32 (one 64-byte line): [0] a tag
+#: from the word's hash (0: an empty row), [1] its byte length | the
+#: number of its ids << 8, [2:8] its bytes (little-endian groups of 4,
+#: zero-padded), [8:16] its ids.  Rows go in pairs (2-way sets).
+CACHE_ROW = 16
+CACHE_KEY_BYTES = 24
+CACHE_IDS = 8
+#: rows of a word cache (4 MiB; zeros from calloc, so its pages are made as
+#: words fill it)
+CACHE_ROWS = 1 << 16
+
+_BIG = np.int64(1) << np.int64(62)
+_MUL = np.uint64(0x9E3779B97F4A7C15)
+
+
 @kernel
-def encode_batch(buf, offs, mb, mi):
-    """Ids of every text ``buf[offs[r]:offs[r + 1]]`` (UTF-8 of Python
-    strings): (ids, row ends).  ``mb`` and ``mi`` are the model's bytes and
-    integers packed by :func:`pack` (few arguments: a call costs less)."""
-    pbuf = mb[mi[0] : mi[1]]
-    nblob = mb[mi[1] : mi[2]]
+def split_mode(pbuf, poff, ptype):
+    """:data:`SPLIT_BEFORE` when no mergeable piece (normal, user-defined,
+    unused) has a "▁" right after another character, else
+    :data:`SPLIT_AFTER` when none has a character other than "▁" right
+    after a "▁", else 0.
+
+    Why cutting there is exact: a merge makes a mergeable piece of two
+    adjacent symbols, and a user-defined symbol is a mergeable piece
+    matched in place, so no symbol ever covers two characters that no
+    mergeable piece has side by side.  The words' merges are then
+    independent (each step's best pair is the best of some word, ties to
+    the left within it), and so is the grouping of characters into symbols
+    (the longest user-defined match at a word's first character starts
+    there in the whole text too)."""
+    before = True
+    after = True
+    n = ptype.size
+    for t in range(n):
+        ty = ptype[t]
+        if ty != T_NORMAL and ty != T_USER and ty != T_UNUSED:
+            continue
+        a = poff[t]
+        b = poff[t + 1]
+        prev = -1  # 1: the previous character is "▁", 0: another one, -1: none
+        p = a
+        while p < b:
+            c = pbuf[p]
+            size = 1 if c < 0xC0 else 2 if c < 0xE0 else 3 if c < 0xF0 else 4
+            space = c == 0xE2 and p + 3 <= b and pbuf[p + 1] == 0x96 and pbuf[p + 2] == 0x81
+            if space and prev == 0:
+                before = False
+            if not space and prev == 1:
+                after = False
+            prev = 1 if space else 0
+            p += size
+    if before:
+        return SPLIT_BEFORE
+    if after:
+        return SPLIT_AFTER
+    return 0
+
+
+@kernel(inline="always")
+def unpack(mb, mi):
+    """The model's arrays from :func:`pack`'s ``(mb, mi)``."""
     base = 16
-    poff = mi[base + mi[3] : base + mi[4]]
-    ptype = mi[base + mi[4] : base + mi[5]]
-    prank = mi[base + mi[5] : base + mi[6]]
-    htab = mi[base + mi[6] : base + mi[7]]
-    ustart = mi[base + mi[7] : base + mi[8]]
-    uids = mi[base + mi[8] : base + mi[9]]
-    darts = mi[base + mi[9] : base + mi[10]]
-    byte_ids = mi[base + mi[10] : base + mi[11]]
-    flags = mi[base + mi[11] : base + mi[12]]
-    char_ids = mi[base + mi[12] : base + mi[13]]
-    pkey = mi[base + mi[13] : base + mi[14]]
-    pval = mi[base + mi[14] : base + mi[15]]
+    return (mb[mi[0] : mi[1]], mb[mi[1] : mi[2]], mi[base + mi[3] : base + mi[4]], mi[base + mi[4] : base + mi[5]],
+            mi[base + mi[5] : base + mi[6]], mi[base + mi[6] : base + mi[7]], mi[base + mi[7] : base + mi[8]],
+            mi[base + mi[8] : base + mi[9]], mi[base + mi[9] : base + mi[10]], mi[base + mi[10] : base + mi[11]],
+            mi[base + mi[11] : base + mi[12]], mi[base + mi[12] : base + mi[13]], mi[base + mi[13] : base + mi[14]],
+            mi[base + mi[14] : base + mi[15]])
+
+
+@kernel
+def _heap(nb, n, pbuf, poff, ptype, prank, htab, ustart, uids, byte_ids, flags, char_ids, pkey, pval, big, rev,
+          stamp, cur, out, k):
+    """The heap merge (:func:`_bpe_ids`, or :func:`_bpe` when the model is
+    not fast) of ``nb[:n]``, its scratch carved from ``big`` (at least
+    ``10 n + 4`` int64), its ids appended to ``out`` from ``k`` (room for
+    ``n`` more: a symbol gives one id, or one per byte): the new ``k``."""
+    cap = max(n, 1)
+    start = big[0:cap]
+    end = big[cap : 2 * cap]
+    nxt = big[2 * cap : 3 * cap]
+    prv = big[3 * cap : 4 * cap]
+    tok = big[4 * cap : 5 * cap]
+    cand = big[5 * cap : 6 * cap]
+    frozen = big[6 * cap : 7 * cap]
+    heap = big[7 * cap : 10 * cap + 4]
+    if flags[F_FAST] != 0:
+        _, k = _bpe_ids(nb, n, pbuf, poff, ptype, prank, htab, ustart, uids, byte_ids, flags, char_ids, pkey, pval,
+                        flags[F_PAIR_BITS], start, end, nxt, prv, frozen, tok, cand, heap, rev, stamp, cur, out, k)
+    else:
+        _, k = _bpe(nb, n, pbuf, poff, ptype, prank, htab, ustart, uids, byte_ids, flags,
+                    start, end, nxt, prv, frozen, heap, rev, stamp, cur, out, k)
+    return k
+
+
+@kernel
+def encode_rows(buf, offs, mb, mi, cache, out, row_ends):
+    """Append the ids of every text ``buf[offs[r]:offs[r + 1]]`` (UTF-8 of
+    Python strings; with ``offs`` empty: all of ``buf``, one text) to
+    ``out``, growing it: (out, number of ids).  ``row_ends[r]`` is set to
+    the end of text ``r``'s ids unless ``row_ends`` is empty.  ``mb``,
+    ``mi``: the model packed by :func:`pack`; ``cache``: a word cache
+    (:data:`CACHE_ROWS` rows of :data:`CACHE_ROW` int32, zeros when new)
+    that no other call uses meanwhile, or an empty array.
+
+    Per text: normalize (the identity without whitespace removal, the
+    common case, written out here), then in word mode (``flags[F_SPLIT]``,
+    see :func:`split_mode`) cut the text into words and take each word's
+    ids from the cache or merge it (one of at most :data:`SMALL_BYTES`
+    bytes here, by scans of contiguous arrays; a longer one by the heap),
+    else merge the whole text by the heap.
+
+    Everything per text and per word is written out in this one function:
+    Numba counts references to every array a called function takes, at
+    each call (two atomic operations an array: a call with twenty arrays
+    cost more than a cached word), and each array grows only on paths that
+    seldom run."""
+    (pbuf, nblob, poff, ptype, prank, htab, ustart, uids, darts, byte_ids, flags, char_ids, pkey,
+     pval) = unpack(mb, mi)
+    add_dummy = flags[F_ADD_DUMMY] != 0
+    escape = flags[F_ESCAPE] != 0
+    suffix = flags[F_SUFFIX] != 0
+    identity = darts.size == 0 and flags[F_REMOVE_EXTRA] == 0
+    mode = flags[F_SPLIT]
     fast = flags[F_FAST] != 0
     bits = flags[F_PAIR_BITS]
-    rows = offs.size - 1
+    unk = flags[F_UNK]
+    byte_fallback = flags[F_BYTE_FALLBACK] != 0
+    has_users = uids.size > 0
+    sets = (cache.size // CACHE_ROW) >> 1
+    set_mask = np.uint64(max(sets - 1, 0))
+    S = SMALL_STRIDE
+    rows = offs.size - 1 if offs.size > 0 else 1
     longest = 1
     for r in range(rows):
-        if offs[r + 1] - offs[r] > longest:
-            longest = offs[r + 1] - offs[r]
+        a0 = offs[r] if offs.size > 0 else 0
+        b0 = offs[r + 1] if offs.size > 0 else buf.size
+        if b0 - a0 > longest:
+            longest = b0 - a0
     nb = np.empty(3 * longest + 8, np.uint8)
-    cap = nb.size
-    start = np.empty(cap, np.int64)
-    end = np.empty(cap, np.int64)
-    nxt = np.empty(cap, np.int64)
-    prv = np.empty(cap, np.int64)
-    tok = np.empty(cap, np.int64)
-    cand = np.empty(cap, np.int64)
-    frozen = np.empty(cap, np.bool_)
-    heap = np.empty(3 * cap + 4, np.int64)
+    work = np.empty(5 * S, np.int64)
+    big = np.empty(0, np.int64)
     n_pieces = ptype.size if flags[F_HAS_UNUSED] != 0 else 0  # read for UNUSED pieces only
     rev = np.empty(3 * n_pieces, np.int64)
     stamp = np.full(n_pieces, -1, np.int64)
-    out = np.empty(max(16, len(buf) + 4 * rows), np.int32)
-    row_ends = np.empty(rows, np.int64)
     k = 0
-    for r in range(rows):
-        nb, n = _normalize(buf, offs[r], offs[r + 1], nb, pbuf, poff, ustart, uids, darts, nblob, flags)
-        if n > cap:
-            cap = nb.size
-            start = np.empty(cap, np.int64)
-            end = np.empty(cap, np.int64)
-            nxt = np.empty(cap, np.int64)
-            prv = np.empty(cap, np.int64)
-            tok = np.empty(cap, np.int64)
-            cand = np.empty(cap, np.int64)
-            frozen = np.empty(cap, np.bool_)
-            heap = np.empty(3 * cap + 4, np.int64)
-        if fast:
-            out, k = _bpe_ids(nb, n, pbuf, poff, ptype, prank, htab, ustart, uids, byte_ids, flags, char_ids, pkey,
-                              pval, bits, start, end, nxt, prv, frozen, tok, cand, heap, rev, stamp, r, out, k)
-        else:
-            out, k = _bpe(nb, n, pbuf, poff, ptype, prank, htab, ustart, uids, byte_ids, flags,
-                          start, end, nxt, prv, frozen, heap, rev, stamp, r, out, k)
-        row_ends[r] = k
+    r = 0
+    while r < rows:
+        a0 = offs[r] if offs.size > 0 else 0
+        b0 = offs[r + 1] if offs.size > 0 else buf.size
+        # ---- normalize into nb[:n]
+        n = 0
+        if not identity:
+            nb, n = _normalize(buf, a0, b0, nb, pbuf, poff, ustart, uids, darts, nblob, flags)
+        elif b0 > a0:
+            # Every replacement is the text itself (user-defined symbols
+            # included; UTF-8 of a str is never malformed), spaces escaped.
+            if add_dummy and not suffix:
+                if escape:
+                    nb[0] = 0xE2
+                    nb[1] = 0x96
+                    nb[2] = 0x81
+                    n = 3
+                else:
+                    nb[0] = 0x20
+                    n = 1
+            for q in range(a0, b0):
+                c = buf[q]
+                if c == 0x20 and escape:
+                    nb[n] = 0xE2
+                    nb[n + 1] = 0x96
+                    nb[n + 2] = 0x81
+                    n += 3
+                else:
+                    nb[n] = c
+                    n += 1
+            if add_dummy and suffix:
+                if escape:
+                    nb[n] = 0xE2
+                    nb[n + 1] = 0x96
+                    nb[n + 2] = 0x81
+                    n += 3
+                else:
+                    nb[n] = 0x20
+                    n += 1
+        # A text's ids are at most its normalized bytes (a symbol gives one
+        # id, or one per byte), so nothing below grows ``out``.
+        if k + n + 8 > out.size:
+            out = _grow(out, k + n + 8)
+        if mode == 0:
+            if big.size < 10 * n + 4:
+                big = np.empty(max(10 * n + 4, 2 * big.size), np.int64)
+            k = _heap(nb, n, pbuf, poff, ptype, prank, htab, ustart, uids, byte_ids, flags, char_ids, pkey,
+                           pval, big, rev, stamp, r, out, k)
+            if row_ends.size > 0:
+                row_ends[r] = k
+            r += 1
+            continue
+        # ---- word by word (restarted when a long word needs more scratch:
+        # arrays are not rebound inside this loop, which would count
+        # references at each word)
+        row_start = k
+        need_big = 0
+        a = 0
+        while a < n:
+            # The word's end: before the next run of "▁" after another
+            # character (SPLIT_BEFORE), or after the run of "▁" that ends
+            # this word.  A continuation byte is never 0xE2: one byte at a
+            # time is exact.
+            p = a
+            if mode == SPLIT_BEFORE:
+                while p + 3 <= n and nb[p] == 0xE2 and nb[p + 1] == 0x96 and nb[p + 2] == 0x81:
+                    p += 3
+                while p < n and not (nb[p] == 0xE2 and p + 3 <= n and nb[p + 1] == 0x96 and nb[p + 2] == 0x81):
+                    p += 1
+            else:
+                while p < n and not (nb[p] == 0xE2 and p + 3 <= n and nb[p + 1] == 0x96 and nb[p + 2] == 0x81):
+                    p += 1
+                while p + 3 <= n and nb[p] == 0xE2 and nb[p + 1] == 0x96 and nb[p + 2] == 0x81:
+                    p += 3
+            b = p
+            k0 = k
+            # ---- the cache: a 2-way set by the hash of the word's bytes
+            keyed = sets > 0 and b - a <= CACHE_KEY_BYTES
+            found = -1
+            s0 = 0
+            tag = np.int32(0)
+            if keyed:
+                h = _MUL ^ np.uint64(b - a)
+                q = a
+                while q < b:
+                    c4 = np.int64(0)
+                    for i in range(min(4, b - q)):
+                        c4 |= np.int64(nb[q + i]) << (8 * i)
+                    h = (h ^ np.uint64(c4)) * _MUL
+                    q += 4
+                h ^= h >> np.uint64(29)
+                s0 = np.int64((h >> np.uint64(33)) & set_mask) * (2 * CACHE_ROW)
+                tag = np.int32(np.int64(h & np.uint64(0x7FFFFFFF)) | 1)
+                for w in range(2):
+                    rr = s0 + w * CACHE_ROW
+                    if cache[rr] != tag or (cache[rr + 1] & 0xFF) != b - a:
+                        continue
+                    same = True
+                    j = rr + 2
+                    q = a
+                    while q < b:
+                        c4 = np.int64(0)
+                        for i in range(min(4, b - q)):
+                            c4 |= np.int64(nb[q + i]) << (8 * i)
+                        if cache[j] != (c4 ^ 0x80000000) - 0x80000000:
+                            same = False
+                            break
+                        j += 1
+                        q += 4
+                    if same:
+                        found = rr
+                        break
+            if found >= 0:
+                for i in range(cache[found + 1] >> 8):
+                    out[k] = cache[found + 2 + CACHE_KEY_BYTES // 4 + i]
+                    k += 1
+            elif not fast or b - a > SMALL_BYTES:
+                if big.size < 10 * (b - a) + 4:
+                    need_big = 10 * (b - a) + 4
+                    break
+                k = _heap(nb[a:b], b - a, pbuf, poff, ptype, prank, htab, ustart, uids, byte_ids, flags,
+                               char_ids, pkey, pval, big, rev, stamp, r, out, k)
+            else:
+                # ---- a short word: _bpe_ids by scans.  ``work`` holds five
+                # regions of S: the symbols' pieces (-1: none), their
+                # starts, the rank of the pair at each symbol (_BIG: none),
+                # that pair's piece, frozen flags.  Each step merges the
+                # lowest rank, the leftmost of equal ranks (the heap's
+                # (rank, position) key), and shifts the right symbol out.
+                m = 0
+                p = a
+                while p < b:
+                    used = 0
+                    if has_users:
+                        used = _user_match(nb, p, b, pbuf, poff, ustart, uids)
+                    if used > 0:
+                        work[4 * S + m] = 1
+                        work[m] = lookup(nb, p, p + used, pbuf, poff, htab)
+                    else:
+                        work[4 * S + m] = 0
+                        c = nb[p]
+                        cp = np.int64(-1)
+                        if c < 0x80:
+                            used = 1
+                            cp = np.int64(c)
+                        elif c < 0xE0 and p + 2 <= b:
+                            used = 2
+                            cp = ((np.int64(c) & 0x1F) << 6) | (np.int64(nb[p + 1]) & 0x3F)
+                        elif c < 0xF0 and p + 3 <= b:
+                            used = 3
+                            cp = (((np.int64(c) & 0x0F) << 12) | ((np.int64(nb[p + 1]) & 0x3F) << 6)
+                                  | (np.int64(nb[p + 2]) & 0x3F))
+                        if cp >= 0:
+                            t = (pval[cp >> 2] >> ((cp & 3) * 16)) & 0xFFFF
+                            work[m] = -1 if t == 0xFFFF else t
+                        else:
+                            used = 1 if c < 0xC0 else 2 if c < 0xE0 else 3 if c < 0xF0 else 4
+                            if p + used > b:
+                                used = b - p
+                            work[m] = lookup(nb, p, p + used, pbuf, poff, htab)
+                    work[S + m] = p
+                    m += 1
+                    p += used
+                lo = 0  # the pairs to (re)rank: all, then the two a merge changed
+                hi = m - 1
+                while True:
+                    for i in range(lo, hi):
+                        v = np.int64(-1)
+                        if work[4 * S + i] == 0 and work[4 * S + i + 1] == 0:
+                            v = pair_lookup(work[i], work[i + 1], pkey, pval, bits)
+                        if v < 0:
+                            work[2 * S + i] = _BIG
+                        else:
+                            work[2 * S + i] = v >> 32
+                            work[3 * S + i] = v & _LOW
+                    best = _BIG
+                    bi = -1
+                    for i in range(m - 1):
+                        if work[2 * S + i] < best:
+                            best = work[2 * S + i]
+                            bi = i
+                    if bi < 0:
+                        break
+                    work[bi] = work[3 * S + bi]
+                    for j in range(bi + 1, m - 1):
+                        work[j] = work[j + 1]
+                        work[S + j] = work[S + j + 1]
+                        work[2 * S + j] = work[2 * S + j + 1]
+                        work[3 * S + j] = work[3 * S + j + 1]
+                        work[4 * S + j] = work[4 * S + j + 1]
+                    m -= 1
+                    lo = max(bi - 1, 0)
+                    hi = min(bi + 1, m - 1)
+                prev_unk = False
+                for i in range(m):
+                    t = work[i]
+                    if t < 0 or ptype[t] == T_UNKNOWN:
+                        if byte_fallback:
+                            e = work[S + i + 1] if i + 1 < m else b
+                            for q in range(work[S + i], e):
+                                out[k] = byte_ids[nb[q]]
+                                k += 1
+                        elif not prev_unk:
+                            out[k] = unk
+                            k += 1
+                        prev_unk = True
+                    else:
+                        out[k] = t
+                        k += 1
+                        prev_unk = False
+            if found < 0 and keyed and k - k0 <= CACHE_IDS:
+                # Into an empty row of its set, else into the first row
+                # (whose word moves to the second, whose word is dropped).
+                rr = s0
+                if cache[rr] != 0:
+                    if cache[rr + CACHE_ROW] != 0:
+                        for j in range(CACHE_ROW):
+                            cache[rr + CACHE_ROW + j] = cache[rr + j]
+                    else:
+                        rr += CACHE_ROW
+                cache[rr] = tag
+                cache[rr + 1] = np.int32((b - a) | ((k - k0) << 8))
+                j = rr + 2
+                q = a
+                while q < b:
+                    c4 = np.int64(0)
+                    for i in range(min(4, b - q)):
+                        c4 |= np.int64(nb[q + i]) << (8 * i)
+                    cache[j] = (c4 ^ 0x80000000) - 0x80000000
+                    j += 1
+                    q += 4
+                for i in range(k - k0):
+                    cache[rr + 2 + CACHE_KEY_BYTES // 4 + i] = out[k0 + i]
+            # A run of unknown symbols is one unk, across words too.
+            if not byte_fallback and k0 > row_start and k > k0 and out[k0] == unk and out[k0 - 1] == unk:
+                for i in range(k0, k - 1):
+                    out[i] = out[i + 1]
+                k -= 1
+            a = b
+        if need_big > 0:
+            # The same text again, with the scratch the long word needs.
+            big = np.empty(max(need_big, 2 * big.size), np.int64)
+            k = row_start
+            continue
+        if row_ends.size > 0:
+            row_ends[r] = k
+        r += 1
+    return out, k
+
+
+@kernel
+def encode_batch(buf, offs, mb, mi, cache):
+    """Ids of every text ``buf[offs[r]:offs[r + 1]]``: (ids, row ends)
+    (see :func:`encode_rows`)."""
+    rows = offs.size - 1
+    row_ends = np.empty(max(rows, 0), np.int64)
+    if rows <= 0:
+        return np.empty(0, np.int32), row_ends
+    out = np.empty(max(16, len(buf) + 4 * rows), np.int32)
+    out, k = encode_rows(buf, offs, mb, mi, cache, out, row_ends)
     return out[:k], row_ends
 
 
@@ -837,14 +1209,3 @@ def pack(pbuf, nblob, parts) -> tuple:
     return mb, mi
 
 
-@kernel
-def encode_text(data, mb, mi):
-    """The ids of one text given as its UTF-8 ``bytes`` (the path of
-    :meth:`~segkit.presets.sentencepiece.SentencePieceBPE.encode`, called
-    through its compiled entry point: no dispatch, no offsets array from
-    Python)."""
-    offs = np.empty(2, np.int64)
-    offs[0] = 0
-    offs[1] = len(data)
-    ids, _ = encode_batch(data, offs, mb, mi)
-    return ids

@@ -9,6 +9,7 @@ from :class:`~segkit.presets.base.Preset`.
 
 from __future__ import annotations
 
+import functools
 import os
 from typing import Iterable, Sequence
 
@@ -16,13 +17,22 @@ import numpy as np
 
 from ...models.files import ModelFileError
 from ..transformers_names import TransformersNames
+from ...engine import utf8
+from ...runtime.boxing import _shared_ints
 from ..base import Preset, check_text, int_lists_of, map_text_runs
 from . import kernels as K
+from .one_text import str_ids
 from .proto import read_model_proto
 from .tables import TYPE_CODES, Tables, build_tables, packed, tables_from_proto
 
 _TYPE_NAMES = {v: k for k, v in TYPE_CODES.items()}
 _SPACE = "\u2581"
+#: A text of at most this many characters is encoded by one compiled call
+#: that returns its list (one_text.str_ids); longer ones by the batch kernel.
+_ONE_TEXT = 1 << 14
+#: Word caches kept for the batch kernels (more concurrent calls make more, then drop them)
+_KEPT_CACHES = 4
+_NO_CACHE = np.zeros(0, np.int32)
 
 
 class SentencePieceBPE(TransformersNames, Preset):
@@ -38,6 +48,11 @@ class SentencePieceBPE(TransformersNames, Preset):
     ``split_digits`` and the other trainer options shape the vocabulary only:
     encoding follows from the pieces.  Unigram models are refused (see
     :doc:`/sentencepiece`).
+
+    Where no piece has a ``▁`` right after another character, texts are
+    merged word by word and words' ids are kept in bounded caches across
+    calls (4 MiB each: one for :meth:`encode`, at most four for batches);
+    the ids are the same either way.
 
     Parameters
     ----------
@@ -84,7 +99,13 @@ class SentencePieceBPE(TransformersNames, Preset):
         self._ids = {p: i for i, p in enumerate(t.pieces)}
         self._types = t.ptype.tolist()
         self._args = packed(t)
-        self._entry = None  # encode_text's compiled entry point, once resolved
+        self._one = None  # str_ids' compiled entry point with the model bound, once resolved
+        self._ints = _shared_ints(len(t.pieces))
+        # Word caches (kernels.CACHE_ROWS): one for the per-call path, used
+        # only under the GIL (one_text.str_ids), and a pool for the batch
+        # kernels, each taken by one call at a time.
+        self._one_cache = self._new_cache()
+        self._caches: list[np.ndarray] = []
 
     # ------------------------------------------------------------ vocabulary
     @property
@@ -168,6 +189,17 @@ class SentencePieceBPE(TransformersNames, Preset):
                 f"byte_fallback={s['byte_fallback']})")
 
     # -------------------------------------------------------------- encoding
+    def _new_cache(self) -> np.ndarray:
+        """A word cache, empty (an empty array when the model has no word mode)."""
+        if not self._t.flags[K.F_SPLIT]:
+            return _NO_CACHE
+        return np.zeros(K.CACHE_ROWS * K.CACHE_ROW, np.int32)
+
+    def _clear_caches(self) -> None:
+        """Forget every word the caches hold (for benchmarks of a cold start)."""
+        self._one_cache.fill(0)
+        self._caches.clear()
+
     def _run(self, texts: list) -> tuple[np.ndarray, np.ndarray]:
         encoded = []
         for i, t in enumerate(texts):
@@ -178,7 +210,15 @@ class SentencePieceBPE(TransformersNames, Preset):
                 raise
         offs = np.zeros(len(encoded) + 1, np.int64)
         np.cumsum([len(e) for e in encoded], out=offs[1:])
-        return K.encode_batch(np.frombuffer(b"".join(encoded), np.uint8), offs, *self._args)
+        try:
+            cache = self._caches.pop()  # (atomic: each cache is with one call at a time)
+        except IndexError:
+            cache = self._new_cache()
+        try:
+            return K.encode_batch(np.frombuffer(b"".join(encoded), np.uint8), offs, *self._args, cache)
+        finally:
+            if len(self._caches) < _KEPT_CACHES:
+                self._caches.append(cache)
 
     def _check(self, text: object, what: str) -> str:
         if not isinstance(text, str):
@@ -195,21 +235,30 @@ class SentencePieceBPE(TransformersNames, Preset):
         ValueError
             ``text`` has a lone surrogate (no UTF-8 spells it).
         """
+        one = self._one
+        if one is not None and type(text) is str and len(text) <= _ONE_TEXT:
+            ids = one(text)
+            if type(ids) is not list:
+                self._check(text, "text")  # raises, naming the position
+            return ids
+        return self._encode_other(text)
+
+    def _encode_other(self, text: object) -> list[int]:
+        """:meth:`encode` of what the bound one-text call does not take
+        (long texts; the first short one resolves and binds that call)."""
         if type(text) is not str:
             self._check(text, "text")
-        try:
-            raw = text.encode("utf-8")
-        except UnicodeEncodeError:
-            self._check(text, "text")  # raises, naming the position
-            raise
-        entry = self._entry
-        if entry is None:
+        if len(text) <= _ONE_TEXT and utf8.reads_str():
             from ...engine.dispatch import resolve_entry
 
-            ids, entry = resolve_entry(K.encode_text, raw, *self._args)
-            self._entry = entry
-            return ids.tolist()
-        return entry(raw, *self._args).tolist()
+            ids, entry = resolve_entry(str_ids, *self._args, self._ints, self._one_cache, text)
+            self._one = functools.partial(entry, *self._args, self._ints, self._one_cache)
+            if type(ids) is not list:
+                self._check(text, "text")
+            return ids
+        self._check(text, "text")
+        ids, ends = self._run([text])
+        return int_lists_of(ids, np.array([0, ids.size], np.int64))[0]
 
     def encode_batch(self, texts: Sequence[str], *, num_threads: int | None = None) -> list[list[int]]:
         """:meth:`encode` of each text, one compiled call per run of texts

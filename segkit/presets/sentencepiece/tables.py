@@ -149,6 +149,9 @@ def build_tables(pbuf: np.ndarray, poff: np.ndarray, scores: np.ndarray, ptype: 
     t.char_ids, t.pkey, t.pval, bits, fast = K.build_pairs(pbuf, poff, ptype, t.prank, htab)
     flags[K.F_FAST] = bool(fast)
     flags[K.F_PAIR_BITS] = int(bits)
+    # Word mode (kernels.split_mode): not with UNUSED pieces, whose
+    # resegmentation reads the last registration anywhere in the text.
+    flags[K.F_SPLIT] = 0 if flags[K.F_HAS_UNUSED] else int(K.split_mode(pbuf, poff, ptype))
     t.flags = flags
     t.settings = dict(settings)
     t.pieces = None
