@@ -322,7 +322,7 @@ def test_a_small_file_works(tmp_path: Path) -> None:
     ({"normalizer": {"type": "BertNormalizer", "strip_accents": "yes"}}, r"normalizer\.strip_accents: expected true"),
     ({"normalizer": {"type": "Sequence", "normalizers": [{"type": "Prepend"}]}},
      r"normalizer\.normalizers\[0\]\.prepend: expected a string"),
-    ({"pre_tokenizer": {"type": "UnicodeScripts"}}, r"pre_tokenizer\.type: .*found \"UnicodeScripts\""),
+    ({"pre_tokenizer": {"type": "FixedLength", "length": 5}}, r"pre_tokenizer\.type: .*found \"FixedLength\""),
     ({"pre_tokenizer": {"type": "Split", "pattern": {"Regex": "("}, "behavior": "Isolated", "invert": False}},
      r"pre_tokenizer\.pattern\.Regex: not a valid regular expression"),
     ({"pre_tokenizer": {"type": "Split", "pattern": {"String": "-"}, "behavior": "Sideways"}},

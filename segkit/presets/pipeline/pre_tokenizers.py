@@ -5,9 +5,10 @@ Read here: ``Sequence``, ``Metaspace`` (``replacement``,
 ``prepend_scheme``, ``split``), ``ByteLevel`` (``add_prefix_space``,
 ``use_regex``), ``Split`` (String or Regex, every behavior,
 ``invert``), ``Whitespace``, ``WhitespaceSplit``, ``Punctuation``,
-``Digits``, ``BertPreTokenizer`` and ``CharDelimiterSplit``.  A
-pre-tokenizer turns one part into the parts the model sees (empty ones
-left out), in order.
+``Digits``, ``BertPreTokenizer``, ``CharDelimiterSplit`` and
+``UnicodeScripts`` (its script table measured from HF into
+``hf_scripts.json``, see :func:`script_classes`).  A pre-tokenizer turns
+one part into the parts the model sees (empty ones left out), in order.
 
 >>> pre = read_pre_tokenizer({"type": "Metaspace", "replacement": "\\u2581",
 ...                           "prepend_scheme": "first", "split": True}, "tokenizer.json")
@@ -17,7 +18,9 @@ left out), in order.
 
 from __future__ import annotations
 
+import json
 from functools import lru_cache
+from pathlib import Path
 from typing import Any, Callable
 
 import numpy as np
@@ -137,10 +140,67 @@ def read_pre_tokenizer(spec: Any, source: str, where: str = "pre_tokenizer") -> 
         if not isinstance(d, str) or len(d) != 1:
             raise bad(source, f"{where}.delimiter", f"expected one character, found {shown(d)}")
         return lambda t: t.split([(i, i + 1) for i, c in enumerate(t.text) if c == d], "removed")
+    if kind == "UnicodeScripts":
+        script_classes()  # (the table, read once: now, where a file uses it)
+        return unicode_scripts
     raise bad(source, f"{where}.type", "this pipeline runs the pre-tokenizers Sequence, Metaspace, ByteLevel, Split, "
-              "Whitespace, "
-              "WhitespaceSplit, Punctuation, Digits, BertPreTokenizer and CharDelimiterSplit; found "
-              f"{shown(kind)}")
+              "Whitespace, WhitespaceSplit, Punctuation, Digits, BertPreTokenizer, CharDelimiterSplit and "
+              f"UnicodeScripts; found {shown(kind)}")
+
+
+_SCRIPTS = Path(__file__).with_name("hf_scripts.json")
+
+
+@lru_cache(maxsize=1)
+def script_classes() -> np.ndarray:
+    """The script class of every code point as HF's ``UnicodeScripts`` sees
+    it (read-only), from ``hf_scripts.json``.
+
+    HF's table is its own (SentencePiece's, an older Unicode than Python's),
+    folded as its ``fixed_script`` folds it: Hiragana, Katakana and U+30FC
+    are Han.  Class 0 is HF's ``Any``: U+0020 and every code point the table
+    does not list (the surrogates, which HF cannot receive, too).  Only the
+    partition is known, not the scripts' names: ``tools/gen_hf_scripts.py``
+    measures which code points split from which through HF's own
+    ``pre_tokenize_str``, on every code point (the file names the
+    ``tokenizers`` version; ``tests/test_unicode_scripts.py`` measures
+    again and compares).
+
+    >>> c = script_classes()
+    >>> han = {int(c[ord(x)]) for x in "\\u3042\\u30a2\\u30fc\\u4e2d"}  # Hiragana, Katakana, U+30FC, Han
+    >>> int(c[ord(" ")]), len(han), bool(c[ord("a")] == c[ord("1")])
+    (0, 1, False)
+    """
+    with open(_SCRIPTS, encoding="utf-8") as fh:
+        data = json.load(fh)
+    starts = np.asarray(data["starts"], dtype=np.int64)
+    classes = np.asarray(data["classes"], dtype=np.int64)
+    dtype = np.uint8 if classes.max() < 256 else np.uint16
+    table = np.repeat(classes.astype(dtype), np.diff(np.r_[starts, 0x110000]))
+    table.setflags(write=False)
+    return table
+
+
+def unicode_scripts(t: NormalizedText) -> list:
+    """HF's ``UnicodeScripts``: a new part at each character whose script
+    class is not that of the last character before it that is not ``Any``
+    (and at the first one that is not ``Any``).  ``Any`` characters (a
+    space, an unlisted code point) stay in the part before them; those at
+    the start of ``t`` are dropped, and a part of ``Any`` only is dropped.
+
+    >>> [p.text for p in unicode_scripts(NormalizedText.of("  Apples are \\u308a\\u3093\\u3054 \\u6797\\u6a8e!"))]
+    ['Apples are ', '\\u308a\\u3093\\u3054 \\u6797\\u6a8e', '!']
+    """
+    n = len(t.text)
+    if not n:
+        return []
+    cls = script_classes()[np.frombuffer(t.text.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)]
+    at = np.flatnonzero(cls)
+    if not len(at):
+        return []
+    seen = cls[at]
+    heads = at[np.r_[True, seen[1:] != seen[:-1]]].tolist()
+    return [t.slice(a, b) for a, b in zip(heads, heads[1:] + [n])]
 
 
 def _metaspace(spec: dict, source: str, where: str) -> PreTokenizer:
@@ -208,4 +268,5 @@ def metaspace(rep: str, scheme: str, split: bool) -> PreTokenizer:
     return pre
 
 
-__all__ = ["BEHAVIORS", "PreTokenizer", "metaspace", "read_pre_tokenizer", "with_gaps"]
+__all__ = ["BEHAVIORS", "PreTokenizer", "metaspace", "read_pre_tokenizer", "script_classes", "unicode_scripts",
+           "with_gaps"]
