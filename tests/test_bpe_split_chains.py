@@ -78,7 +78,10 @@ _bits = st.sampled_from(
      "\n\n ", "!", "?!", " ,", "(a", ".Net", "‘", "。", "　", "x", "Hello", "e\u0301", "😀", "\t",
      "<｜begin▁of▁sentence｜>", "<｜end▁of▁sentence｜>", "<|EOT|>"]
 )
-_char = st.characters(exclude_categories=["Cn", "Cs"])  # HF and segkit may know different Unicode versions
+# Unassigned code points included: segkit runs a tokenizer.json's Splits with
+# HF's (Oniguruma's) character classes (tests/test_unicode_flavours.py).
+_char = st.one_of(st.characters(exclude_categories=["Cs"]),
+                  st.sampled_from(["\u0558", "\U00011de0", "\u05c8", "\U0001f6d8", "\u2e60", "\u0295", "\u0378"]))
 
 
 def _use_path(monkeypatch, path: str) -> None:

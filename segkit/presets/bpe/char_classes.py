@@ -6,7 +6,9 @@ GPT-2's, cl100k's and o200k's patterns test a character only against
 and ``\\p{M}``, plus a few ASCII characters the matchers test by value.
 These sets are unions of seven disjoint classes; every code point gets one
 code (:data:`OTHER` ... :data:`LETTER_OTHER`), read from the installed
-:mod:`regex` package, which is the reference for what the patterns mean.
+:mod:`regex` package, or as the reference engine of a file kind sees them
+(:func:`class_table`'s ``flavour``: HF tokenizers' Oniguruma for
+tokenizer.json files, tiktoken's Rust regex crate for tiktoken files).
 
 Codes are chosen so that ``code & 3`` is the *group* GPT-2 and cl100k see:
 0 other, 1 letter (``\\p{L}``), 2 number (``\\p{N}``), 3 white space
@@ -105,15 +107,38 @@ def two_level(flat: np.ndarray) -> np.ndarray:
     return table
 
 
-@lru_cache(maxsize=1)
-def class_table() -> np.ndarray:
-    """The two-level class table of this process's :mod:`regex` (built once, read-only).
+def flavour_classes(flavour: str) -> np.ndarray:
+    """:func:`flat_classes` as the reference engine of ``flavour`` sees
+    them (``"onig"``: HF tokenizers, ``"rust"``: tiktoken; see
+    :mod:`segkit.runtime.unicode_flavours`): the measured differences
+    from :mod:`regex` applied to the codes."""
+    from ...runtime.unicode_flavours import check_flavour, remap, table
+
+    flat = flat_classes()
+    if check_flavour(flavour) == "regex":
+        return flat
+    t = table(flavour)
+    used = (r"\p{L}", r"\p{N}", r"\p{M}", r"\s", r"\p{Lu}", r"\p{Lt}", r"\p{Ll}", r"\p{Lm}", r"\p{Lo}")
+    flips = [t.items[k] for k in used if k in t.items and t.items[k].size]
+    if flips:  # pragma: no cover - not so for the stored tables (tests/test_unicode_flavours.py)
+        raise RuntimeError(f"the {flavour} tables differ from regex's beyond the model for the classes of "
+                           "the compiled matchers: they need building from the items")
+    return remap(flat, flavour)
+
+
+@lru_cache(maxsize=None)
+def class_table(flavour: str = "regex") -> np.ndarray:
+    """The two-level class table of this process's :mod:`regex` (built once,
+    read-only), or of HF tokenizers' Oniguruma (``flavour="onig"``) or
+    tiktoken's Rust regex crate (``"rust"``).
 
     >>> t = class_table()
     >>> [int(classes_of(t, ord(c))) for c in "aA1 \\u0301!"]
     [5, 1, 2, 3, 4, 0]
+    >>> int(classes_of(t, 0x0558)), int(classes_of(class_table("onig"), 0x0558))  # a letter to regex, not to Oniguruma
+    (9, 0)
     """
-    return two_level(flat_classes())
+    return two_level(flavour_classes(flavour))
 
 
 def classes_of(table: np.ndarray, cps) -> np.ndarray:

@@ -115,13 +115,13 @@ COMPILED_MIN_ROWS = 16
 COMPILED_MIN_CHARS = 2048
 
 
-def _program(pattern: str, lines: bool):
-    """The compiled program of ``pattern`` (:func:`.regex_program.compile_pattern`),
-    or None (outside its subset)."""
+def _program(pattern: str, lines: bool, flavour: str = "regex"):
+    """The compiled program of ``pattern`` (:func:`.regex_program.compile_pattern`)
+    with ``flavour``'s character classes, or None (outside its subset)."""
     from .regex_program import compile_pattern
 
     try:
-        return compile_pattern(pattern, lines)
+        return compile_pattern(pattern, lines, flavour)
     except Exception:  # noqa: BLE001 - anything it cannot take, regex runs
         return None
 
@@ -230,22 +230,33 @@ class RegexSplitter:
     splits every piece of the one before, as a string of its own (so
     lookarounds and anchors see the piece's ends, not its neighbours).
     ``lines=True``: ``^`` and ``$`` anchor lines, as they do in
-    HuggingFace's regex engine (Oniguruma, Ruby syntax).
+    HuggingFace's regex engine (Oniguruma, Ruby syntax).  ``flavour``:
+    whose character classes the patterns mean (:mod:`segkit.runtime.unicode_flavours`:
+    ``"onig"`` for tokenizer.json files, ``"rust"`` for tiktoken files,
+    ``"regex"`` the installed :mod:`regex`).  The compiled programs carry
+    the flavour's tables; :mod:`regex` (short batches, patterns outside the
+    compiled subset) runs only on texts where its classes agree with the
+    flavour's, else on the text with each code point the flavour sees
+    otherwise replaced by one :mod:`regex` sees the same way
+    (:func:`~segkit.runtime.unicode_flavours.substitute`).
 
     >>> RegexSplitter((r"\\d{1,3}", r"\\s+|\\S+"), gaps=True).spans("ab 12345 c")
     [(0, 2), (2, 3), (3, 6), (6, 8), (8, 9), (9, 10)]
     """
 
     def __init__(self, pattern: str | tuple[str, ...] | None, gaps: bool = False, lines: bool = False,
-                 prefix_at: int | None = None) -> None:
+                 prefix_at: int | None = None, flavour: str = "regex") -> None:
         import regex
 
+        from ...runtime.unicode_flavours import check_flavour
+
         self.pattern = pattern
+        self.flavour = check_flavour(flavour)
         if isinstance(pattern, tuple):
             if not gaps or not pattern:
                 raise ValueError("a chain of patterns splits as HuggingFace's Split does (gaps=True), "
                                  f"found {len(pattern)} pattern(s) with gaps={gaps}")
-            self.chain = [RegexSplitter(p, True, lines) for p in pattern]
+            self.chain = [RegexSplitter(p, True, lines, flavour=flavour) for p in pattern]
             self.rx = self.chain[0].rx
             programs = [step.program for step in self.chain]
         else:
@@ -253,7 +264,7 @@ class RegexSplitter:
             # lines: ^ and $ anchor lines, as in a tokenizer.json's patterns
             # (Oniguruma's Ruby syntax, which HF tokenizers runs).
             self.rx = regex.compile(pattern, regex.MULTILINE if lines else 0) if pattern is not None else None
-            programs = [_program(pattern, lines)] if pattern is not None else [None]
+            programs = [_program(pattern, lines, flavour)] if pattern is not None else [None]
         self.gaps = gaps
         #: The compiled programs of the patterns, in order (see
         #: :mod:`.regex_program`), or None when one is outside its subset:
@@ -268,7 +279,8 @@ class RegexSplitter:
                 raise ValueError(f"prefix_at must be between 0 and {len(patterns)} with gaps=True, found {prefix_at}")
 
             def part(ps: list[str]) -> "RegexSplitter | None":
-                return None if not ps else RegexSplitter(ps[0] if len(ps) == 1 else tuple(ps), True, lines)
+                return None if not ps else RegexSplitter(ps[0] if len(ps) == 1 else tuple(ps), True, lines,
+                                                          flavour=flavour)
 
             self._head, self._tail = part(patterns[:prefix_at]), part(patterns[prefix_at:])
 
@@ -300,13 +312,23 @@ class RegexSplitter:
             return spans
         if self.rx is None:
             return [(0, len(s))] if s else []
-        if self.gaps:
+        t = s  # the text regex runs on
+        found = None  # the compiled program's matches, where regex's classes are not the flavour's
+        if self.flavour != "regex":
+            program = self.program
+            if program is None:
+                from ...runtime.unicode_flavours import substitute
+
+                t = substitute(s, self.flavour)
+            elif not program.regex_agrees(s):
+                found = [tuple(m) for m in program.spans(s).tolist()]
+        if self.gaps and found is None:
             # Python's finditer finds what the Rust iterators find as long as
             # no match is empty (they differ only after an empty one): one
             # pass in C, and the careful loop below only where one is.
             out = []
             p = 0
-            for m in self.rx.finditer(s):
+            for m in self.rx.finditer(t):
                 a, b = m.span()
                 if a == b:
                     break
@@ -321,7 +343,7 @@ class RegexSplitter:
         out = []
         p = 0
         gaps = self.gaps
-        for a, b in matches(self.rx, s):
+        for a, b in matches(self.rx, t) if found is None else found:
             if b == a and not gaps:
                 raise ValueError(
                     f"the pattern {self.pattern!r:.80} matches the empty string at character {a} of "

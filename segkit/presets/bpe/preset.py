@@ -48,6 +48,15 @@ CACHE_BYTES = 1 << 20
 #: GPT-2's pattern (segkit's trainer default).
 GPT2_PATTERN = r"""'(?:[sdmt]|ll|ve|re)| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+"""
 
+#: Whose character classes a model's pattern means
+#: (:mod:`segkit.runtime.unicode_flavours`): a tokenizer.json's (and a
+#: vocab.json + merges.txt pair's) those of HF tokenizers' Oniguruma, a
+#: tiktoken file's (and a Tekken file's: mistral_common runs tiktoken)
+#: those of tiktoken's Rust regex crate, segkit's own models the installed
+#: :mod:`regex`'s.  Derived from the mode, so saved and cached models need
+#: not record it.
+FLAVOUR_OF_MODE = {"tokenizer.json": "onig", "tiktoken": "rust", "tekken": "rust", "merges": "regex"}
+
 
 
 def around_rows(ids: np.ndarray, rows: np.ndarray, before: np.ndarray, after: np.ndarray):
@@ -168,7 +177,8 @@ class BPE(TiktokenAPI, TransformersNames, Preset):
                 isinstance(pattern, tuple) and pattern and all(isinstance(p, str) for p in pattern)):
             raise TypeError(f"pattern must be a str, a tuple of str or None, found {type(pattern).__name__}")
         try:
-            splitter = RegexSplitter(pattern, gaps, lines=mode == "tokenizer.json", prefix_at=prefix_at)
+            splitter = RegexSplitter(pattern, gaps, lines=mode == "tokenizer.json", prefix_at=prefix_at,
+                                     flavour=FLAVOUR_OF_MODE[mode])
         except Exception as e:  # regex.error
             raise ValueError(f"pattern is not a valid regular expression: {e}") from None
         self._prefix_at = prefix_at
@@ -278,8 +288,9 @@ class BPE(TiktokenAPI, TransformersNames, Preset):
 
         # (a leading space put in: only the regex path inserts it)
         kind = pattern_kind(pattern) if isinstance(pattern, str) and self._prefix_at is None else KIND_REGEX
-        self._pre = Pretokenizer(pattern) if kind != KIND_REGEX else None
-        self._table = class_table() if self._pre is not None else None
+        flavour = FLAVOUR_OF_MODE[mode]
+        self._pre = Pretokenizer(pattern, flavour) if kind != KIND_REGEX else None
+        self._table = class_table(flavour) if self._pre is not None else None
         self._special = SpecialTokens(dict(specials)) if mode != "tokenizer.json" else None
         self._scratches: dict = {}
         # single texts: only the backtracking encoder has a fused path

@@ -50,6 +50,7 @@ from typing import NamedTuple
 
 import numpy as np
 
+from ...runtime.unicode_flavours import substitute
 from .char_classes import class_table
 from .pretokenize_kernels import (
     DISALLOWED_FOUND,
@@ -253,6 +254,11 @@ class Pretokenizer:
     ----------
     pattern
         The regular expression (:mod:`regex` syntax), e.g. :data:`O200K_PATTERN`.
+    flavour
+        Whose character classes the pattern means: ``"regex"`` (the
+        installed :mod:`regex`), ``"onig"`` (HF tokenizers: tokenizer.json
+        files) or ``"rust"`` (tiktoken: tiktoken files); see
+        :mod:`segkit.runtime.unicode_flavours`.
 
     Notes
     -----
@@ -273,9 +279,14 @@ class Pretokenizer:
     ['1', '22']
     """
 
-    def __init__(self, pattern: str = GPT2_PATTERN) -> None:
+    def __init__(self, pattern: str = GPT2_PATTERN, flavour: str = "regex") -> None:
+        from ...runtime.unicode_flavours import check_flavour
+
         self.kind = pattern_kind(pattern)
         self.pattern = pattern
+        #: whose character classes the compiled matchers use: "regex" (the
+        #: installed regex module), "onig" (HF tokenizers), "rust" (tiktoken)
+        self.flavour = check_flavour(flavour)
         self._rx = None
         if self.kind == KIND_REGEX:
             import regex
@@ -291,16 +302,18 @@ class Pretokenizer:
         return self.kind != KIND_REGEX
 
     def __repr__(self) -> str:
+        if self.flavour != "regex":
+            return f"Pretokenizer({self.pattern!r}, flavour={self.flavour!r})"
         return f"Pretokenizer({self.pattern!r})"
 
     def __reduce__(self):
-        return (Pretokenizer, (self.pattern,))
+        return (Pretokenizer, (self.pattern, self.flavour))
 
     def __eq__(self, other) -> bool:
-        return isinstance(other, Pretokenizer) and other.pattern == self.pattern
+        return isinstance(other, Pretokenizer) and (other.pattern, other.flavour) == (self.pattern, self.flavour)
 
     def __hash__(self) -> int:
-        return hash(self.pattern)
+        return hash((self.pattern, self.flavour))
 
     def split_buffer(self, buf: np.ndarray, row_splits: np.ndarray, plan: np.ndarray = NO_SPECIALS) -> Pieces:
         """Pieces of the rows of a UTF-8 buffer (checked: :func:`check_buffer`),
@@ -321,7 +334,7 @@ class Pretokenizer:
         n = data.size
         if n > _SCRATCH_BYTES:
             return self._split(data, np.array([0, n], dtype=np.int64), plan, single=True)
-        table = class_table() if self.kind != KIND_REGEX else _NO_TABLE
+        table = class_table(self.flavour) if self.kind != KIND_REGEX else _NO_TABLE
         ends, ids = _scratch_arrays(n)
         status, pos, k, t = split_row(self.kind, data, 0, n, table, plan, ends, ids, 0)
         if status == DISALLOWED_FOUND:
@@ -335,7 +348,7 @@ class Pretokenizer:
         splits = np.array([0, k], dtype=np.int64)
         if self.kind == KIND_REGEX:
             rs = np.array([0, n], dtype=np.int64)
-            starts, ends, ids, splits = _regex_pieces(self._rx, data, rs, starts, ends, ids, splits)
+            starts, ends, ids, splits = _regex_pieces(self._rx, data, rs, starts, ends, ids, splits, self.flavour)
         return Pieces(data, starts, ends, ids, splits)
 
     def findall(self, text: str) -> list[str]:
@@ -344,20 +357,22 @@ class Pretokenizer:
         return self.split(text).strings(0)
 
     def _split(self, buf: np.ndarray, rs: np.ndarray, plan: np.ndarray, single: bool = False) -> Pieces:
-        table = class_table() if self.kind != KIND_REGEX else _NO_TABLE
+        table = class_table(self.flavour) if self.kind != KIND_REGEX else _NO_TABLE
         status, state, starts, ends, ids, splits = split_batch(self.kind, buf, rs, table, plan)
         if status == DISALLOWED_FOUND:
             row, pos, t = (int(x) for x in state)
             position = len(buf[rs[row] : pos].tobytes().decode("utf-8"))
             raise disallowed_error(token_string(plan, t), position, None if single else row)
         if self.kind == KIND_REGEX:
-            starts, ends, ids, splits = _regex_pieces(self._rx, buf, rs, starts, ends, ids, splits)
+            starts, ends, ids, splits = _regex_pieces(self._rx, buf, rs, starts, ends, ids, splits, self.flavour)
         return Pieces(buf, starts, ends, ids, splits)
 
 
-def _regex_pieces(rx, buf, rs, seg_starts, seg_ends, seg_ids, seg_splits):
+def _regex_pieces(rx, buf, rs, seg_starts, seg_ends, seg_ids, seg_splits, flavour: str = "regex"):
     """Expand the stretches of text between special tokens into the
-    pattern's non-empty matches (``regex.finditer``), as byte offsets.
+    pattern's non-empty matches (``regex.finditer``), as byte offsets
+    (another flavour than ``"regex"``: on the text as that flavour's
+    engine sees it, :func:`~segkit.runtime.unicode_flavours.substitute`).
 
     Python only collects each stretch's match offsets (in characters);
     one compiled pass turns them into byte offsets and lays the pieces out.
@@ -369,7 +384,7 @@ def _regex_pieces(rx, buf, rs, seg_starts, seg_ends, seg_ids, seg_splits):
         if tid >= 0:
             continue
         k = len(offsets)
-        for m in rx.finditer(raw[s:e].decode("utf-8")):
+        for m in rx.finditer(substitute(raw[s:e].decode("utf-8"), flavour)):
             a, b = m.span()
             if b > a:
                 offsets += (a, b)

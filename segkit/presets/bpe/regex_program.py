@@ -24,7 +24,19 @@ matches are read from the installed :mod:`regex` (the atom's own text, with
 ``(?i:...)`` around it in a case-insensitive group, scanned over all of
 Unicode with :func:`segkit.runtime.unicode.property_mask`), so the Unicode
 version and the case folding are those of the :mod:`regex` path the program
-replaces.  The matcher is a backtracking one, as :mod:`regex` is
+replaces.  With ``flavour="onig"`` (HF tokenizers' Oniguruma: tokenizer.json
+files) or ``"rust"`` (tiktoken's Rust regex crate: tiktoken files) they are
+the reference engine's instead, measured from it and stored as differences
+from :mod:`regex` (:mod:`segkit.runtime.unicode_flavours`): those engines
+know an older Unicode, in which e.g. U+0558 is unassigned, not a letter.
+
+>>> onig = compile_pattern(r"\p{L}+|[^\p{L}]+", flavour="onig")
+>>> onig.spans("ab\u0558cd").tolist()
+[[0, 2], [2, 3], [3, 5]]
+>>> compile_pattern(r"\p{L}+|[^\p{L}]+").spans("ab\u0558cd").tolist()
+[[0, 5]]
+
+The matcher is a backtracking one, as :mod:`regex` is
 (leftmost-first alternation, greedy quantifiers that give characters back,
 possessive ones that do not), and its matches follow the Rust iterators'
 rules of :func:`segkit.presets.bpe.pieces.matches`.
@@ -59,7 +71,7 @@ nested or POSIX classes, more than 64 distinct atoms.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
 
 import numpy as np
@@ -364,19 +376,22 @@ class _Emitter:
                 self.code[j][1] = len(self.code)
 
 
-def _atom_mask(key: tuple[str, bool]) -> np.ndarray:
-    """Code points the one-character atom ``key`` matches, read from :mod:`regex`."""
-    from ...runtime.unicode import property_mask
+def _atom_mask(key: tuple[str, bool], flavour: str = "regex", cache: dict | None = None) -> np.ndarray:
+    """Code points the one-character atom ``key`` matches, read from :mod:`regex`
+    (``flavour="regex"``) or from the measured tables of HF's Oniguruma
+    (``"onig"``) or tiktoken's Rust regex crate (``"rust"``)."""
+    from ...runtime.unicode_flavours import atom_mask
 
     text, icase = key
     if not icase and len(text) == 1 and text != ".":
         mask = np.zeros(N_CODE_POINTS, dtype=bool)
         mask[ord(text)] = True
         return mask
-    # Uncached: property_mask keeps every mask it made (1.1 MB each), which
-    # is right for segkit's fixed tables, not for the atoms of any pattern a
-    # user brings (the programs themselves are cached, compactly).
-    return property_mask.__wrapped__(f"(?i:{text})" if icase else text)
+    # Uncached (atom_mask scans with property_mask.__wrapped__): property_mask
+    # keeps every mask it made (1.1 MB each), which is right for segkit's
+    # fixed tables, not for the atoms of any pattern a user brings (the
+    # programs themselves are cached, compactly).
+    return atom_mask(text, icase, flavour, cache)
 
 
 def _two_level(flat: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -406,6 +421,25 @@ class Program:
     code: np.ndarray  # int64 (n, 4): op, a, b, c
     sets: np.ndarray  # uint64: unions of atom bits
     first: int  # index in sets of the possible first characters, -1: none
+    flavour: str = "regex"  # whose character classes: "regex", "onig" or "rust"
+    #: Code points where the atoms' classes differ from the regex module's
+    #: (sorted int64; empty for the regex flavour): a text without any runs
+    #: the same through :mod:`regex`.
+    differs: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+
+    def regex_agrees(self, text: str) -> bool:
+        """Whether :mod:`regex` (the pattern itself) cuts ``text`` as this
+        program does: no character of ``text`` is in :attr:`differs`."""
+        if not self.differs.size or not text or ord(max(text)) < self.differs[0]:
+            return True
+        rx = self.__dict__.get("_differs_rx")
+        if rx is None:
+            import regex
+
+            runs = np.split(self.differs, np.flatnonzero(np.diff(self.differs) != 1) + 1)
+            body = "".join(f"\\U{int(r[0]):08x}-\\U{int(r[-1]):08x}" for r in runs)
+            rx = self.__dict__["_differs_rx"] = regex.compile(f"[{body}]")
+        return rx.search(text) is None
 
     def spans(self, text: str) -> np.ndarray:
         """``(start, end)`` of the matches in ``text`` (str indices, int64 ``(n, 2)``),
@@ -470,7 +504,7 @@ class Program:
 
 
 @lru_cache(maxsize=64)
-def compile_pattern(pattern: str, multiline: bool = False) -> Program | None:
+def compile_pattern(pattern: str, multiline: bool = False, flavour: str = "regex") -> Program | None:
     """The :class:`Program` of ``pattern``, or ``None`` when the pattern is
     outside the subset (see the module docstring).
 
@@ -482,6 +516,10 @@ def compile_pattern(pattern: str, multiline: bool = False) -> Program | None:
     multiline
         ``^`` and ``$`` anchor lines, as ``regex.MULTILINE`` (and
         HuggingFace's Oniguruma) make them.
+    flavour
+        Whose character classes: ``"regex"`` (the installed :mod:`regex`),
+        ``"onig"`` (HF tokenizers) or ``"rust"`` (tiktoken); see
+        :mod:`segkit.runtime.unicode_flavours`.
 
     >>> compile_pattern(r"\\p{L}+|\\p{N}") is not None
     True
@@ -490,8 +528,11 @@ def compile_pattern(pattern: str, multiline: bool = False) -> Program | None:
     """
     import regex
 
+    from ...runtime.unicode_flavours import check_flavour
+
     if not isinstance(pattern, str):
         raise TypeError(f"pattern must be a str, found {type(pattern).__name__}")
+    check_flavour(flavour)
     regex.compile(pattern, regex.MULTILINE if multiline else 0)  # invalid: regex's own error
     try:
         tree = _Parser(pattern).parse()
@@ -502,8 +543,13 @@ def compile_pattern(pattern: str, multiline: bool = False) -> Program | None:
     if len(keys) > MAX_ATOMS:
         return None
     flat = np.zeros(N_CODE_POINTS, dtype=np.uint64)
+    differs = np.zeros(N_CODE_POINTS, dtype=bool)
+    cache: dict = {}  # class items shared by the atoms
     for key, bit in keys.items():
-        flat[_atom_mask(key)] |= np.uint64(1 << bit)
+        mask = _atom_mask(key, flavour, cache)
+        flat[mask] |= np.uint64(1 << bit)
+        if flavour != "regex":
+            differs |= mask != _atom_mask(key, "regex")
     emitter = _Emitter(keys, multiline)
     emitter.node(tree)
     emitter.emit(OP_MATCH)
@@ -513,4 +559,6 @@ def compile_pattern(pattern: str, multiline: bool = False) -> Program | None:
     sets = np.array(emitter.sets or [0], dtype=np.uint64)
     for a in (pages, blocks, code, sets):
         a.setflags(write=False)
-    return Program(pattern, multiline, pages, blocks, code, sets, first)
+    differs_at = np.flatnonzero(differs).astype(np.int64)
+    differs_at.setflags(write=False)
+    return Program(pattern, multiline, pages, blocks, code, sets, first, flavour, differs_at)

@@ -93,10 +93,26 @@ def literal_finder(s: str) -> Finder:
     return find
 
 
-def regex_finder(pattern: str) -> Finder:
-    """Every match of ``pattern`` (the ``regex`` module), leftmost first."""
+def regex_finder(pattern: str, flavour: str = "onig") -> Finder:
+    """Every match of ``pattern`` (the ``regex`` module), leftmost first,
+    with the character classes of ``flavour``
+    (:mod:`segkit.runtime.unicode_flavours`): a tokenizer.json's patterns
+    mean what HF tokenizers' Oniguruma makes of them, so ``"onig"``:
+    ``regex`` runs on the text with each code point Oniguruma sees
+    otherwise (one it does not know yet such as U+0558, or U+0295, a lower
+    case letter to it) replaced by one ``regex`` sees as Oniguruma does (exact for properties; not for Oniguruma's
+    own ``\\w``, which lacks ``²³¹¼½¾``, the compiled path's business).
+
+    >>> regex_finder(r"\\p{L}+")("ab\\u0558cd"), regex_finder(r"\\p{L}+", "regex")("ab\\u0558cd")
+    ([(0, 2), (3, 5)], [(0, 5)])
+    """
     rx = _compiled(pattern)
-    return lambda text: [m.span() for m in rx.finditer(text)]
+    if flavour == "regex":
+        return lambda text: [m.span() for m in rx.finditer(text)]
+    from ...runtime.unicode_flavours import check_flavour, substitute
+
+    check_flavour(flavour)
+    return lambda text: [m.span() for m in rx.finditer(substitute(text, flavour))]
 
 
 def read_pattern(spec: Any, source: str, where: str) -> tuple[Finder, str]:
