@@ -309,9 +309,8 @@ def tokenizer_json_of(bpe, *, template: Any = MODEL_TEMPLATE, trim_offsets: bool
     >>> doc["model"]["merges"][:2], doc["added_tokens"][0]["content"]
     ([['Ġ', 't'], ['Ġ', 'a']], '<|endoftext|>')
     """
-    from .preset import BPE
-
-    if not isinstance(bpe, BPE):
+    if getattr(bpe, "_mode", None) is None or not hasattr(bpe, "_tables"):  # (not a segkit.BPE; no import of
+        # .preset, which imports this module)
         raise ValueError(f"save_pretrained: a tokenizer.json is written for a segkit.BPE, found "
                          f"{type(bpe).__name__}")
     if bpe._mode == "tekken":
