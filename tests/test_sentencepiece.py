@@ -294,3 +294,95 @@ def test_broken_bytes_name_the_field(tmp_path, data, message) -> None:
 def test_a_missing_file_is_named(tmp_path) -> None:
     with pytest.raises(ModelFileError, match=r"nope\.model: cannot read"):
         segkit.SentencePieceBPE(tmp_path / "nope.model")
+
+
+# ------------------------------------------------- segkit precompile's models
+def test_the_precompile_models_are_what_sentencepiece_reads() -> None:
+    """The ``.model`` files ``segkit precompile`` writes itself (its
+    protobuf encoder and charsmap builder, segkit.cli.precompile) are read
+    by the peer as segkit reads them, and take the paths they are there for."""
+    from segkit.cli import precompile
+    from segkit.presets.sentencepiece import kernels as K
+
+    texts = precompile.SP_TEXTS + ["\ufb01\u3000\uff21", " Hello  World hello", "world" * 30]
+    flags = {}
+    for name, data in precompile.sentencepiece_models().items():
+        model, peer = segkit.SentencePieceBPE.from_bytes(data, name), spm.SentencePieceProcessor(model_proto=data)
+        for text in texts:
+            ids = peer.encode(text)
+            assert model.encode(text) == ids, (name, text)
+            assert model.decode(ids) == peer.decode(ids), (name, ids)
+        f = model._t.flags
+        flags[name] = (int(f[K.F_SPLIT]), bool(f[K.F_FAST]), bool(f[K.F_HAS_UNUSED]), model.settings["byte_fallback"])
+    assert flags == {"bytes": (K.SPLIT_BEFORE, True, False, True), "charsmap": (0, False, False, False),
+                     "unused": (0, True, True, True), "suffix": (K.SPLIT_AFTER, True, False, False),
+                     "spaces": (K.SPLIT_BEFORE, True, False, False)}, flags
+    charsmap = segkit.SentencePieceBPE.from_bytes(precompile.sentencepiece_models()["charsmap"])
+    assert charsmap.encode("\ufb01ne \uff21") == charsmap.encode("fine A")  # the charsmap's rules apply
+
+
+_AFTER_PRECOMPILE = r"""
+import pickle, sys, tempfile
+from pathlib import Path
+sys.path.insert(0, sys.argv[1])
+import segkit
+from segkit.cli import precompile
+from segkit.runtime import kernel_cache
+from segkit.runtime.jit import dispatcher_of
+
+
+def signatures():
+    from numba.core.dispatcher import Dispatcher
+
+    found = {}
+    for module_name, module in list(sys.modules.items()):
+        if module_name.startswith("segkit"):
+            for name, value in list(vars(module).items()):
+                d = dispatcher_of(value)
+                if isinstance(d, Dispatcher):
+                    found[f"{module_name}.{name}"] = len(d.signatures)
+    return found
+
+
+precompile.run(areas=("sentencepiece",))
+before = kernel_cache.STATS["loaded"] + kernel_cache.STATS["compiled"]
+kernels = signatures()
+texts = ["Hello, world! naïve café 東京 😀", "  spaced   out  ", "", "x" * 300]
+with tempfile.TemporaryDirectory() as tmp:
+    for path in sys.argv[2:]:
+        sp = segkit.SentencePieceBPE(path)
+        for text in texts:
+            sp.decode(sp.encode(text))
+        sp.encode(texts[0] * 2000)
+        sp.encode_batch(texts)
+        sp.encode_batch(texts * 4, num_threads=2)
+        sp.save(Path(tmp) / "m.segkit")
+        segkit.load(Path(tmp) / "m.segkit").encode_batch(texts)
+        pickle.loads(pickle.dumps(sp)).encode(texts[0])
+after = kernel_cache.STATS["loaded"] + kernel_cache.STATS["compiled"]
+print(after - before, sorted(k for k, n in signatures().items() if n > kernels.get(k, 0)))
+"""
+
+
+def test_precompile_covers_every_sentencepiece_kernel(trained) -> None:
+    """After the ``sentencepiece`` exercise of ``segkit precompile``, real
+    models (the trained ones, Mistral's) need no kernel that it did not
+    compile or load: a specialization it misses would be compiled at a
+    user's first call (in a fresh process, so that no earlier test has
+    made it)."""
+    import subprocess
+    import sys
+
+    paths = [str(p) for p in trained.values()]
+    try:
+        import mistral_common
+
+        data = Path(mistral_common.__file__).parent / "data"
+        paths += [str(data / name) for name in MISTRAL if (data / name).is_file()]
+    except ImportError:
+        pass
+    root = Path(__file__).resolve().parents[1]
+    run = subprocess.run([sys.executable, "-c", _AFTER_PRECOMPILE, str(root), *paths], capture_output=True,
+                         text=True, timeout=600, cwd=root)
+    assert run.returncode == 0, run.stderr[-3000:]
+    assert run.stdout.strip() == "0 []", f"new specializations after the exercise (count, kernels): {run.stdout}"

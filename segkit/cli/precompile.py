@@ -8,9 +8,9 @@ compiling it.  Run by hand, it compiles into the usual cache for this
 machine: after an upgrade of Numba, say, which makes earlier code unusable.
 
 What is compiled is what the calls below compile: the public entry points
-of every preset (WordPiece, ChineseMaxMatch, MaxMatch and RWKVWorld, BPE),
-their Arrow paths where pyarrow is importable, trainer and command, on tiny
-inputs, each twice where a
+of every preset (WordPiece, ChineseMaxMatch, MaxMatch and RWKVWorld, BPE,
+SentencePieceBPE on ``.model`` files made here), their Arrow paths where
+pyarrow is importable, trainer and command, on tiny inputs, each twice where a
 model can come from segkit's model cache (a model mapped from a file has
 read-only arrays, which Numba compiles separately).  A call missing here
 costs nothing but compiling at run time, with its notice.
@@ -200,6 +200,175 @@ def _bpe(folder: Path) -> None:
         tok(TEXTS, return_offsets_mapping=True)
 
 
+# SentencePiece ``.model`` files, made here: ``segkit precompile`` runs
+# where neither sentencepiece nor mistral_common is installed.  A protobuf
+# message is its fields one after another, each a varint key
+# ``number << 3 | wire type`` then the value: wire type 0 a varint (ints,
+# bools, enums), 2 a varint length and the bytes (strings, bytes,
+# sub-messages), 5 a little-endian float32.  The field numbers are
+# sentencepiece_model.proto's (the ones segkit reads: .presets.sentencepiece.proto).
+def _pb_varint(n: int) -> bytes:
+    n &= (1 << 64) - 1  # (a negative int32 is written as its 64-bit two's complement, as protobuf does)
+    out = bytearray()
+    while n >= 0x80:
+        out.append(n & 0x7F | 0x80)
+        n >>= 7
+    out.append(n)
+    return bytes(out)
+
+
+def _pb_message(*fields: tuple[int, object]) -> bytes:
+    """The message of ``(number, value)`` fields, in that order: an int or
+    bool as a varint, a float as a float32, str (UTF-8) or bytes
+    length-delimited (a sub-message is its bytes)."""
+    import struct
+
+    out = bytearray()
+    for number, value in fields:
+        if isinstance(value, (bool, int)):
+            out += _pb_varint(number << 3 | 0) + _pb_varint(int(value))
+        elif isinstance(value, float):
+            out += _pb_varint(number << 3 | 5) + struct.pack("<f", value)
+        else:
+            raw = value.encode("utf-8") if isinstance(value, str) else bytes(value)
+            out += _pb_varint(number << 3 | 2) + _pb_varint(len(raw)) + raw
+    return bytes(out)
+
+
+_SP_NORMAL, _SP_UNKNOWN, _SP_CONTROL, _SP_USER, _SP_UNUSED, _SP_BYTE = 1, 2, 3, 4, 5, 6  # SentencePiece.Type
+
+
+def _sp_model(pieces: list[tuple[str, float, int]], *, byte_fallback: bool = False, suffix: bool = False,
+              charsmap: bytes = b"", add_dummy_prefix: bool = True, remove_extra_whitespaces: bool = False,
+              escape_whitespaces: bool = True) -> bytes:
+    """A serialized ``ModelProto`` of a BPE model: ``pieces`` (piece, score,
+    type), ``trainer_spec`` (model_type BPE, its options) and
+    ``normalizer_spec`` (the charsmap and whitespace options)."""
+    unk = next(i for i, p in enumerate(pieces) if p[2] == _SP_UNKNOWN)
+    trainer = _pb_message((3, 2), (4, len(pieces)), (24, suffix), (35, byte_fallback),  # model_type: BPE
+                          (40, unk), (41, 1), (42, 2), (43, -1))  # unk, bos, eos, pad ids
+    normalizer = _pb_message((1, "tiny" if charsmap else "identity"), (2, charsmap), (3, add_dummy_prefix),
+                             (4, remove_extra_whitespaces), (5, escape_whitespaces))
+    return _pb_message(*((1, _pb_message((1, piece), (2, float(score)), (3, kind))) for piece, score, kind in pieces),
+                       (2, trainer), (3, normalizer))
+
+
+def _sp_charsmap(rules: dict[str, str]) -> bytes:
+    """A precompiled charsmap (see :mod:`segkit.presets.pipeline.charsmap`)
+    of ``rules`` (text -> replacement): a uint32 trie size, a Darts
+    double-array trie of the texts' UTF-8 bytes, the replacements each ended
+    by a NUL.  Laid out plainly: node ``i``'s children are at ``base ^ label``
+    with ``base = 256 * (i + 1)``, its own block (the root is unit 0), and
+    a node where a text ends has a leaf (label 0, at ``base``) holding the
+    replacement's offset.  A unit: ``offset << 10 | has_leaf << 8 | label``
+    (offset: the unit's index xor ``base``); a leaf: ``1 << 31 | value``."""
+    import struct
+
+    children: list[dict[int, int]] = [{}]
+    labels = [0]
+    values: list[int | None] = [None]
+    strings = bytearray()
+    for text, replacement in rules.items():
+        node = 0
+        for byte in text.encode("utf-8"):
+            if byte not in children[node]:
+                children[node][byte] = len(children)
+                children.append({})
+                labels.append(byte)
+                values.append(None)
+            node = children[node][byte]
+        values[node] = len(strings)
+        strings += replacement.encode("utf-8") + b"\0"
+    units = [0] * (256 * (len(children) + 1))
+    index = [0] * len(children)
+    for i in range(len(children)):  # (a child's number is above its parent's: its index is known first)
+        base = 256 * (i + 1)
+        for label, child in children[i].items():
+            index[child] = base ^ label
+        if values[i] is not None:
+            units[base] = 1 << 31 | values[i]
+        units[index[i]] = (index[i] ^ base) << 10 | (values[i] is not None) << 8 | labels[i]
+    trie = struct.pack(f"<{len(units)}I", *units)
+    return struct.pack("<I", len(trie)) + trie + bytes(strings)
+
+
+def _sp_pieces(letters: str, merged: list[str], *, user: tuple[str, ...] = (), unused: tuple[str, ...] = (),
+               byte_pieces: bool = False) -> list[tuple[str, float, int]]:
+    """``<unk>``, ``<s>``, ``</s>``, the byte pieces, user-defined symbols,
+    then the merged pieces (scores falling: earlier merges first) and the
+    single characters."""
+    pieces = [("<unk>", 0.0, _SP_UNKNOWN), ("<s>", 0.0, _SP_CONTROL), ("</s>", 0.0, _SP_CONTROL)]
+    if byte_pieces:
+        pieces += [(f"<0x{b:02X}>", 0.0, _SP_BYTE) for b in range(256)]
+    pieces += [(u, 0.0, _SP_USER) for u in user]
+    pieces += [(m, -float(i), _SP_UNUSED if m in unused else _SP_NORMAL) for i, m in enumerate(merged)]
+    pieces += [(c, -float(len(merged) + i), _SP_NORMAL) for i, c in enumerate(letters)]
+    return pieces
+
+
+#: Texts for the SentencePiece models: spaces in runs, a user-defined
+#: symbol, a charsmap rule (ﬁ, Ａ), characters no piece has (byte fallback
+#: or unk), a word longer than the word cache's short words, a control
+#: piece's text.
+SP_TEXTS = ["Hello world", "  hello   [INST] world  ", "ﬁne Ａ hold 東京 😀", "l" * 100 + " wow", "<s>", ""]
+
+
+def sentencepiece_models() -> dict[str, bytes]:
+    """The ``.model`` files :func:`_sentencepiece` runs, by name: each takes
+    another path of the kernels (the word mode before or after ``▁``, the
+    whole text, the span encoder) or of the normalizer."""
+    letters = "\u2581Hdehlorw"
+    merged = ["\u2581w", "\u2581wo", "ll", "he", "\u2581h", "\u2581he", "\u2581hell", "hell", "or", "\u2581wor",
+              "\u2581worl", "\u2581world", "\u2581hello", "lo"]
+    return {
+        # Llama's and Mistral's kind: identity, byte fallback, a user-defined symbol, words cut before "▁"
+        "bytes": _sp_model(_sp_pieces(letters, merged, user=("[INST]",), byte_pieces=True), byte_fallback=True),
+        # unk, a charsmap, whitespace removed; "o▁w" and "fi" (whose "i" is no piece: the span encoder):
+        # no word mode, the whole text merged
+        "charsmap": _sp_model(_sp_pieces(letters + "Af", merged + ["o\u2581w", "fi", "fin"]),
+                              charsmap=_sp_charsmap({"\ufb01": "fi", "\uff21": "A", "\u3000": " "}),
+                              remove_extra_whitespaces=True),
+        # UNUSED pieces (resegmented; the whole text), no dummy prefix
+        "unused": _sp_model(_sp_pieces(letters, merged, unused=("\u2581wo", "ll"), byte_pieces=True),
+                            byte_fallback=True, add_dummy_prefix=False),
+        # whitespace as a suffix: words cut after "▁"
+        "suffix": _sp_model(_sp_pieces(letters, ["o\u2581", "lo\u2581", "llo\u2581", "he", "hello\u2581", "ll"]),
+                            suffix=True),
+        # spaces not escaped (pieces with " ")
+        "spaces": _sp_model(_sp_pieces(letters + " ", merged + [" w", "o "]), escape_whitespaces=False),
+    }
+
+
+def _sentencepiece(folder: Path) -> None:
+    """segkit.SentencePieceBPE: the tables and the pair table made from a
+    file, from bytes, from a saved model (its arrays read-only) and from a
+    pickle; encode (one text in one call with the word cache; a long text
+    by the batch kernel), encode_batch, decode."""
+    import segkit
+
+    long_text = " ".join(SP_TEXTS) * 1200  # > 16384 characters: encode runs the batch kernel
+    for name, data in sentencepiece_models().items():
+        path = folder / f"{name}.model"
+        path.write_bytes(data)
+        saved = folder / f"{name}.segkit"
+        segkit.SentencePieceBPE(path).save(saved)
+        for sp in (segkit.SentencePieceBPE(path), segkit.SentencePieceBPE.from_bytes(data), segkit.load(saved),
+                   segkit.SentencePieceBPE.load(saved, verify=False), pickle.loads(pickle.dumps(segkit.load(saved)))):
+            for text in SP_TEXTS:
+                ids = sp.encode(text)
+                sp.tokenize(text)
+                sp.decode(ids)
+                sp.decode(ids, skip_special_tokens=False)
+            sp.encode(long_text)
+            rows = sp.encode_batch(SP_TEXTS)
+            sp.encode_batch(SP_TEXTS * 8, num_threads=2)
+            sp.batch_decode(rows)
+            try:
+                sp.encode("a lone \ud800 surrogate")
+            except ValueError:
+                pass
+
+
 def _training(folder: Path) -> None:
     import segkit
 
@@ -387,6 +556,7 @@ EXERCISES: dict[str, Callable[[Path], None]] = {
     "chinese": _chinese,
     "maxmatch": _maxmatch,
     "bpe": _bpe,
+    "sentencepiece": _sentencepiece,
     "training": _training,
     "arrow": _arrow,
 }
@@ -396,7 +566,7 @@ EXERCISES: dict[str, Callable[[Path], None]] = {
 #: one process each, when there are two cores (about equal compile times;
 #: both write to the same folder, so a kernel one has compiled the other
 #: loads).
-HALVES = (("bpe", "chinese", "maxmatch"), ("wordpiece", "training", "arrow", "commands"))
+HALVES = (("bpe", "chinese", "maxmatch", "sentencepiece"), ("wordpiece", "training", "arrow", "commands"))
 
 
 def run(log: Callable[[str], None] | None = None, cli_main: Callable[[list[str]], int] | None = None,
