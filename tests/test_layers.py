@@ -221,7 +221,8 @@ ALLOWED = {
     **{p: _SHARED | {"presets.base", "presets.pipeline", "presets.added_matches", "presets.transformers_names"}
        for p in _PRESETS},
     "presets.loader": _SHARED | _PRESETS | {"presets.pipeline", "presets.base", "presets.registry"},
-    "presets.tokenizer": _SHARED | {"presets.pipeline", "presets.bpe", "presets.loader", "presets.transformers_names"},
+    "presets.tokenizer": _SHARED | {"presets.pipeline", "presets.bpe", "presets.loader", "presets.transformers_names",
+                                    "presets.added_matches"},
     "presets.transformers_backend": {"presets.tokenizer"},
     "training": _SHARED | _PRESETS,
     "scale": _SHARED | {"training"},

@@ -19,6 +19,7 @@ from __future__ import annotations
 import json
 import os
 import threading
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
@@ -33,6 +34,18 @@ from .pipeline.options import PostProcessor
 from .pipeline.postprocess import MAX_PAD_LENGTH, TRUNCATION
 from .pipeline.stages import Stages
 from .pipeline.template import normalize_template, template_slots
+
+
+def _spaces_of(model: Any):
+    """How a segkit.BPE's normalizer (a Unicode normal form) writes one
+    white-space character (None: as it is): what a ``normalized`` added
+    token's token string holds."""
+    form = getattr(model, "_normalizer", None)
+    if isinstance(form, str):  # (segkit.BPE: a Unicode normal form)
+        import unicodedata
+
+        return lambda c: unicodedata.normalize(form, c)
+    return None
 
 
 class _Names:
@@ -233,6 +246,28 @@ class Tokenizer(HFEncoder, DefaultOptions, TransformersNames):
         if got is None:
             return None
         return Encoding(got[0], st.names, 1, got[1])
+
+    @cached_property
+    def _strip_map(self) -> dict | None:  # (the model's added tokens never change: made once, then an attribute)
+        return self._strip_tokens() or None
+
+    def _strip_tokens(self) -> dict | None:
+        strip = self.__dict__.get("_strip")
+        if strip is None:
+            from .added_matches import word
+
+            m = self.model
+            added = getattr(m, "_added_list", None) or getattr(m, "_added", None) or []
+            spaces = _spaces_of(m)
+            # (a normalized token of a staged file's normalizer keeps its
+            # name: the spaces it took are the normalized text's, which a
+            # character-by-character guess gets wrong, e.g. under Prepend)
+            staged = callable(getattr(m, "_normalizer", None))
+            strip = self._strip = {
+                a.id: (bool(a.lstrip), bool(a.rstrip), spaces if a.normalized else None,
+                       word().match if getattr(a, "single_word", False) else None)
+                for a in added if (a.lstrip or a.rstrip) and not (a.normalized and staged)}
+        return strip
 
     def _set_roles(self, roles: dict, source: str) -> None:
         """The tokens of transformers' roles (``{"pad": "<pad>", ...}``,

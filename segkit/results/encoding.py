@@ -100,7 +100,7 @@ class Encoding:
     ((0, 2), 1, 5)
     """
 
-    __slots__ = ("_data", "_id_to_token", "_n_seq", "_ovf", "_ids", "_rows_of")
+    __slots__ = ("_data", "_id_to_token", "_n_seq", "_ovf", "_ids", "_rows_of", "_source")
 
     def __init__(self, data: np.ndarray, id_to_token: Sequence, n_sequences: int = 1, overflow=None):
         self._data = data
@@ -110,6 +110,10 @@ class Encoding:
         # encodings are pieces first:end of an overflow batch.
         self._ovf = overflow
         self._ids = None
+        # None, or ({id: (lstrip, rstrip, spaces, single_word)} of added tokens that
+        # take spaces, (text, pair)): their token strings are the text they
+        # matched, spaces included, as HF's (see _matched_strings).
+        self._source = None
 
     @classmethod
     def _of_ids(cls, ids: list, id_to_token: Sequence, rows_of: tuple) -> "Encoding":
@@ -126,6 +130,7 @@ class Encoding:
         e._id_to_token = id_to_token
         e._n_seq = 1
         e._ovf = None
+        e._source = None
         return e
 
     def __getattr__(self, name: str):
@@ -144,14 +149,17 @@ class Encoding:
         return data
 
     def __reduce__(self):
-        return (Encoding, (self._data, self._id_to_token, self._n_seq, self._ovf))
+        return (_rebuilt, (self._data, self._id_to_token, self._n_seq, self._ovf, self._source))
 
     @property
     def overflowing(self) -> list["Encoding"]:
         if self._ovf is None:
             return []
         data, rows, p0, p1 = self._ovf
-        return [Encoding(data[:, rows[p] : rows[p + 1]], self._id_to_token, self._n_seq) for p in range(p0, p1)]
+        out = [Encoding(data[:, rows[p] : rows[p + 1]], self._id_to_token, self._n_seq) for p in range(p0, p1)]
+        for e in out:
+            e._source = self._source
+        return out
 
     @property
     def ids(self) -> list[int]:
@@ -162,7 +170,10 @@ class Encoding:
     def tokens(self) -> list[str]:
         itos = _itos(self._id_to_token)
         ids = self._ids
-        return [itos[i] for i in (self._data[0].tolist() if ids is None else ids)]
+        tokens = [itos[i] for i in (self._data[0].tolist() if ids is None else ids)]
+        if self._source is not None:
+            _matched_strings(tokens, _rows(self._data), *self._source)
+        return tokens
 
     @property
     def offsets(self) -> list[tuple[int, int]]:
@@ -296,6 +307,67 @@ class Encoding:
         return None if i is None else self.token_to_word(i)
 
 
+def _rebuilt(data, id_to_token, n_seq, ovf, source) -> Encoding:
+    e = Encoding(data, id_to_token, n_seq, ovf)
+    e._source = source
+    return e
+
+
+def _white(c: str) -> bool:
+    """Rust's ``char::is_whitespace`` (Unicode White_Space), which HF's
+    ``lstrip``/``rstrip`` take; Python's ``isspace`` also takes U+001C-001F."""
+    return c.isspace() and not "\x1c" <= c <= "\x1f"
+
+
+def _matched_strings(tokens: list, rows: tuple, strip: dict, texts: tuple) -> None:
+    """HF's token string of an added token with ``lstrip`` or ``rstrip``:
+    the text it matched, the white space it took included (``" <mask>"``),
+    written into ``tokens`` (a ``single_word`` token, whose entry holds the
+    word-character test ``(text, i) -> bool`` of HF's rule, only where it
+    was matched: the model may give the same id); ``spaces`` (or None) writes each
+    white-space character as the normalizer does, for a ``normalized``
+    token (BERT's: a tab becomes a space).  The spaces it took are those next to its
+    offsets (which ``trim_offsets`` may have moved inside them), up to the
+    end of the token before it in its sequence (a token whose ``rstrip``
+    took them first keeps them)."""
+    ids, starts, ends, seqs = rows[0], rows[4], rows[5], rows[7]
+    hits = np.flatnonzero(np.isin(ids, np.fromiter(strip, dtype=np.int64, count=len(strip))))
+    if not hits.size:
+        return
+    taken: dict[int, int] = {}  # token index -> end of the text its string holds
+    for k in hits.tolist():
+        q = int(seqs[k])
+        text = texts[q] if 0 <= q < len(texts) else None
+        if not isinstance(text, str):
+            continue
+        lstrip, rstrip, spaces, single_word = strip[int(ids[k])]
+        a, b = int(starts[k]), int(ends[k])
+        before = np.flatnonzero(seqs[:k] == q)
+        floor = 0
+        if before.size:
+            j = int(before[-1])
+            floor = taken.get(j, int(ends[j]))
+        a2, b2 = a, b
+        if lstrip:
+            while a2 > floor and _white(text[a2 - 1]):
+                a2 -= 1
+        if rstrip:
+            while b2 < len(text) and _white(text[b2]):
+                b2 += 1
+        matched = text[a2:b2]  # (offsets may hold the spaces, or lie inside them: trim_offsets)
+        lead = len(matched) - len(matched.lstrip()) if lstrip else 0
+        trail = len(matched) - len(matched.rstrip()) if rstrip else 0
+        c0, c1 = a2 + lead, b2 - trail  # (the token's own text: single_word looks around it)
+        if single_word is not None and ((c0 > 0 and single_word(text, c0 - 1)) or
+                                        (c1 < len(text) and single_word(text, c1))):
+            continue  # (not a match: the model's own token of that id, HF's single_word rule)
+        taken[k] = b2
+        before, after = matched[:lead], matched[len(matched) - trail:]
+        if spaces is not None:  # (a normalized token: its spaces as the normalizer writes them)
+            before, after = "".join(map(spaces, before)), "".join(map(spaces, after))
+        tokens[k] = before + tokens[k] + after
+
+
 def _index(name: str, value: object) -> int:
     """A non-negative int argument (numpy integers too), else TypeError/ValueError."""
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
@@ -358,7 +430,7 @@ class BatchEncoding(Sequence):
     """
 
     __slots__ = ("_flat", "_splits", "_parts", "_part_starts", "_id_to_token", "pad_id", "n_sequences", "_ovf",
-                 "pad_type_id", "padding_side")
+                 "pad_type_id", "padding_side", "_source")
 
     def __init__(
         self, data: np.ndarray, row_splits: np.ndarray, id_to_token: Sequence, pad_id: int = 0, n_sequences: int = 1,
@@ -376,6 +448,8 @@ class BatchEncoding(Sequence):
         self._ovf = overflow if overflow is not None and overflow[2][-1] > 0 else None
         self.pad_type_id = pad_type_id
         self.padding_side = padding_side  # where to_numpy pads rows shorter than the longest
+        # None, or ({id: (lstrip, rstrip, spaces, single_word)}, [(text, pair) per item]): see Encoding._source
+        self._source = None
 
     @classmethod
     def _from_parts(cls, parts: list, id_to_token: Sequence, pad_id: int = 0) -> "BatchEncoding":
@@ -447,7 +521,10 @@ class BatchEncoding(Sequence):
             p0, p1 = int(o[2][i]), int(o[2][i + 1])
             if p1 > p0:
                 ovf = (o[0], o[1], p0, p1)
-        return Encoding(data[:, a:b], self._id_to_token, nseq, ovf)
+        e = Encoding(data[:, a:b], self._id_to_token, nseq, ovf)
+        if self._source is not None:
+            e._source = (self._source[0], self._source[1][i if self._parts is None else i + self._part_starts[p]])
+        return e
 
     def __iter__(self) -> Iterator[Encoding]:
         for i in range(len(self)):

@@ -40,6 +40,10 @@ from .stages import Stages
 TextOrPair = Union[str, tuple[str, str], list]
 
 
+#: See :attr:`HFEncoder._strip_map`.
+ASK = object()
+
+
 def _check_text(text: object, what: str = "text") -> str:
     if not isinstance(text, str):
         raise TypeError(f"expected {what} as str, found {type(text).__name__}: {text!r:.80}")
@@ -126,12 +130,31 @@ class HFEncoder:
                 and truncation_side is None and padding_side is None):
             # The call with every default, as per-call users make it: the
             # preset's latency path, with the option vector resolved once.
-            fast = self._encode_fast(st, text, st.post.single_defaults)
-            if fast is not None:
-                return fast
-            return self._encode(st, text, None, tried_fast=True)  # (the path declined this text: not again)
-        return self._encode(st, text, pair, add_special_tokens, max_length, truncation, padding,
-                            pad_to_multiple_of, stride, truncation_side, padding_side, is_pretokenized)
+            e = self._encode_fast(st, text, st.post.single_defaults)
+            if e is None:
+                e = self._encode(st, text, None, tried_fast=True)  # (the path declined this text: not again)
+        else:
+            e = self._encode(st, text, pair, add_special_tokens, max_length, truncation, padding,
+                             pad_to_multiple_of, stride, truncation_side, padding_side, is_pretokenized)
+        strip = self._strip_map
+        if strip is ASK:
+            strip = self._strip_tokens()
+        if strip and not is_pretokenized:
+            e._source = (strip, (text, pair))
+        return e
+
+    #: :meth:`_strip_tokens` when known for the tokenizer's life (a dict or
+    #: None, read per call), or ``ASK``: call it (added tokens may change).
+    _strip_map: Any = None
+
+    def _strip_tokens(self) -> dict | None:
+        """``{id: (lstrip, rstrip, spaces, single_word)}`` of the added
+        tokens that take the white space next to them, whose token strings
+        are the text they matched, spaces included (:attr:`Encoding.tokens`,
+        as HF's).  ``spaces``: None, or how the normalizer writes a
+        white-space character (a ``normalized`` token); ``single_word``:
+        HF's word-character test, or None.  None: no such token."""
+        return None
 
     def _encode(self, st: Stages, text, pair, add_special_tokens=True, max_length=None, truncation=None, padding=None,
                 pad_to_multiple_of=None, stride=None, truncation_side=None, padding_side=None,
@@ -207,10 +230,19 @@ class HFEncoder:
         ``is_pretokenized=True`` an item is a list of words (or a pair of
         them), each word encoded on its own, offsets relative to the word.
         """
-        return self._encode_batch(self._stages, texts, add_special_tokens=add_special_tokens, max_length=max_length,
-                                  truncation=truncation, padding=padding, pad_to_multiple_of=pad_to_multiple_of,
-                                  stride=stride, truncation_side=truncation_side, padding_side=padding_side,
-                                  num_threads=num_threads, is_pretokenized=is_pretokenized)
+        strip = None if is_pretokenized else (self._strip_tokens() if self._strip_map is ASK else self._strip_map)
+        if strip and not isinstance(texts, (str, bytes, bytearray)):
+            try:
+                texts = list(texts)
+            except TypeError:
+                pass  # (named by _encode_batch)
+        out = self._encode_batch(self._stages, texts, add_special_tokens=add_special_tokens, max_length=max_length,
+                                 truncation=truncation, padding=padding, pad_to_multiple_of=pad_to_multiple_of,
+                                 stride=stride, truncation_side=truncation_side, padding_side=padding_side,
+                                 num_threads=num_threads, is_pretokenized=is_pretokenized)
+        if strip:
+            out._source = (strip, [(t, None) if type(t) is str else tuple(t) for t in texts])
+        return out
 
     def _encode_batch(self, st: Stages, texts, *, add_special_tokens=True, max_length=None, truncation=None,
                       padding=None, pad_to_multiple_of=None, stride=None, truncation_side=None, padding_side=None,

@@ -33,7 +33,7 @@ from ...models.vocabulary import Vocabulary, VocabSource
 from ..base import Preset
 from ..transformers_names import TransformersNames
 from ...runtime import interrupts
-from ..pipeline.encoder import HFEncoder, _check_text
+from ..pipeline.encoder import ASK, HFEncoder, _check_text
 from . import added_tokens as _added
 from .decoding import Decoder
 from .matching import Matcher
@@ -509,6 +509,23 @@ class WordPiece(HFEncoder, TransformersNames, TokenizerState, Preset):
     # --------------------------------------------------------------- encode
     # (encode, encode_batch, __call__, encode_arrow: the shared HFEncoder;
     # WordPiece adds its fused paths)
+    _strip_map = ASK  # (add_tokens changes them)
+
+    def _strip_tokens(self) -> dict | None:
+        added = self._stages.added
+        if added is None:
+            return None
+        got = self.__dict__.get("_strip")
+        if got is None or got[0] is not added:  # (add_tokens makes a new added vocabulary)
+            # (a normalized one is left as its content: HF's string is then
+            # BERT's normalized text, with the spaces put around CJK characters)
+            from ..added_matches import word
+
+            got = self.__dict__["_strip"] = (added, {
+                i: (t.lstrip, t.rstrip, None, word().match if t.single_word else None)
+                for i, t in added.tokens.items() if (t.lstrip or t.rstrip) and not t.normalized})
+        return got[1]
+
     def _encode_fast(self, st: Stages, text: str, opts: np.ndarray) -> Encoding | None:
         """One text in one compiled call (rewrite, match, template,
         truncation, padding: :func:`~segkit.presets.wordpiece.single.encode_single`)."""
