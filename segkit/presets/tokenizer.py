@@ -16,7 +16,6 @@ its own (the same :class:`~.pipeline.encoder.HFEncoder`).
 
 from __future__ import annotations
 
-import json
 import os
 import threading
 from functools import cached_property
@@ -380,29 +379,18 @@ class Tokenizer(HFEncoder, DefaultOptions, TransformersNames):
         >>> Tokenizer.from_file(out).encode("a b a").ids
         [0, 1]
         """
-        from ..runtime.regular_files import write_new_file
-        from .pipeline.folder_config import ROLES
+        from .pipeline.folder_config import ROLES, write_folder
 
         source = self._source_doc
         if source is None:  # (built over a BPE: ValueError for another model, or what HF cannot say)
             from .bpe.to_tokenizer_json import tokenizer_json_of
 
             source = tokenizer_json_of(self.model, template=self._template, trim_offsets=self._trim)
-        folder = Path(folder)
-        folder.mkdir(parents=True, exist_ok=True)
         doc = dict(source, truncation=_hf_truncation(self.truncation), padding=_hf_padding(self.padding))
         roles = {f"{r}_token": self._special_token(r) for r in ROLES}
         roles = {k: v for k, v in roles.items() if v is not None}
-        config = {"tokenizer_class": "PreTrainedTokenizerFast", **roles}
-        if self.model_max_length != VERY_LARGE_INTEGER:
-            config["model_max_length"] = int(self.model_max_length)
-        written = []
-        for name, data in (("tokenizer.json", doc), ("tokenizer_config.json", config),
-                           ("special_tokens_map.json", roles)):
-            target = folder / name
-            write_new_file(target, (json.dumps(data, ensure_ascii=False, indent=2) + "\n").encode("utf-8"))
-            written.append(str(target))
-        return written
+        mml = None if self.model_max_length == VERY_LARGE_INTEGER else self.model_max_length
+        return write_folder(folder, doc, roles, mml)
 
     # ----------------------------------------------------------- pickling
     def __reduce__(self):

@@ -1266,7 +1266,8 @@ class BPE(TiktokenAPI, TransformersNames, Preset):
         >>> segkit.from_pretrained(folder).encode("hello world<|endoftext|>")
         [15339, 1917, 100257]
         """
-        from .to_tokenizer_json import tokenizer_json_of, write_folder
+        from ..pipeline.folder_config import write_folder
+        from .to_tokenizer_json import tokenizer_json_of
 
         roles = {f"{role}_token": token for role, token in self._roles.items()}
         return write_folder(folder, tokenizer_json_of(self), roles)

@@ -47,10 +47,7 @@ their own (the bundled patterns match all text).
 
 from __future__ import annotations
 
-import json
-import os
 import re
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -358,25 +355,3 @@ def tokenizer_json_of(bpe, *, template: Any = MODEL_TEMPLATE, trim_offsets: bool
     }
 
 
-def write_folder(folder: str | os.PathLike, doc: dict, roles: dict[str, str],
-                 model_max_length: int | None = None) -> list[str]:
-    """Write ``tokenizer.json`` (``doc``), ``tokenizer_config.json``
-    (transformers' ``PreTrainedTokenizerFast``, the role tokens
-    ``{"eos_token": ...}``, ``model_max_length``) and
-    ``special_tokens_map.json`` (the roles) into ``folder`` (made if
-    missing), each through :func:`segkit.runtime.regular_files.write_new_file`;
-    returns the paths written."""
-    from ...runtime.regular_files import write_new_file
-
-    folder = Path(folder)
-    folder.mkdir(parents=True, exist_ok=True)
-    config = {"tokenizer_class": "PreTrainedTokenizerFast", **roles}
-    if model_max_length is not None:
-        config["model_max_length"] = int(model_max_length)
-    written = []
-    for name, data in (("tokenizer.json", doc), ("tokenizer_config.json", config),
-                       ("special_tokens_map.json", roles)):
-        target = folder / name
-        write_new_file(target, (json.dumps(data, ensure_ascii=False, indent=2) + "\n").encode("utf-8"))
-        written.append(str(target))
-    return written
