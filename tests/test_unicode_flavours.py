@@ -362,3 +362,35 @@ def test_data_loads_lazily():
             "assert u._data.cache_info().currsize == 1, 'tiktoken files use the rust tables'; "
             "assert 'tokenizers' not in sys.modules and 'tiktoken' not in sys.modules")
     subprocess.run([sys.executable, "-c", code], check=True, cwd=ROOT)
+
+
+@pytest.mark.parametrize("flavour", ["onig", "rust"])
+@pytest.mark.parametrize("name", ["llama3", "qwen3.5", "deepseek-words", "tekken", "cl100k"])
+def test_program_differs_is_every_code_point_where_an_atom_differs(name, flavour):
+    # compile_pattern compares the atoms with regex's only at the flavour's
+    # special code points; the full comparison over all code points must
+    # find the same ones.
+    from segkit.presets.bpe.regex_program import _atom_mask
+
+    pattern = PUBLISHED_PATTERNS[name]
+    program = compile_pattern.__wrapped__(pattern, False, flavour)
+    keys: dict = {}
+    _atoms(_Parser(pattern).parse(), keys)
+    full = np.zeros(0x110000, dtype=bool)
+    for key in keys:
+        full |= _atom_mask(key, flavour, {}) != _atom_mask(key, "regex")
+    assert full.any()  # (these patterns' classes do differ somewhere)
+    assert np.flatnonzero(full).tolist() == program.differs.tolist()
+
+
+def test_kept_scans_are_read_only_and_bounded():
+    from segkit.runtime import unicode
+
+    first = unicode.scanned(r"\p{Lu}")
+    again = unicode.scanned(r"\p{Lu}")  # (from the kept bits)
+    assert not first.flags.writeable and not again.flags.writeable
+    assert again[ord("A")] and not again[ord("a")]
+    assert np.array_equal(again, unicode.property_mask.__wrapped__(r"\p{Lu}"))
+    for k in range(unicode.SCANS_KEPT + 3):
+        unicode.scanned(f"[\\u{0x4e00 + k:04x}]")
+    assert len(unicode._SCANS) == unicode.SCANS_KEPT

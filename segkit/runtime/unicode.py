@@ -39,6 +39,42 @@ def property_mask(pattern: str) -> np.ndarray:
     return mask
 
 
+#: How many scans :func:`scanned` keeps, packed to a bit per code point
+#: (139 kB each).
+SCANS_KEPT = 64
+_SCANS: dict[str, np.ndarray] = {}
+
+
+def scanned(pattern: str) -> np.ndarray:
+    """``property_mask(pattern)`` (read-only) for the atoms
+    of any pattern a user brings: the last :data:`SCANS_KEPT` scans are
+    kept packed, so that a chain of patterns or a model loaded again
+    scans each class once while memory stays bounded (property_mask keeps
+    every mask whole, which is right for segkit's fixed tables only)."""
+    bits = _SCANS.pop(pattern, None)
+    if bits is None:
+        mask = property_mask.__wrapped__(pattern)
+        bits = np.packbits(mask)
+        if len(_SCANS) >= SCANS_KEPT:
+            _SCANS.pop(next(iter(_SCANS)))
+    else:
+        mask = np.unpackbits(bits, count=N_CODE_POINTS).astype(bool)
+        mask.setflags(write=False)
+    _SCANS[pattern] = bits  # (last: most recently used)
+    return mask
+
+
+def matched_at(pattern: str, code_points: np.ndarray, text: str) -> np.ndarray:
+    """``property_mask(pattern)[code_points]`` for a one-character class,
+    read by scanning only ``text`` (those code points as one str)."""
+    import regex
+
+    out = np.zeros(len(code_points), dtype=bool)
+    for m in regex.finditer(f"(?:{pattern})+", text):
+        out[m.start() : m.end()] = True
+    return out
+
+
 def white_space() -> np.ndarray:
     """Unicode ``White_Space`` (what Rust's ``char::is_whitespace`` tests)."""
     return property_mask(r"\p{White_Space}")

@@ -52,7 +52,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .unicode import N_CODE_POINTS, property_mask
+from .unicode import N_CODE_POINTS, scanned
 
 __all__ = ["FLAVOURS", "atom_mask", "check_flavour", "remap", "substitute", "substitution", "table"]
 
@@ -232,7 +232,7 @@ def _item_mask(item: str, negated: bool, icase: bool, in_class: bool, t: _Table,
     key = (item, negated, icase, in_class)
     got = cache.get(key)
     if got is None:
-        base = remap(property_mask.__wrapped__(f"[{item}]" if in_class and item != "." else item), t.name)
+        base = remap(scanned(f"[{item}]" if in_class and item != "." else item), t.name)
         flips = t.items.get(f"[{item}]" if in_class else item)
         if flips is not None and flips.size:
             base[flips] ^= True
@@ -249,14 +249,14 @@ def atom_mask(text: str, icase: bool, flavour: str, cache: dict | None = None) -
     code points).  ``cache``: a dict shared by the atoms of one pattern."""
     check_flavour(flavour)
     if flavour == "regex":
-        return property_mask.__wrapped__(f"(?i:{text})" if icase else text)
+        return scanned(f"(?i:{text})" if icase else text)
     t = table(flavour)
     cache = {} if cache is None else cache
     try:
         in_class, negated, ranges, props = _parse(text)
     except (_NotAClass, ValueError, IndexError):
         # Outside what is parsed here: the regex module's view, remapped.
-        return remap(property_mask.__wrapped__(f"(?i:{text})" if icase else text), flavour)
+        return remap(scanned(f"(?i:{text})" if icase else text), flavour)
     mask = np.zeros(N_CODE_POINTS, dtype=bool)
     for a, b in ranges:
         mask[a : b + 1] = True

@@ -19,7 +19,6 @@ from ..base import ModelFileError
 from . import layout as L
 from .inputs import check_dense, check_id, check_specials
 from .pieces import utf8
-from .tables import build_tables
 
 MODES = ("tiktoken", "merges", "tokenizer.json", "tekken")
 
@@ -27,7 +26,7 @@ MODES = ("tiktoken", "merges", "tokenizer.json", "tekken")
 def from_state(cls, config: dict, arrays: dict, source: str, certify: bool):
     from . import verify
     from .files import HFAdded
-    from .tables import finish_tables, merge_table
+    from .tables import finish_tables, merge_table, splits
 
     def bad(what: str) -> ValueError:
         if certify:  # a file: the error segkit.load raises
@@ -139,12 +138,13 @@ def from_state(cls, config: dict, arrays: dict, source: str, certify: bool):
         raise bad(str(e)) from None
     if certify:
         if tables.non_monotone >= 0:
-            # Splits that the pair test cannot certify: recompute them.
-            tokens = [tok_bytes[tok_start[i] : tok_start[i + 1]].tobytes() if lengths[i] else None for i in range(n)]
-            fresh = build_tables(tokens, ranks=None if use_merges else np.arange(n, dtype=np.int32),
-                                 merges=[tuple(m) for m in merges.tolist()] if use_merges else None,
-                                 whole_any=config["whole_any"])
-            if not np.array_equal(fresh.info, info):
+            # Splits that the pair test cannot certify: recompute them (the
+            # stored double array was checked above and is kept).
+            byte_tok = np.full(256, -1, dtype=np.int32)
+            byte_tok[tok_bytes[tok_start[singles]]] = singles
+            fresh = splits(tok_bytes, tok_start, byte_tok,
+                           np.zeros(0, np.int32) if use_merges else np.arange(n, dtype=np.int32), mtab, use_merges)
+            if not np.array_equal(fresh, info):
                 raise bad("the stored splits are not the ones BPE gives")
         else:
             model = tables.model

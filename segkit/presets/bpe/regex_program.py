@@ -387,11 +387,22 @@ def _atom_mask(key: tuple[str, bool], flavour: str = "regex", cache: dict | None
         mask = np.zeros(N_CODE_POINTS, dtype=bool)
         mask[ord(text)] = True
         return mask
-    # Uncached (atom_mask scans with property_mask.__wrapped__): property_mask
-    # keeps every mask it made (1.1 MB each), which is right for segkit's
-    # fixed tables, not for the atoms of any pattern a user brings (the
-    # programs themselves are cached, compactly).
+    # Not property_mask (which keeps every mask it made, 1.1 MB each: right
+    # for segkit's fixed tables, not for the atoms of any pattern a user
+    # brings): atom_mask's scans are kept packed and bounded
+    # (runtime.unicode.scanned).
     return atom_mask(text, icase, flavour, cache)
+
+
+def _regex_mask_at(key: tuple[str, bool], code_points: np.ndarray, text: str) -> np.ndarray:
+    """``_atom_mask(key, "regex")[code_points]``, scanning only ``text`` (the
+    code points as one str): a one-character atom reads no context."""
+    from ...runtime.unicode import matched_at
+
+    atom, icase = key
+    if not icase and len(atom) == 1 and atom != ".":
+        return code_points == ord(atom)
+    return matched_at(f"(?i:{atom})" if icase else atom, code_points, text)
 
 
 def _two_level(flat: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -545,11 +556,16 @@ def compile_pattern(pattern: str, multiline: bool = False, flavour: str = "regex
     flat = np.zeros(N_CODE_POINTS, dtype=np.uint64)
     differs = np.zeros(N_CODE_POINTS, dtype=bool)
     cache: dict = {}  # class items shared by the atoms
+    if flavour != "regex":  # (a flavour's classes differ from regex's only at its special code points)
+        from ...runtime.unicode_flavours import special
+
+        where = np.flatnonzero(special(flavour))
+        where_text = "".join(map(chr, where.tolist()))
     for key, bit in keys.items():
         mask = _atom_mask(key, flavour, cache)
         flat[mask] |= np.uint64(1 << bit)
         if flavour != "regex":
-            differs |= mask != _atom_mask(key, "regex")
+            differs[where] |= mask[where] != _regex_mask_at(key, where, where_text)
     emitter = _Emitter(keys, multiline)
     emitter.node(tree)
     emitter.emit(OP_MATCH)

@@ -105,17 +105,28 @@ def build_tables(
     bsym = np.arange(1, 257, dtype=np.int32)
     trans = np.ascontiguousarray(auto.trans, dtype=np.int32)
 
-    order = ids[np.argsort(lengths[ids], kind="stable")].astype(np.int64)
-    pairs = P.new_table(len(tokens))
     if merges is not None:
         mtab = merge_table(np.asarray(merges, dtype=np.int32).reshape(-1, 2))
         rank = np.zeros(0, dtype=np.int32)
     else:
         mtab = P.new_table(0)
         rank = np.asarray(ranks, dtype=np.int32)
-    info, _ = derive_splits(tok_bytes, tok_start, order, byte_tok, rank, mtab, merges is not None, pairs)
+    info = splits(tok_bytes, tok_start, byte_tok, rank, mtab, merges is not None)
     lex = np.array(sorted(ids.tolist(), key=tokens.__getitem__), dtype=np.int32)
     return finish_tables(tok_bytes, tok_start, trans, bsym, info, lex, whole_any)
+
+
+def splits(tok_bytes, tok_start, byte_tok, rank, mtab, use_merges: bool) -> np.ndarray:
+    """Every token's split (the ``info`` table), as BPE makes it on the
+    token's own bytes: by ``rank`` (tiktoken) or by the merge table
+    ``mtab`` (``use_merges``).  ``byte_tok``: the id of each single byte's
+    token."""
+    lengths = np.diff(tok_start)
+    ids = np.flatnonzero(lengths > 0)
+    order = ids[np.argsort(lengths[ids], kind="stable")].astype(np.int64)
+    info, _ = derive_splits(tok_bytes, tok_start, order, byte_tok, rank, mtab, use_merges,
+                            P.new_table(lengths.size))
+    return info
 
 
 def merge_table(merges: np.ndarray) -> np.ndarray:
