@@ -10,6 +10,7 @@ the bundled multilingual sample (and the shared corpus when present).
 from __future__ import annotations
 
 import json
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -184,10 +185,10 @@ def _patterns(draw, depth=0):
             elif kind == 6:
                 items.append(draw(st.sampled_from(["(?=", "(?!"])) + draw(st.sampled_from(_ATOMS)) + ")")
             elif kind == 7:
-                items.append(draw(st.sampled_from(["^", "$"])))
+                items.append(draw(st.sampled_from(["^", "$", "\\A", "\\z"])))
             else:
                 inner = draw(_patterns(depth + 1))
-                items.append(draw(st.sampled_from(["(?:", "(?i:", "("])) + inner + ")"
+                items.append(draw(st.sampled_from(["(?:", "(?i:", "(", "(?>"])) + inner + ")"
                              + draw(st.sampled_from(["", "?", "", "+", "{1}"])))
         alts.append("".join(items))
     return "|".join(alts)
@@ -249,7 +250,8 @@ def test_multiline_anchors():
         r"(?:a+)+b",  # nested quantifiers
         r"a+?",  # lazy
         r"(?<=a)b",  # lookbehind
-        r"(?>a+)b",  # atomic group
+        r"(?>a|b)+c",  # quantified atomic group
+        r"a\Z",  # (regex's \Z is \z, Oniguruma's and Rust's are not: left to regex)
         r"(?=ab)a",  # lookahead of more than one character
         r"\bword\b",  # word boundaries
         r"(?i)abc",  # global inline flag
@@ -257,12 +259,40 @@ def test_multiline_anchors():
         r"[[:alpha:]]",  # POSIX class
         r"(?P<x>a)",  # named group
         r"a{2",  # a brace that is not a quantifier
-        r"\Aa",
     ],
 )
 def test_outside_the_subset_is_none(pattern):
     regex.compile(pattern)  # valid for regex: only outside the subset
     assert compile_pattern(pattern) is None
+
+
+@pytest.mark.parametrize("pattern, text", [
+    (r"(?>a|ab)c|\S", "abc ac abac"),  # the group keeps its first match: "ab" is never tried before c
+    (r"(?>\p{N}{1,3})\d|\d+", "1234 12 1"),  # (?>x{1,3}) is x{1,3}+
+    (r"(?>\s+(?!\S)|\s)\S|\s+", "a   b  \n c"),
+    (r"(?>a?(?:b|bc))c|.", "abcc bc bcc"),
+    (r"\Aa|a\z|a$", "aaa\na\na"),
+    (r"\s+\z|\S+|\s", "ab  \n  "),
+])
+def test_atomic_groups_and_absolute_anchors(pattern, text):
+    program = compile_pattern(pattern)
+    assert program is not None
+    want = [list(span) for span in matches(regex.compile(pattern), text)]
+    assert program.spans(text).tolist() == want
+    lines = compile_pattern(pattern, multiline=True)
+    assert lines.spans(text).tolist() == [list(span) for span in matches(regex.compile(pattern, regex.M), text)]
+
+
+def test_a_pattern_outside_the_subset_warns_once_naming_the_construct():
+    from segkit.presets.bpe.pieces import RegexSplitter, SlowPatternWarning
+
+    pattern = r"(?<=x)y|\S+|\s+"
+    with pytest.warns(SlowPatternWarning, match=r"runs through the regex module.*group kind '\(\?<' \(near position 0"):
+        first = RegexSplitter(pattern, False)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        again = RegexSplitter(pattern, False)  # (once per process)
+    assert first.program is None and again.program is None
 
 
 def test_more_than_64_atoms_is_none():

@@ -22,6 +22,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import warnings
+
 import numpy as np
 
 
@@ -115,15 +117,34 @@ COMPILED_MIN_ROWS = 16
 COMPILED_MIN_CHARS = 2048
 
 
+#: Patterns already warned about (once per process each).
+_SLOW_PATTERNS: set[str] = set()
+
+
+class SlowPatternWarning(UserWarning):
+    """A pre-tokenization pattern is outside the compiled subset: the
+    :mod:`regex` module runs it (the same pieces, more slowly)."""
+
+
 def _program(pattern: str, lines: bool, flavour: str = "regex"):
     """The compiled program of ``pattern`` (:func:`.regex_program.compile_pattern`)
-    with ``flavour``'s character classes, or None (outside its subset)."""
-    from .regex_program import compile_pattern
+    with ``flavour``'s character classes, or None (outside its subset: then
+    one :class:`SlowPatternWarning` per pattern names the construct)."""
+    from .regex_program import compile_pattern, outside_subset
 
     try:
-        return compile_pattern(pattern, lines, flavour)
+        program = compile_pattern(pattern, lines, flavour)
     except Exception:  # noqa: BLE001 - anything it cannot take, regex runs
-        return None
+        program = None
+    if program is None and pattern not in _SLOW_PATTERNS:
+        _SLOW_PATTERNS.add(pattern)
+        try:
+            why = outside_subset(pattern) or "it could not be compiled"
+        except Exception:  # noqa: BLE001
+            why = "it could not be compiled"
+        warnings.warn(f"segkit: the pre-tokenization pattern {pattern!r:.120} runs through the regex module, "
+                      f"which is slower than a compiled pattern: {why}", SlowPatternWarning, stacklevel=2)
+    return program
 
 
 def _pack(programs: list) -> tuple:

@@ -37,6 +37,8 @@ OP_LOOK = 4
 OP_BEGIN = 5
 OP_END = 6
 OP_MATCH = 7
+OP_ATOMIC = 8
+OP_CUT = 9
 
 
 @kernel
@@ -48,7 +50,10 @@ def atom_bits(pages, blocks, c):
 @kernel
 def match_at(cps, lo, hi, p, pages, blocks, code, sets, stack):
     """End of the match of the program starting at ``cps[p]`` in the row
-    ``cps[lo:hi]``, or -1.  ``stack``: int64 ``(len(code), 3)`` scratch."""
+    ``cps[lo:hi]``, or -1.  ``stack``: int64 ``(2 * len(code) + 1, 3)``
+    scratch: backtracking entries from the bottom (at most one per
+    instruction), the stack height at each atomic group's start from the
+    top (row ``-1 - pc`` for the group's ``ATOMIC`` at ``pc``)."""
     pc = 0
     pos = p
     sp = 0
@@ -103,11 +108,17 @@ def match_at(cps, lo, hi, p, pages, blocks, code, sets, stack):
                 ok = False
         elif op == OP_END:
             # regex's "$": the end, or before a newline that ends the text
-            # (any newline with MULTILINE)
-            if pos == hi or (cps[pos] == 10 and (code[pc, 1] != 0 or pos == hi - 1)):
+            # (any newline with MULTILINE: a = 1); "\z": the end only (a = 2)
+            if pos == hi or (code[pc, 1] != 2 and cps[pos] == 10 and (code[pc, 1] == 1 or pos == hi - 1)):
                 pc += 1
             else:
                 ok = False
+        elif op == OP_ATOMIC:  # an atomic group starts: remember the stack's height
+            stack[stack.shape[0] - 1 - pc, 0] = sp
+            pc += 1
+        elif op == OP_CUT:  # it matched: what it could try next is dropped
+            sp = stack[stack.shape[0] - 1 - code[pc, 1], 0]
+            pc += 1
         else:  # OP_MATCH
             return pos
         if not ok:
@@ -169,7 +180,7 @@ def match_row(cps, lo, hi, pages, blocks, code, sets, first, stack, out, n):
 @kernel
 def match_rows(cps, row_splits, pages, blocks, code, sets, first, out, span_splits):
     """Matches of every row (see the module docstring); returns their number."""
-    stack = np.empty((code.shape[0] + 1, 3), dtype=np.int64)
+    stack = np.empty((2 * code.shape[0] + 1, 3), dtype=np.int64)
     n = np.int64(0)
     span_splits[0] = 0
     for r in range(row_splits.shape[0] - 1):
@@ -203,7 +214,7 @@ def chain_pieces(cps, pages_all, blocks_all, code_all, sets_all, meta, gaps):
     for k in range(meta.shape[0]):
         if meta[k, 3] - meta[k, 2] > longest:
             longest = meta[k, 3] - meta[k, 2]
-    stack = np.empty((longest + 1, 3), dtype=np.int64)
+    stack = np.empty((2 * longest + 1, 3), dtype=np.int64)
     nb = 0
     if n:
         bounds[0] = 0

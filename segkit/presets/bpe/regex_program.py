@@ -5,10 +5,13 @@ Qwen2, Qwen 3.5, DeepSeek's Split patterns, Mistral Tekken) use a small part
 of regular-expression syntax: alternation, concatenation, non-capturing and
 case-insensitive groups, one-character atoms (literals, escapes such as
 ``\s`` or ``\p{L}``, ``.`` and character classes) with quantifiers, a
-one-character lookahead and the anchors ``^`` / ``$``.  :func:`compile_pattern`
+one-character lookahead, atomic groups (``(?>\p{N}{1,3})``, as HF writes
+cl100k's possessive quantifier) and the anchors ``^`` / ``$`` / ``\A`` /
+``\z``.  :func:`compile_pattern`
 turns such a pattern into a :class:`Program` that
 :mod:`.regex_kernels` runs without :mod:`regex`; a pattern outside the
-subset gives ``None``, and the caller keeps using :mod:`regex`.
+subset gives ``None``, and the caller keeps using :mod:`regex`
+(:func:`outside_subset` says why; the BPE preset warns once per pattern).
 
 >>> p = compile_pattern(r"'(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}|\s+(?!\S)|\s+")
 >>> text = "I'LL pay 12345  now"
@@ -56,17 +59,21 @@ Program
   ``SPLIT x y filter``: try ``x``, then ``y`` (``filter >= 0``: ``x`` can
   only match if the next character is in ``sets[filter]``);
   ``JUMP x``; ``LOOK set negate``: the next character is (not) in the set
-  (none at the end of the text); ``BEGIN multiline`` / ``END multiline``:
-  ``^`` and ``$``; ``MATCH``.
+  (none at the end of the text); ``BEGIN multiline`` (``^``, ``\A``:
+  ``0``) / ``END kind`` (``$``: ``0``, ``$`` with MULTILINE: ``1``,
+  ``\z``: ``2``); ``ATOMIC`` / ``CUT start``: an atomic group, whose
+  ``CUT`` drops the backtracking entries pushed since its ``ATOMIC`` at
+  ``start``; ``MATCH``.
 * ``sets`` (uint64): bit masks over atoms (a set is the union of its bits).
 * ``first``: index in ``sets`` of the characters a match can start with,
   or ``-1`` when the pattern can match the empty string.
 
 Limits (``None``): captures are treated as groups, but back references,
-lookbehind, atomic groups, lazy quantifiers, quantified groups other than
-``(?:...)?`` (and ``{0,1}`` / ``{1}``), inline flags other than ``(?i:``,
-lookaheads of more than one atom, ``\b`` and the other zero-width escapes,
-nested or POSIX classes, more than 64 distinct atoms.
+lookbehind, lazy quantifiers, quantified groups other than ``(?:...)?``
+and ``(?>...)?`` (and ``{0,1}`` / ``{1}``), inline flags other than
+``(?i:``, lookaheads of more than one atom, ``\b``, ``\Z`` (the end to
+:mod:`regex`, before a final newline to Oniguruma and Rust) and the other
+zero-width escapes, nested or POSIX classes, more than 64 distinct atoms.
 """
 
 from __future__ import annotations
@@ -76,7 +83,8 @@ from functools import lru_cache
 
 import numpy as np
 
-from .regex_kernels import OP_BEGIN, OP_END, OP_JUMP, OP_LOOK, OP_MATCH, OP_RUN, OP_RUN_POSSESSIVE, OP_SPLIT
+from .regex_kernels import (OP_ATOMIC, OP_BEGIN, OP_CUT, OP_END, OP_JUMP, OP_LOOK, OP_MATCH, OP_RUN,
+                            OP_RUN_POSSESSIVE, OP_SPLIT)
 
 __all__ = ["Program", "compile_pattern"]
 
@@ -91,8 +99,9 @@ class _Unsupported(Exception):
 
 # ------------------------------------------------------------------ parsing
 # Nodes: ("atom", key, min, max, possessive) with key = (text, icase);
-# ("look", key, negate); ("begin",); ("end",); ("seq", [nodes]);
-# ("alt", [nodes]); ("opt", node).
+# ("look", key, negate); ("begin", absolute); ("end", kind) with kind
+# "$", "\\z"; ("seq", [nodes]); ("alt", [nodes]); ("opt", node);
+# ("atomic", node).
 
 _SINGLE_ESCAPES = set("dDsSwWrntfvae")
 _ZERO_WIDTH_OR_OTHER = set("bBAZzGK")
@@ -197,20 +206,29 @@ class _Parser:
                 if inner[0] != "atom" or inner[2] != 1 or inner[3] != 1:
                     raise _Unsupported("lookahead of more than one character")
                 return ("look", inner[1], negate)
+            if s.startswith("(?>", i):
+                self.i += 3
+                inner = self.group(icase)
+                if inner[0] == "atom":  # (?>a{1,3}) is a{1,3}+
+                    return ("atom", inner[1], inner[2], inner[3], True)
+                return ("atomic", inner)
             if s.startswith("(?", i):
-                raise _Unsupported("group kind")
+                raise _Unsupported(f"group kind {s[i:i + 3]!r}")
             self.i += 1  # a capture: the spans do not depend on it
             return self.group(icase)
         if c == "[":
             return self.atom(self.char_class(), icase)
         if c == "\\":
+            if s.startswith("\\A", i) or s.startswith("\\z", i):
+                self.i += 2
+                return ("begin", True) if s[i + 1] == "A" else ("end", "\\z")
             return self.atom(self.escape(), icase)
         if c == "^":
             self.i += 1
-            return ("begin",)
+            return ("begin", False)
         if c == "$":
             self.i += 1
-            return ("end",)
+            return ("end", "$")
         if c in "*+?{)|":
             raise _Unsupported(f"unexpected {c!r}")
         self.i += 1
@@ -292,6 +310,8 @@ def _first(node, bit):
         return 1 << bit[node[1]], node[2] == 0
     if kind in ("look", "begin", "end"):
         return 0, True
+    if kind == "atomic":
+        return _first(node[1], bit)
     if kind == "opt":
         return _first(node[1], bit)[0], True
     if kind == "seq":
@@ -314,7 +334,7 @@ def _atoms(node, out: dict) -> None:
     kind = node[0]
     if kind in ("atom", "look"):
         out.setdefault(node[1], len(out))
-    elif kind == "opt":
+    elif kind in ("opt", "atomic"):
         _atoms(node[1], out)
     elif kind in ("seq", "alt"):
         for item in node[1]:
@@ -349,9 +369,13 @@ class _Emitter:
         elif kind == "look":
             self.emit(OP_LOOK, self.set_index(1 << self.bit[node[1]]), int(node[2]))
         elif kind == "begin":
-            self.emit(OP_BEGIN, int(self.multiline))
+            self.emit(OP_BEGIN, int(self.multiline and not node[1]))
         elif kind == "end":
-            self.emit(OP_END, int(self.multiline))
+            self.emit(OP_END, 2 if node[1] == "\\z" else int(self.multiline))
+        elif kind == "atomic":
+            start = self.emit(OP_ATOMIC)
+            self.node(node[1])
+            self.emit(OP_CUT, start)
         elif kind == "seq":
             for item in node[1]:
                 self.node(item)
@@ -512,6 +536,30 @@ class Program:
         span_splits = np.empty(n_rows + 1, dtype=np.int64)
         n = match_rows(cps, row_splits, self.pages, self.blocks, self.code, self.sets, self.first, out, span_splits)
         return out[:n].copy(), span_splits
+
+
+def outside_subset(pattern: str) -> str | None:
+    """What keeps ``pattern`` out of the compiled subset, in words (the
+    construct and its place), or None when :func:`compile_pattern` takes it.
+
+    >>> outside_subset(r"\\p{L}+|(?:ab)+") is None
+    False
+    >>> outside_subset(r"\\p{L}+|(?:ab)+")
+    "quantified group (near position 14: '\\\\\\\\p{L}+|(?:ab)+')"
+    >>> outside_subset(r"(?>\\p{N}{1,3})|\\s+\\z") is None
+    True
+    """
+    parser = _Parser(pattern)
+    try:
+        tree = parser.parse()
+    except _Unsupported as e:
+        i = min(parser.i, len(pattern))
+        return f"{e} (near position {i}: {pattern[max(0, i - 16) : i + 16]!r})"
+    keys: dict = {}
+    _atoms(tree, keys)
+    if len(keys) > MAX_ATOMS:
+        return f"{len(keys)} distinct character classes (at most {MAX_ATOMS})"
+    return None
 
 
 @lru_cache(maxsize=64)

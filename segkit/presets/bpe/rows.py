@@ -202,7 +202,10 @@ class BPERows:
         if sc is None:
             if bpe._chain is None or len(text) > _SINGLE_BYTES:
                 return None
-            return bpe._chain_ids(text, False)
+            # (a tokenizer.json's: normalized and free of added tokens, checked
+            # above, so not checked again; a tiktoken file's special tokens
+            # are still searched for)
+            return bpe._chain_ids(text, bpe._mode == "tokenizer.json")
         try:
             data = text.encode()
             arr, off, cap = sc.local.got
