@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ...engine.intrinsics import prefetch
 from ...runtime.jit import kernel
 
 _FNV_OFFSET = np.uint64(0xCBF29CE484222325)
@@ -788,14 +789,17 @@ SMALL_STRIDE = SMALL_BYTES + 1
 
 #: the word cache: rows of CACHE_ROW int32 (one 64-byte line): [0] a tag
 #: from the word's hash (0: an empty row), [1] its byte length | the
-#: number of its ids << 8, [2:8] its bytes (little-endian groups of 4,
-#: zero-padded), [8:16] its ids.  Rows go in pairs (2-way sets).
+#: number of its ids << 8, [2:8] its bytes (in memory order; bytes past
+#: its length are left from earlier words), [8:16] its ids.  Rows go in
+#: pairs (2-way sets).
 CACHE_ROW = 16
 CACHE_KEY_BYTES = 24
 CACHE_IDS = 8
 #: rows of a word cache (4 MiB; zeros from calloc, so its pages are made as
 #: words fill it)
 CACHE_ROWS = 1 << 16
+#: words whose ends, hashes and cache prefetches are computed ahead (see encode_rows)
+CHUNK_WORDS = 16
 
 _BIG = np.int64(1) << np.int64(62)
 _MUL = np.uint64(0x9E3779B97F4A7C15)
@@ -926,6 +930,9 @@ def encode_rows(buf, offs, mb, mi, cache, out, row_ends):
             longest = b0 - a0
     nb = np.empty(3 * longest + 8, np.uint8)
     work = np.empty(5 * S, np.int64)
+    wpos = np.empty(CHUNK_WORDS, np.int64)
+    whash = np.empty(CHUNK_WORDS, np.uint64)
+    cbytes = cache.view(np.uint8)  # the rows' key bytes are read and written byte by byte
     big = np.empty(0, np.int64)
     n_pieces = ptype.size if flags[F_HAS_UNUSED] != 0 else 0  # read for UNUSED pieces only
     rev = np.empty(3 * n_pieces, np.int64)
@@ -988,58 +995,72 @@ def encode_rows(buf, offs, mb, mi, cache, out, row_ends):
         # references at each word)
         row_start = k
         need_big = 0
+        nw = 0  # words of the current chunk (wpos, whash)
+        w = 0
         a = 0
         while a < n:
-            # The word's end: before the next run of "▁" after another
-            # character (SPLIT_BEFORE), or after the run of "▁" that ends
-            # this word.  A continuation byte is never 0xE2: one byte at a
-            # time is exact.
-            p = a
-            if mode == SPLIT_BEFORE:
-                while p + 3 <= n and nb[p] == 0xE2 and nb[p + 1] == 0x96 and nb[p + 2] == 0x81:
-                    p += 3
-                while p < n and not (nb[p] == 0xE2 and p + 3 <= n and nb[p + 1] == 0x96 and nb[p + 2] == 0x81):
-                    p += 1
-            else:
-                while p < n and not (nb[p] == 0xE2 and p + 3 <= n and nb[p + 1] == 0x96 and nb[p + 2] == 0x81):
-                    p += 1
-                while p + 3 <= n and nb[p] == 0xE2 and nb[p + 1] == 0x96 and nb[p + 2] == 0x81:
-                    p += 3
-            b = p
+            if w == nw:
+                # ---- the next chunk of up to CHUNK_WORDS words: their
+                # ends, hashes, and their cache sets prefetched, so that the
+                # sets' lines (the cache is larger than a core's caches) are
+                # on their way while the words before them are merged.
+                # A word's end: before the next run of "▁" after another
+                # character (SPLIT_BEFORE), or after the run of "▁" that
+                # ends this word.  A continuation byte is never 0xE2: one
+                # byte at a time is exact.
+                nw = 0
+                w = 0
+                p = a
+                while p < n and nw < CHUNK_WORDS:
+                    q = p
+                    if mode == SPLIT_BEFORE:
+                        while p + 3 <= n and nb[p] == 0xE2 and nb[p + 1] == 0x96 and nb[p + 2] == 0x81:
+                            p += 3
+                        while p < n and not (nb[p] == 0xE2 and p + 3 <= n and nb[p + 1] == 0x96
+                                             and nb[p + 2] == 0x81):
+                            p += 1
+                    else:
+                        while p < n and not (nb[p] == 0xE2 and p + 3 <= n and nb[p + 1] == 0x96
+                                             and nb[p + 2] == 0x81):
+                            p += 1
+                        while p + 3 <= n and nb[p] == 0xE2 and nb[p + 1] == 0x96 and nb[p + 2] == 0x81:
+                            p += 3
+                    wpos[nw] = p
+                    hv = np.uint64(0)
+                    if sets > 0 and p - q <= CACHE_KEY_BYTES:
+                        hv = _MUL ^ np.uint64(p - q)
+                        for i in range(q, p):
+                            hv = (hv ^ np.uint64(nb[i])) * _MUL
+                        hv ^= hv >> np.uint64(29)
+                        s0 = np.int64((hv >> np.uint64(33)) & set_mask) * (2 * CACHE_ROW)
+                        prefetch(cache, s0)
+                        prefetch(cache, s0 + CACHE_ROW)
+                    whash[nw] = hv
+                    nw += 1
+            b = wpos[w]
+            hv = whash[w]
+            w += 1
             k0 = k
             # ---- the cache: a 2-way set by the hash of the word's bytes
-            keyed = sets > 0 and b - a <= CACHE_KEY_BYTES
+            # (hv = 0: a word too long to be kept, or no cache)
+            keyed = hv != 0
             found = -1
             s0 = 0
             tag = np.int32(0)
             if keyed:
-                h = _MUL ^ np.uint64(b - a)
-                q = a
-                while q < b:
-                    c4 = np.int64(0)
-                    for i in range(min(4, b - q)):
-                        c4 |= np.int64(nb[q + i]) << (8 * i)
-                    h = (h ^ np.uint64(c4)) * _MUL
-                    q += 4
-                h ^= h >> np.uint64(29)
-                s0 = np.int64((h >> np.uint64(33)) & set_mask) * (2 * CACHE_ROW)
-                tag = np.int32(np.int64(h & np.uint64(0x7FFFFFFF)) | 1)
-                for w in range(2):
-                    rr = s0 + w * CACHE_ROW
+                s0 = np.int64((hv >> np.uint64(33)) & set_mask) * (2 * CACHE_ROW)
+                tag = np.int32(np.int64(hv & np.uint64(0x7FFFFFFF)) | 1)
+                for way in range(2):
+                    rr = s0 + way * CACHE_ROW
                     if cache[rr] != tag or (cache[rr + 1] & 0xFF) != b - a:
                         continue
                     same = True
-                    j = rr + 2
-                    q = a
-                    while q < b:
-                        c4 = np.int64(0)
-                        for i in range(min(4, b - q)):
-                            c4 |= np.int64(nb[q + i]) << (8 * i)
-                        if cache[j] != (c4 ^ 0x80000000) - 0x80000000:
+                    j = 4 * (rr + 2)
+                    for q in range(a, b):
+                        if cbytes[j] != nb[q]:
                             same = False
                             break
                         j += 1
-                        q += 4
                     if same:
                         found = rr
                         break
@@ -1153,15 +1174,10 @@ def encode_rows(buf, offs, mb, mi, cache, out, row_ends):
                         rr += CACHE_ROW
                 cache[rr] = tag
                 cache[rr + 1] = np.int32((b - a) | ((k - k0) << 8))
-                j = rr + 2
-                q = a
-                while q < b:
-                    c4 = np.int64(0)
-                    for i in range(min(4, b - q)):
-                        c4 |= np.int64(nb[q + i]) << (8 * i)
-                    cache[j] = (c4 ^ 0x80000000) - 0x80000000
+                j = 4 * (rr + 2)
+                for q in range(a, b):
+                    cbytes[j] = nb[q]
                     j += 1
-                    q += 4
                 for i in range(k - k0):
                     cache[rr + 2 + CACHE_KEY_BYTES // 4 + i] = out[k0 + i]
             # A run of unknown symbols is one unk, across words too.
