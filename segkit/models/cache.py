@@ -93,7 +93,7 @@ def cache_key(kind: str, config: dict, *inputs: bytes) -> str:
 
 #: The cache keeps at most this many models; storing one more removes the
 #: least recently used.
-MAX_CACHED_MODELS = 32
+MAX_CACHED_MODELS = 64
 
 #: Folders and entries already warned about (one warning per process each).
 _WARNED: set[str] = set()

@@ -128,12 +128,14 @@ class SlowPatternWarning(UserWarning):
 
 def _program(pattern: str, lines: bool, flavour: str = "regex"):
     """The compiled program of ``pattern`` (:func:`.regex_program.compile_pattern`)
-    with ``flavour``'s character classes, or None (outside its subset: then
-    one :class:`SlowPatternWarning` per pattern names the construct)."""
+    with ``flavour``'s character classes, kept in the model cache
+    (:mod:`.program_cache`), or None (outside its subset: then one
+    :class:`SlowPatternWarning` per pattern names the construct)."""
+    from .program_cache import cached_program
     from .regex_program import compile_pattern, outside_subset
 
     try:
-        program = compile_pattern(pattern, lines, flavour)
+        program = cached_program(pattern, lines, flavour, lambda: compile_pattern(pattern, lines, flavour))
     except Exception:  # noqa: BLE001 - anything it cannot take, regex runs
         program = None
     if program is None and pattern not in _SLOW_PATTERNS:

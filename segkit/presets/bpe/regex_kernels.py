@@ -117,7 +117,9 @@ def match_at(cps, lo, hi, p, pages, blocks, code, sets, stack):
             stack[stack.shape[0] - 1 - pc, 0] = sp
             pc += 1
         elif op == OP_CUT:  # it matched: what it could try next is dropped
-            sp = stack[stack.shape[0] - 1 - code[pc, 1], 0]
+            mark = stack[stack.shape[0] - 1 - code[pc, 1], 0]
+            if 0 <= mark <= sp:  # (always, in a program that compile_pattern made)
+                sp = mark
             pc += 1
         else:  # OP_MATCH
             return pos
