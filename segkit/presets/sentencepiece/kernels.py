@@ -520,6 +520,31 @@ def pair_lookup(x, y, pkey, pval, bits):
         h = (h + 1) & mask
 
 
+_NONE = np.int64(1) << np.int64(40)
+_FROZEN = np.int64(1) << np.int64(20)
+#: _NONE as the scans' minimum key ``rank << 8 | position`` (every key of a pair is below it)
+_NONE_AT = (_NONE >> np.int64(16)) << np.int64(8)
+
+
+@kernel(inline="always")
+def pair_key(x, y, pkey, bits):
+    """``rank << 16 | piece`` of the piece made of the pieces ``x`` and ``y``
+    (the low half of their slot, see :func:`pair_lookup`), or _NONE when
+    there is none, or either is no piece (-1) or frozen (| _FROZEN)."""
+    if ((x | y) >> 16) != 0:
+        return _NONE
+    key = np.uint64((x << 16) | y)
+    mask = pkey.size - 1
+    h = pair_slot(x, y, bits)
+    while True:
+        e = pkey[h]
+        if e == -1:
+            return _NONE
+        if (np.uint64(e) >> np.uint64(32)) == key:
+            return e & 0xFFFFFFFF
+        h = (h + 1) & mask
+
+
 @kernel
 def build_pairs(pbuf, poff, ptype, prank, htab):
     """For the fast path: ``(char_ids, pkey, pval, bits, fast)``.
@@ -929,7 +954,7 @@ def encode_rows(buf, offs, mb, mi, cache, out, row_ends):
         if b0 - a0 > longest:
             longest = b0 - a0
     nb = np.empty(3 * longest + 8, np.uint8)
-    work = np.empty(5 * S, np.int64)
+    work = np.empty(3 * S, np.int64)
     wpos = np.empty(CHUNK_WORDS, np.int64)
     whash = np.empty(CHUNK_WORDS, np.uint64)
     cbytes = cache.view(np.uint8)  # the rows' key bytes are read and written byte by byte
@@ -1075,12 +1100,14 @@ def encode_rows(buf, offs, mb, mi, cache, out, row_ends):
                 k = _heap(nb[a:b], b - a, pbuf, poff, ptype, prank, htab, ustart, uids, byte_ids, flags,
                                char_ids, pkey, pval, big, rev, stamp, r, out, k)
             else:
-                # ---- a short word: _bpe_ids by scans.  ``work`` holds five
-                # regions of S: the symbols' pieces (-1: none), their
-                # starts, the rank of the pair at each symbol (_BIG: none),
-                # that pair's piece, frozen flags.  Each step merges the
-                # lowest rank, the leftmost of equal ranks (the heap's
-                # (rank, position) key), and shifts the right symbol out.
+                # ---- a short word: _bpe_ids by scans.  ``work`` holds three
+                # regions of S: the symbols' pieces (-1: none; | _FROZEN for
+                # a user-defined symbol), their starts, and the pair at each
+                # symbol as ``rank << 16 | piece`` (_NONE: none; the pair
+                # table's slot value).  Each step merges the lowest rank,
+                # the leftmost of equal ranks (the heap's (rank, position)
+                # key; found by one branchless minimum of rank << 8 |
+                # position), and shifts the right symbol out.
                 m = 0
                 p = a
                 while p < b:
@@ -1088,10 +1115,8 @@ def encode_rows(buf, offs, mb, mi, cache, out, row_ends):
                     if has_users:
                         used = _user_match(nb, p, b, pbuf, poff, ustart, uids)
                     if used > 0:
-                        work[4 * S + m] = 1
-                        work[m] = lookup(nb, p, p + used, pbuf, poff, htab)
+                        work[m] = lookup(nb, p, p + used, pbuf, poff, htab) | _FROZEN
                     else:
-                        work[4 * S + m] = 0
                         c = nb[p]
                         cp = np.int64(-1)
                         if c < 0x80:
@@ -1119,35 +1144,26 @@ def encode_rows(buf, offs, mb, mi, cache, out, row_ends):
                 hi = m - 1
                 while True:
                     for i in range(lo, hi):
-                        v = np.int64(-1)
-                        if work[4 * S + i] == 0 and work[4 * S + i + 1] == 0:
-                            v = pair_lookup(work[i], work[i + 1], pkey, pval, bits)
-                        if v < 0:
-                            work[2 * S + i] = _BIG
-                        else:
-                            work[2 * S + i] = v >> 32
-                            work[3 * S + i] = v & _LOW
-                    best = _BIG
-                    bi = -1
+                        work[2 * S + i] = pair_key(work[i], work[i + 1], pkey, bits)
+                    best = _NONE_AT
                     for i in range(m - 1):
-                        if work[2 * S + i] < best:
-                            best = work[2 * S + i]
-                            bi = i
-                    if bi < 0:
+                        best = min(best, ((work[2 * S + i] >> 16) << 8) | i)
+                    if best >= _NONE_AT:
                         break
-                    work[bi] = work[3 * S + bi]
+                    bi = best & 0xFF
+                    work[bi] = work[2 * S + bi] & 0xFFFF
                     for j in range(bi + 1, m - 1):
                         work[j] = work[j + 1]
                         work[S + j] = work[S + j + 1]
                         work[2 * S + j] = work[2 * S + j + 1]
-                        work[3 * S + j] = work[3 * S + j + 1]
-                        work[4 * S + j] = work[4 * S + j + 1]
                     m -= 1
                     lo = max(bi - 1, 0)
                     hi = min(bi + 1, m - 1)
                 prev_unk = False
                 for i in range(m):
                     t = work[i]
+                    if t >= 0:
+                        t &= 0xFFFF
                     if t < 0 or ptype[t] == T_UNKNOWN:
                         if byte_fallback:
                             e = work[S + i + 1] if i + 1 < m else b
