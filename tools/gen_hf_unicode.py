@@ -13,7 +13,7 @@ module), so segkit's HF flavour uses these measured tables instead:
 
 Every code point is probed on its own (``"a" + c + "b"`` for the
 classifications).  Run from the repository root with HF tokenizers
-installed; writes segkit/wordpiece/hf_unicode.json.
+installed; writes segkit/presets/wordpiece/hf_unicode.json.
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ from pathlib import Path
 import tokenizers
 from tokenizers import normalizers, pre_tokenizers
 
-OUT = Path(__file__).resolve().parents[1] / "segkit" / "wordpiece" / "hf_unicode.json"
+OUT = Path(__file__).resolve().parents[1] / "segkit" / "presets" / "wordpiece" / "hf_unicode.json"
 
 
 def ranges(cps: list[int]) -> list[list[int]]:
