@@ -53,9 +53,12 @@ def pair(request):
 
 def test_one_call_path_serves_and_equals_tiktoken(pair):
     enc, ref = pair
-    assert enc._chain is not None  # the patterns compile: the one-call path exists
-    served = sum(enc._chain_ids(t, False) is not None for t in TEXTS)
-    assert served == len(TEXTS)
+    if enc._fast:  # Qwen2's pattern: a hand-written matcher, and the fused kernel of the backtracking encoder
+        assert enc._pre is not None and enc._chain is None
+    else:  # the patterns compile: the one-call path of the chain exists and serves every text
+        assert enc._chain is not None
+        served = sum(enc._chain_ids(t, False) is not None for t in TEXTS)
+        assert served == len(TEXTS)
     for t in TEXTS:
         assert enc.encode(t) == ref.encode(t), t
         assert enc.encode_ordinary(t) == ref.encode_ordinary(t), t

@@ -27,7 +27,9 @@ from segkit.presets.bpe.pretokenize import (
     COMPILED_PATTERNS,
     GPT2_ORIGINAL_PATTERN,
     GPT2_PATTERN,
+    LLAMA3_PATTERN,
     O200K_PATTERN,
+    QWEN2_PATTERN,
     R50K_PATTERN,
     TIKTOKEN_PATTERNS,
     Pretokenizer,
@@ -35,10 +37,12 @@ from segkit.presets.bpe.pretokenize import (
     encode_texts,
     pattern_kind,
 )
-from segkit.presets.bpe.pretokenize_kernels import KIND_CL100K, KIND_GPT2, KIND_O200K, KIND_REGEX
+from segkit.presets.bpe.pretokenize_kernels import (KIND_CL100K, KIND_GPT2, KIND_LLAMA3, KIND_O200K, KIND_QWEN2,
+                                                    KIND_REGEX)
 
-PATTERNS = [GPT2_PATTERN, R50K_PATTERN, GPT2_ORIGINAL_PATTERN, CL100K_PATTERN, O200K_PATTERN]
-PATTERN_IDS = ["gpt2", "r50k", "gpt2-original", "cl100k", "o200k"]
+PATTERNS = [GPT2_PATTERN, R50K_PATTERN, GPT2_ORIGINAL_PATTERN, CL100K_PATTERN, O200K_PATTERN, LLAMA3_PATTERN,
+            QWEN2_PATTERN]
+PATTERN_IDS = ["gpt2", "r50k", "gpt2-original", "cl100k", "o200k", "llama3", "qwen2"]
 THREE = [R50K_PATTERN, CL100K_PATTERN, O200K_PATTERN]
 THREE_IDS = ["r50k", "cl100k", "o200k"]
 
@@ -94,7 +98,7 @@ def test_patterns_are_tiktokens():
 
 
 def test_pattern_kinds():
-    assert [pattern_kind(p) for p in PATTERNS] == [KIND_GPT2] * 3 + [KIND_CL100K, KIND_O200K]
+    assert [pattern_kind(p) for p in PATTERNS] == [KIND_GPT2] * 3 + [KIND_CL100K, KIND_O200K, KIND_LLAMA3, KIND_QWEN2]
     assert pattern_kind(GPT2_PATTERN + "|x") == KIND_REGEX
     assert set(COMPILED_PATTERNS) == set(PATTERNS)
     with pytest.raises(TypeError, match="must be a str"):

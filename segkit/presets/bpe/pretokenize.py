@@ -56,7 +56,9 @@ from .pretokenize_kernels import (
     DISALLOWED_FOUND,
     KIND_CL100K,
     KIND_GPT2,
+    KIND_LLAMA3,
     KIND_O200K,
+    KIND_QWEN2,
     KIND_REGEX,
     regex_layout,
     split_batch,
@@ -69,8 +71,10 @@ __all__ = [
     "COMPILED_PATTERNS",
     "GPT2_ORIGINAL_PATTERN",
     "GPT2_PATTERN",
+    "LLAMA3_PATTERN",
     "NO_SPECIALS",
     "O200K_PATTERN",
+    "QWEN2_PATTERN",
     "R50K_PATTERN",
     "TIKTOKEN_PATTERNS",
     "Pieces",
@@ -105,6 +109,17 @@ O200K_PATTERN = "|".join(
         r"""\s+""",
     ]
 )
+#: Llama 3 (cl100k's pattern before tiktoken rewrote it: no possessive
+#: quantifiers, ``\s*[\r\n]+`` for newlines).
+LLAMA3_PATTERN = (
+    r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|"
+    r"\s+(?!\S)|\s+"
+)
+#: Qwen2 / Qwen2.5 / Qwen3 (Llama 3's with one digit per piece).
+QWEN2_PATTERN = (
+    r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|"
+    r"\s+(?!\S)|\s+"
+)
 
 #: Patterns that run compiled, and the matcher each runs.
 COMPILED_PATTERNS: dict[str, int] = {
@@ -113,6 +128,8 @@ COMPILED_PATTERNS: dict[str, int] = {
     GPT2_ORIGINAL_PATTERN: KIND_GPT2,
     CL100K_PATTERN: KIND_CL100K,
     O200K_PATTERN: KIND_O200K,
+    LLAMA3_PATTERN: KIND_LLAMA3,
+    QWEN2_PATTERN: KIND_QWEN2,
 }
 #: The pattern of each tiktoken encoding name.
 TIKTOKEN_PATTERNS: dict[str, str] = {

@@ -61,6 +61,11 @@ KIND_REGEX = 0
 KIND_GPT2 = 1
 KIND_CL100K = 2
 KIND_O200K = 3
+#: Llama 3's pattern (cl100k's before tiktoken rewrote it: ``\s*[\r\n]+`` and
+#: ``\s+`` where tiktoken 0.14 has ``\s++$``, ``\s*[\r\n]`` and ``\s``), and
+#: Qwen2's (Llama 3's with single digits): cl100k's matcher with two settings.
+KIND_LLAMA3 = 4
+KIND_QWEN2 = 5
 
 
 @kernel
@@ -173,11 +178,26 @@ def _newline_run(buf, q, end):
 
 
 @kernel(inline="always")
-def cl100k_match_end(buf, p, end, table):
+def cl100k_match_end(buf, p, end, table, digits, newline_first):
     """End of the match of cl100k_base's pattern at byte ``p``::
 
         '(?i:[sdmt]|ll|ve|re)|[^\\r\\n\\p{L}\\p{N}]?+\\p{L}++|\\p{N}{1,3}+
         | ?[^\\s\\p{L}\\p{N}]++[\\r\\n]*+|\\s++$|\\s*[\\r\\n]|\\s+(?!\\S)|\\s
+
+    (``digits`` 3, ``newline_first`` False), or of Llama 3's (``digits`` 3)
+    and Qwen2's (``digits`` 1) with ``newline_first``::
+
+        (?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}{1,3}
+        | ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+
+
+    The same pieces but for white space holding a newline at the end of a
+    text: there ``\\s*[\\r\\n]+`` ends at the run's last newline (the
+    spaces after it are the next piece), where ``\\s++$`` takes the whole
+    run.  The other differences change nothing: the quantifiers that are
+    not possessive cannot give back a character that lets a match go on
+    (an optional prefix is never a letter; the other characters' run is
+    never followed by one of them), and ``\\s+`` is reached only by a run
+    of one character.
     """
     c, q = decode(buf, p)
     if c == 39:  # '(?i:[sdmt]|ll|ve|re)
@@ -193,9 +213,9 @@ def cl100k_match_end(buf, p, end, table):
         c1, q1 = decode(buf, q)
         if char_class(table, c1) & GROUP_MASK == G_LETTER:
             return _group_run(buf, q1, end, table, G_LETTER)
-    if g == G_NUMBER:  # \p{N}{1,3}+
+    if g == G_NUMBER:  # \p{N}{1,3}+ (\p{N}: digits 1)
         n = 1
-        while n < 3 and q < end:
+        while n < digits and q < end:
             c1, q1 = decode(buf, q)
             if char_class(table, c1) & GROUP_MASK != G_NUMBER:
                 break
@@ -212,6 +232,8 @@ def cl100k_match_end(buf, p, end, table):
     # white space: \s++$ | \s*[\r\n] (backtracks to the run's last newline)
     # | \s+(?!\S) (all but the last character) | \s
     w, last, newline = _space_run(buf, p, end, table)
+    if newline_first and newline >= 0:  # (Llama 3: \s*[\r\n]+ comes first)
+        return newline
     if w == end:
         return end
     if newline >= 0:
@@ -347,11 +369,12 @@ def gpt2_pieces(buf, p, end, table, ends, ids, n):
 
 
 @kernel
-def cl100k_pieces(buf, p, end, table, ends, ids, n):
-    """:func:`gpt2_pieces` for cl100k_base."""
+def cl100k_pieces(buf, p, end, table, ends, ids, n, digits, newline_first):
+    """:func:`gpt2_pieces` for cl100k_base (and Llama 3, Qwen2: see
+    :func:`cl100k_match_end`)."""
     cap = len(ends)
     while p < end and n < cap:
-        p = cl100k_match_end(buf, p, end, table)
+        p = cl100k_match_end(buf, p, end, table, digits, newline_first)
         ends[n] = p
         ids[n] = -1
         n += 1
@@ -404,7 +427,11 @@ def split_row(kind, buf, p, end, table, plan, ends, ids, n):
             if kind == KIND_GPT2:
                 p, n = gpt2_pieces(buf, p, s, table, ends, ids, n)
             elif kind == KIND_CL100K:
-                p, n = cl100k_pieces(buf, p, s, table, ends, ids, n)
+                p, n = cl100k_pieces(buf, p, s, table, ends, ids, n, 3, False)
+            elif kind == KIND_LLAMA3:
+                p, n = cl100k_pieces(buf, p, s, table, ends, ids, n, 3, True)
+            elif kind == KIND_QWEN2:
+                p, n = cl100k_pieces(buf, p, s, table, ends, ids, n, 1, True)
             elif kind == KIND_O200K:
                 p, n = o200k_pieces(buf, p, s, table, ends, ids, n)
             elif n < cap:  # KIND_REGEX: the stretch is one piece

@@ -15,18 +15,9 @@ True
 
 from __future__ import annotations
 
-from .pretokenize import CL100K_PATTERN, GPT2_ORIGINAL_PATTERN, GPT2_PATTERN, O200K_PATTERN, R50K_PATTERN
+from .pretokenize import (CL100K_PATTERN, GPT2_ORIGINAL_PATTERN, GPT2_PATTERN, LLAMA3_PATTERN, O200K_PATTERN,
+                         QWEN2_PATTERN, R50K_PATTERN)
 
-#: Llama 3 (cl100k's pattern without possessive quantifiers, ``\s*[\r\n]+`` for newlines).
-LLAMA3_PATTERN = (
-    r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|"
-    r"\s+(?!\S)|\s+"
-)
-#: Qwen2 / Qwen2.5 / Qwen3 (Llama 3's with one digit per piece).
-QWEN2_PATTERN = (
-    r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|"
-    r"\s+(?!\S)|\s+"
-)
 #: Qwen 3.5 / 3.6 (marks join letters).
 QWEN3_5_PATTERN = (
     r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?[\p{L}\p{M}]+|\p{N}| ?[^\s\p{L}\p{M}\p{N}]+[\r\n]*|"
