@@ -28,13 +28,7 @@ def _all_code_points() -> str:
 @lru_cache(maxsize=None)
 def property_mask(pattern: str) -> np.ndarray:
     """Code points matched by a one-character ``regex`` class, e.g. ``r"\\p{P}"``."""
-    import regex  # imported here: only building tables needs it
-
-    mask = np.zeros(N_CODE_POINTS, dtype=bool)
-    # Match runs, not single characters: large classes (private use) are
-    # a handful of runs.
-    for m in regex.finditer(f"(?:{pattern})+", _all_code_points()):
-        mask[m.start() : m.end()] = True
+    mask = matched_in(pattern, _all_code_points())
     mask.setflags(write=False)
     return mask
 
@@ -64,12 +58,15 @@ def scanned(pattern: str) -> np.ndarray:
     return mask
 
 
-def matched_at(pattern: str, code_points: np.ndarray, text: str) -> np.ndarray:
-    """``property_mask(pattern)[code_points]`` for a one-character class,
-    read by scanning only ``text`` (those code points as one str)."""
-    import regex
+def matched_in(pattern: str, text: str) -> np.ndarray:
+    """Which characters of ``text`` the one-character class ``pattern``
+    matches (bool per character): ``property_mask`` over all code points,
+    or a flavour's special code points alone."""
+    import regex  # imported here: only building tables needs it
 
-    out = np.zeros(len(code_points), dtype=bool)
+    out = np.zeros(len(text), dtype=bool)
+    # Match runs, not single characters: large classes (private use) are
+    # a handful of runs.
     for m in regex.finditer(f"(?:{pattern})+", text):
         out[m.start() : m.end()] = True
     return out

@@ -72,8 +72,10 @@ def check_program(pattern, multiline, flavour, pages, blocks, code, sets, first,
     n = code.shape[0]
     if code.shape[1:] != (4,) or n == 0 or code[n - 1, 0] != OP_MATCH:
         raise ValueError("the code does not end in MATCH")
+    rows = code.tolist()
+    groups = [(r[1], pc) for pc, r in enumerate(rows) if r[0] == OP_CUT]  # (start, cut) as the CUTs claim
     opened: list[int] = []  # atomic groups open at this instruction
-    for pc, (op, a, b, c) in enumerate(code.tolist()):
+    for pc, (op, a, b, c) in enumerate(rows):
         ok = True
         if op in (OP_RUN, OP_RUN_POSSESSIVE):
             ok = 0 <= a < sets.size and b >= 0 and (c == -1 or c >= b)
@@ -94,24 +96,14 @@ def check_program(pattern, multiline, flavour, pages, blocks, code, sets, first,
         elif op != OP_MATCH:
             ok = False
         if ok and op in (OP_SPLIT, OP_JUMP):
-            # a jump may leave the open groups, never enter one from outside
+            # a jump may leave an atomic group (ATOMIC at start, CUT at cut),
+            # never land inside one from outside
             for t in ((a, b) if op == OP_SPLIT else (a,)):
-                ok = ok and not _enters_group(code, pc, t)
+                ok = ok and not any(start < t <= cut and not start < pc <= cut for start, cut in groups)
         if not ok:
             raise ValueError(f"instruction {pc} {[op, a, b, c]} is not valid")
     if opened:
         raise ValueError("an atomic group is not closed")
-
-
-def _enters_group(code: np.ndarray, pc: int, target: int) -> bool:
-    """Whether a jump from ``pc`` to ``target`` lands inside an atomic group
-    (after its ATOMIC, up to its CUT) that ``pc`` is not in."""
-    ops = code[:, 0]
-    for cut in np.flatnonzero(ops == OP_CUT).tolist():
-        start = int(code[cut, 1])
-        if start < target <= cut and not start < pc <= cut:
-            return True
-    return False
 
 
 def program_from_file(path, pattern: str, multiline: bool, flavour: str):

@@ -421,12 +421,12 @@ def _atom_mask(key: tuple[str, bool], flavour: str = "regex", cache: dict | None
 def _regex_mask_at(key: tuple[str, bool], code_points: np.ndarray, text: str) -> np.ndarray:
     """``_atom_mask(key, "regex")[code_points]``, scanning only ``text`` (the
     code points as one str): a one-character atom reads no context."""
-    from ...runtime.unicode import matched_at
+    from ...runtime.unicode import matched_in
 
     atom, icase = key
     if not icase and len(atom) == 1 and atom != ".":
         return code_points == ord(atom)
-    return matched_at(f"(?i:{atom})" if icase else atom, code_points, text)
+    return matched_in(f"(?i:{atom})" if icase else atom, text)
 
 
 def _two_level(flat: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
