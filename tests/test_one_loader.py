@@ -186,3 +186,51 @@ def test_any_bytes_give_a_model_or_the_loaders_error(tmp_path):
     run = subprocess.run([sys.executable, "-c", _FUZZ, str(REPO), "7", str(wp), str(model), str(tik), str(vocab)],
                          capture_output=True, text=True, timeout=600)
     assert run.returncode == 0 and run.stdout.strip().endswith("ok"), run.stderr[-3000:]
+
+
+def test_a_cached_tokenizer_json_is_loaded_without_parsing_it_again(tmp_path, monkeypatch):
+    # A large tokenizer.json (DeepSeek's 6 MB) is kept in the model cache;
+    # a cache hit must give the built model without the JSON parse, which
+    # costs more than loading the cached model.  CACHE_BYTES is lowered so
+    # that a small trained file counts as large.
+    import segkit.presets.bpe.preset as preset
+    import segkit.presets.loader as loader
+
+    monkeypatch.setattr(preset, "CACHE_BYTES", 0)
+    monkeypatch.setenv("SEGKIT_CACHE_DIR", str(tmp_path / "cache"))
+    folder = tmp_path / "model"
+    folder.mkdir()
+    path = folder / "tokenizer.json"
+    trained = segkit.train_bpe(["low lower lowest newer newest wider"] * 50, 300, special_tokens=["<|endoftext|>"])
+    trained.to_tokenizer_json(path)
+    (folder / "tokenizer_config.json").write_text(json.dumps({"eos_token": "<|endoftext|>"}))
+    text = "lowest newer<|endoftext|> wider"
+    monkeypatch.setenv("SEGKIT_CACHE_DIR", "off")
+    expected = segkit.BPE.from_tokenizer_json(path).encode(text)
+    monkeypatch.setenv("SEGKIT_CACHE_DIR", str(tmp_path / "cache"))
+    segkit.from_tokenizer_json(path)  # built and stored
+    assert len(list((tmp_path / "cache").glob("bpe-tokenizer-json-*.segkit"))) == 1
+
+    def parsed(*args, **kwargs):
+        raise AssertionError("the tokenizer.json was parsed although its model is cached")
+
+    with monkeypatch.context() as m:
+        m.setattr(loader, "_model_type", parsed)
+        m.setattr(preset, "read_tokenizer_json", parsed)
+        m.setattr(preset, "_refuse_characters", parsed)
+        for got in (segkit.from_tokenizer_json(path), segkit.from_pretrained(path), segkit.from_pretrained(folder),
+                    segkit.from_tokenizer_json(folder), segkit.BPE.from_tokenizer_json(path)):
+            assert type(got).__name__ == "BPE" and got.name == "tokenizer.json"
+            assert got.encode(text) == expected
+        eos = json.loads(path.read_text())["added_tokens"][0]["id"]
+        assert eos in expected and segkit.from_pretrained(folder).eos_token_id == eos  # the folder's roles, on a hit too
+
+    # A damaged entry is not a hit: the file is parsed and built again, with the cache's warning.
+    entry, = (tmp_path / "cache").glob("bpe-tokenizer-json-*.segkit")
+    entry.write_bytes(b"garbage")
+    import segkit.models.cache as cache
+
+    monkeypatch.setattr(cache, "_WARNED", set())
+    with pytest.warns(UserWarning, match="damaged"):
+        again = segkit.from_tokenizer_json(path)
+    assert again.encode(text) == expected

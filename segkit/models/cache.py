@@ -163,31 +163,59 @@ def cached(name: str, build: Callable[[], Any], load: Callable[[Path], Any]) -> 
     if folder is None:
         return build()
     path = folder / name
+    found = _entry(path, load)
+    if found is _UNTRUSTED:
+        return build()
+    if found is not _MISSING:
+        return found
+    obj = build()
+    _store(obj, folder, path)
+    return obj
+
+
+def peek(name: str, load: Callable[[Path], Any]) -> Any | None:
+    """The entry ``name`` as :func:`cached` would load it, or None where
+    :func:`cached` would build (no entry, an untrusted or damaged one, no
+    usable cache): for a caller that can skip work before it knows what to
+    build (parsing a large file whose model is cached)."""
+    folder = cache_dir()
+    if folder is None:
+        return None
+    folder = _private_folder(folder)
+    if folder is None:
+        return None
+    found = _entry(folder / name, load)
+    return None if found is _MISSING or found is _UNTRUSTED else found
+
+
+_MISSING = object()
+_UNTRUSTED = object()
+
+
+def _entry(path: Path, load: Callable[[Path], Any]) -> Any:
+    """The loaded entry at ``path``; ``_MISSING`` when there is none or it is
+    damaged (with a warning: it is then rebuilt), ``_UNTRUSTED`` when it
+    must not be read (with a warning: nothing is stored there)."""
     try:
         st = os.lstat(path)
     except OSError:
-        st = None
-    if st is not None:
-        problem = None
-        if not stat.S_ISREG(st.st_mode):
-            problem = f"cache entry {path} is not a regular file"
-        else:
-            problem = _unsafe(st, "cache entry", path)
-        if problem is not None:
-            _warn_once(str(path), f"segkit: not using the model cache: {problem}")
-            return build()
-        try:
-            obj = load(path)
-        except (ModelFileError, ValueError, OSError) as e:
-            _warn_once(str(path), f"segkit: rebuilding a damaged model cache entry ({e})")
-        else:
-            try:
-                os.utime(path)  # recently used: kept by _prune
-            except OSError:
-                pass
-            return obj
-    obj = build()
-    _store(obj, folder, path)
+        return _MISSING
+    if not stat.S_ISREG(st.st_mode):
+        problem = f"cache entry {path} is not a regular file"
+    else:
+        problem = _unsafe(st, "cache entry", path)
+    if problem is not None:
+        _warn_once(str(path), f"segkit: not using the model cache: {problem}")
+        return _UNTRUSTED
+    try:
+        obj = load(path)
+    except (ModelFileError, ValueError, OSError) as e:
+        _warn_once(str(path), f"segkit: rebuilding a damaged model cache entry ({e})")
+        return _MISSING
+    try:
+        os.utime(path)  # recently used: kept by _prune
+    except OSError:
+        pass
     return obj
 
 

@@ -206,6 +206,20 @@ class Preset:
         obj = cached(key, build, load)
         return obj if isinstance(obj, cls) else build()
 
+    @classmethod
+    def _cached_hit(cls: type[P], kind: str, settings: dict, source: bytes) -> P | None:
+        """The model :meth:`_cached` would load for these arguments, or None
+        where it would build (nothing is built or stored here)."""
+        from ..models.cache import cache_key, peek
+        from ..models.saving import load
+
+        try:
+            key = cache_key(kind, settings, source)
+        except (TypeError, ValueError):
+            return None
+        obj = peek(key, load)
+        return obj if isinstance(obj, cls) else None
+
 
 def _rebuild(cls: type[P], parts: tuple) -> P:
     return cls._from_parts(*parts)

@@ -118,12 +118,18 @@ def from_tokenizer_json(path: str | os.PathLike) -> Any:
         if not (p / "tokenizer.json").exists():
             raise ValueError(f"{p}: a model folder needs a tokenizer.json to be read by from_tokenizer_json")
         return _from_folder(p)
-    return _tokenizer_json(p, _model_type(p))
+    raw = _read_json_file(p)
+    hit = _cached_bpe(p, raw)
+    return hit if hit is not None else _tokenizer_json(p, _model_type(p, raw))
 
 
 def _from_folder(path: Path) -> Any:
     if (path / "tokenizer.json").exists():
-        found = _model_type(path / "tokenizer.json")
+        raw = _read_json_file(path / "tokenizer.json")
+        hit = _cached_bpe(path / "tokenizer.json", raw)
+        if hit is not None:
+            return _with_roles(hit, path)
+        found = _model_type(path / "tokenizer.json", raw)
         if found[0] == "WordPiece":
             from .wordpiece import WordPiece
 
@@ -176,13 +182,33 @@ def _head(path: Path) -> bytes:
     return head
 
 
-def _model_type(path: Path) -> tuple[str, bytes, Any]:
-    """``(kind, raw, doc)``: the ``model.type`` of a tokenizer.json (older
-    files leave it out: then the model's keys tell), or ``"Tekken"``, with
-    the file's bytes and its parsed JSON (read once, handed on)."""
+def _read_json_file(path: Path) -> bytes:
     from ..runtime.regular_files import read_regular
 
-    raw = read_regular(path, "tokenizer.json", ValueError)
+    return read_regular(path, "tokenizer.json", ValueError)
+
+
+def _cached_bpe(path: Path, raw: bytes) -> Any:
+    """The :class:`segkit.BPE` built before from a tokenizer.json of these
+    bytes, from segkit's model cache, or None (then the file is parsed).
+    Only a file that built into a BPE has such an entry, so a hit is what
+    the steps below would give."""
+    from .bpe.preset import CACHE_BYTES
+
+    if len(raw) < CACHE_BYTES:
+        return None
+    from .bpe import BPE
+
+    return BPE._json_cached(path, raw)
+
+
+def _model_type(path: Path, raw: bytes | None = None) -> tuple[str, bytes, Any]:
+    """``(kind, raw, doc)``: the ``model.type`` of a tokenizer.json (older
+    files leave it out: then the model's keys tell), or ``"Tekken"``, with
+    the file's bytes (``raw``, read here when not given) and its parsed JSON
+    (read once, handed on)."""
+    if raw is None:
+        raw = _read_json_file(path)
     try:
         doc = json.loads(raw)
     except (UnicodeDecodeError, json.JSONDecodeError, RecursionError) as e:
@@ -253,7 +279,9 @@ def _from_file(path: Path) -> Any:
 
         return BPE.from_vocab_merges(path, merges)
     if re.match(rb"\s*(?:\{|\[\s*[-0-9\"\[\]{])", head):  # a JSON object or array (a vocab.txt's "[PAD]" is not)
-        return _tokenizer_json(path, _model_type(path))
+        raw = _read_json_file(path)
+        hit = _cached_bpe(path, raw)
+        return hit if hit is not None else _tokenizer_json(path, _model_type(path, raw))
     lines = [line for line in head.split(b"\n")[:-1] if line.strip()][:8] or [head]
     if all(_TIKTOKEN_LINE.match(line) for line in lines):
         return _tiktoken(path)
