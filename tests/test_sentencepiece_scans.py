@@ -11,7 +11,6 @@ a cold, warm and tiny word cache.
 
 from __future__ import annotations
 
-from pathlib import Path
 
 import numpy as np
 import pytest

@@ -21,6 +21,10 @@ Per text (UTF-8 bytes), exactly as SentencePiece's ``Normalizer`` and
    changed since it was pushed is dropped when popped (the current pair at
    that position no longer has its rank; if it has, the current pair is the
    one to merge at that key anyway).  O(n log n) per text, O(n) memory.
+   On models where :mod:`.longest` built its tables (``flags[F_LONGEST]``),
+   long words and whole texts outside word mode are encoded instead by
+   longest match plus the pair test (written out in :func:`encode_rows`):
+   O(n) per text.
 3. **Resegment** unused pieces into the two symbols they were last
    registered from (SentencePiece's ``rev_merge``, kept here as positions in
    the normalized text with a stamp per text), then **emit**: a piece that
@@ -55,9 +59,26 @@ F_HAS_UNUSED = 6
 F_FAST = 7
 F_PAIR_BITS = 8
 F_SPLIT = 9
-N_FLAGS = 10
+F_LONGEST = 10  # 1: longest match plus the pair test (.longest) instead of the heap; 2: for every word
+F_MAX_CHARS = 11  # the most characters of a piece (the exact pair test's scratch)
+N_FLAGS = 12
 
 T_NORMAL, T_UNKNOWN, T_CONTROL, T_USER, T_UNUSED, T_BYTE = 1, 2, 3, 4, 5, 6
+
+# The longest-match encoder's tables (see .longest): a trie slot is
+# ``((node << TRIE_CP_BITS | code point) << TRIE_CHILD_BITS) | child``;
+# ``tinfo[4 t]`` is characters | TINFO_MARKED | (next shorter piece + 1) << 32.
+TRIE_CP_BITS = 21
+TRIE_CHILD_BITS = 22
+TRIE_CHILD_MASK = (1 << TRIE_CHILD_BITS) - 1
+TINFO_LEN_MASK = (1 << 20) - 1
+TINFO_MARKED = 1 << 20
+#: the prefix table's hash of code points: h = (h ^ cp) * PREFIX_MUL from PREFIX_SEED
+PREFIX_SEED = np.uint64(0xCBF29CE484222325)
+PREFIX_MUL = np.uint64(0x100000001B3)
+#: after the 4 n ints of tinfo: a bit set of 2^BIGRAM_BITS bits, set for
+#: the (hashed) pieces of each two characters side by side in a mergeable piece
+BIGRAM_BITS = 20
 
 
 @kernel(inline="always")
@@ -527,6 +548,13 @@ _NONE_AT = (_NONE >> np.int64(16)) << np.int64(8)
 
 
 @kernel(inline="always")
+def bigram_bit(x, y):
+    """The bit of two characters' pieces in tinfo's bigram set."""
+    key = (np.uint64(x) << np.uint64(32)) | np.uint64(y)
+    return np.int64((key * _GOLDEN) >> np.uint64(64 - BIGRAM_BITS))
+
+
+@kernel(inline="always")
 def pair_key(x, y, pkey, bits):
     """``rank << 16 | piece`` of the piece made of the pieces ``x`` and ``y``
     (the low half of their slot, see :func:`pair_lookup`), or _NONE when
@@ -876,12 +904,12 @@ def split_mode(pbuf, poff, ptype):
 @kernel(inline="always")
 def unpack(mb, mi):
     """The model's arrays from :func:`pack`'s ``(mb, mi)``."""
-    base = 16
+    base = 18
     return (mb[mi[0] : mi[1]], mb[mi[1] : mi[2]], mi[base + mi[3] : base + mi[4]], mi[base + mi[4] : base + mi[5]],
             mi[base + mi[5] : base + mi[6]], mi[base + mi[6] : base + mi[7]], mi[base + mi[7] : base + mi[8]],
             mi[base + mi[8] : base + mi[9]], mi[base + mi[9] : base + mi[10]], mi[base + mi[10] : base + mi[11]],
             mi[base + mi[11] : base + mi[12]], mi[base + mi[12] : base + mi[13]], mi[base + mi[13] : base + mi[14]],
-            mi[base + mi[14] : base + mi[15]])
+            mi[base + mi[14] : base + mi[15]], mi[base + mi[15] : base + mi[16]], mi[base + mi[16] : base + mi[17]])
 
 
 @kernel
@@ -923,8 +951,9 @@ def encode_rows(buf, offs, mb, mi, cache, out, row_ends):
     common case, written out here), then in word mode (``flags[F_SPLIT]``,
     see :func:`split_mode`) cut the text into words and take each word's
     ids from the cache or merge it (one of at most :data:`SMALL_BYTES`
-    bytes here, by scans of contiguous arrays; a longer one by the heap),
-    else merge the whole text by the heap.
+    bytes here, by scans of contiguous arrays; a longer one by longest
+    match plus the pair test where the model has its tables, else by the
+    heap), else encode the whole text by the longest match or the heap.
 
     Everything per text and per word is written out in this one function:
     Numba counts references to every array a called function takes, at
@@ -932,7 +961,7 @@ def encode_rows(buf, offs, mb, mi, cache, out, row_ends):
     cost more than a cached word), and each array grows only on paths that
     seldom run."""
     (pbuf, nblob, poff, ptype, prank, htab, ustart, uids, darts, byte_ids, flags, char_ids, pkey,
-     pval) = unpack(mb, mi)
+     pval, trie, tinfo) = unpack(mb, mi)
     add_dummy = flags[F_ADD_DUMMY] != 0
     escape = flags[F_ESCAPE] != 0
     suffix = flags[F_SUFFIX] != 0
@@ -946,6 +975,13 @@ def encode_rows(buf, offs, mb, mi, cache, out, row_ends):
     sets = (cache.size // CACHE_ROW) >> 1
     set_mask = np.uint64(max(sets - 1, 0))
     S = SMALL_STRIDE
+    bt = flags[F_LONGEST] != 0  # longest match plus the pair test (.longest): long words, whole texts
+    bt_all = flags[F_LONGEST] == 2  # (and short words too: for tests)
+    tmask = trie.size - 1
+    tbits = 0
+    while (1 << tbits) < trie.size:
+        tbits += 1
+    bgbase = 4 * ptype.size
     rows = offs.size - 1 if offs.size > 0 else 1
     longest = 1
     for r in range(rows):
@@ -962,6 +998,17 @@ def encode_rows(buf, offs, mb, mi, cache, out, row_ends):
     n_pieces = ptype.size if flags[F_HAS_UNUSED] != 0 else 0  # read for UNUSED pieces only
     rev = np.empty(3 * n_pieces, np.int64)
     stamp = np.full(n_pieces, -1, np.int64)
+    # The longest-match encoder's scratch, made when a word first needs it
+    # (need_bt below): a run's code points, their pieces and byte
+    # positions, the dead positions (by run number), the candidates of a
+    # position, the exact pair test's symbols.
+    cps = np.empty(0, np.int32)
+    cid = np.empty(0, np.int32)
+    cpos = np.empty(0, np.int64)
+    dead = np.zeros(0, np.int64)
+    cands = np.empty(0, np.int64)
+    pairsym = np.empty(0, np.int64)
+    run_no = np.int64(0)
     k = 0
     r = 0
     while r < rows:
@@ -1006,7 +1053,7 @@ def encode_rows(buf, offs, mb, mi, cache, out, row_ends):
         # id, or one per byte), so nothing below grows ``out``.
         if k + n + 8 > out.size:
             out = _grow(out, k + n + 8)
-        if mode == 0:
+        if mode == 0 and not bt:
             if big.size < 10 * n + 4:
                 big = np.empty(max(10 * n + 4, 2 * big.size), np.int64)
             k = _heap(nb, n, pbuf, poff, ptype, prank, htab, ustart, uids, byte_ids, flags, char_ids, pkey,
@@ -1020,6 +1067,7 @@ def encode_rows(buf, offs, mb, mi, cache, out, row_ends):
         # references at each word)
         row_start = k
         need_big = 0
+        need_bt = 0
         nw = 0  # words of the current chunk (wpos, whash)
         w = 0
         a = 0
@@ -1038,7 +1086,9 @@ def encode_rows(buf, offs, mb, mi, cache, out, row_ends):
                 p = a
                 while p < n and nw < CHUNK_WORDS:
                     q = p
-                    if mode == SPLIT_BEFORE:
+                    if mode == 0:
+                        p = n
+                    elif mode == SPLIT_BEFORE:
                         while p + 3 <= n and nb[p] == 0xE2 and nb[p + 1] == 0x96 and nb[p + 2] == 0x81:
                             p += 3
                         while p < n and not (nb[p] == 0xE2 and p + 3 <= n and nb[p + 1] == 0x96
@@ -1052,7 +1102,7 @@ def encode_rows(buf, offs, mb, mi, cache, out, row_ends):
                             p += 3
                     wpos[nw] = p
                     hv = np.uint64(0)
-                    if sets > 0 and p - q <= CACHE_KEY_BYTES:
+                    if sets > 0 and mode != 0 and p - q <= CACHE_KEY_BYTES:
                         hv = _MUL ^ np.uint64(p - q)
                         for i in range(q, p):
                             hv = (hv ^ np.uint64(nb[i])) * _MUL
@@ -1093,6 +1143,215 @@ def encode_rows(buf, offs, mb, mi, cache, out, row_ends):
                 for i in range(cache[found + 1] >> 8):
                     out[k] = cache[found + 2 + CACHE_KEY_BYTES // 4 + i]
                     k += 1
+            elif bt and (bt_all or b - a > SMALL_BYTES or mode == 0):
+                if b - a + 1 > cps.size:
+                    need_bt = b - a + 1
+                    break
+                # ---- longest match plus the pair test (.longest).  The
+                # word's runs of characters that are normal pieces, each
+                # encoded on the stack out[k:top]; between runs a
+                # user-defined symbol or a character that is no normal piece.
+                prev_unk = False
+                p = a
+                while p < b:
+                    e = 0
+                    q = p
+                    while q < b:
+                        c = nb[q]
+                        if has_users and ustart[c] < ustart[c + 1]:
+                            if _user_match(nb, q, b, pbuf, poff, ustart, uids) > 0:
+                                break
+                        cp = np.int64(-1)
+                        used = 1
+                        if c < 0x80:
+                            cp = np.int64(c)
+                        elif c < 0xE0 and q + 2 <= b:
+                            used = 2
+                            cp = ((np.int64(c) & 0x1F) << 6) | (np.int64(nb[q + 1]) & 0x3F)
+                        elif c < 0xF0 and q + 3 <= b:
+                            used = 3
+                            cp = (((np.int64(c) & 0x0F) << 12) | ((np.int64(nb[q + 1]) & 0x3F) << 6)
+                                  | (np.int64(nb[q + 2]) & 0x3F))
+                        if cp >= 0:
+                            t = (pval[cp >> 2] >> ((cp & 3) * 16)) & 0xFFFF
+                            if t == 0xFFFF:
+                                t = -1
+                        else:
+                            used = 1 if c < 0xC0 else 2 if c < 0xE0 else 3 if c < 0xF0 else 4
+                            if q + used > b:
+                                used = b - q
+                            t = lookup(nb, q, q + used, pbuf, poff, htab)
+                            if t >= 0 and used == 4:
+                                cp = (((np.int64(c) & 0x07) << 18) | ((np.int64(nb[q + 1]) & 0x3F) << 12)
+                                      | ((np.int64(nb[q + 2]) & 0x3F) << 6) | (np.int64(nb[q + 3]) & 0x3F))
+                        if t < 0 or cp < 0 or ptype[t] != T_NORMAL:
+                            break
+                        cps[e] = cp
+                        cid[e] = t
+                        cpos[e] = q
+                        e += 1
+                        q += used
+                    if e > 0:
+                        run_no += 1
+                        top = k
+                        pos = 0
+                        walk = True
+                        tok = np.int64(-1)
+                        while True:
+                            if walk:
+                                # the longest piece at pos: the prefix table
+                                # (.longest) by the hash of each longer prefix,
+                                # the candidates' bytes compared (a hash is no proof)
+                                ph = PREFIX_SEED
+                                nc = 0
+                                for j in range(pos, e):
+                                    ph = (ph ^ np.uint64(cps[j])) * PREFIX_MUL
+                                    g = np.int64((ph * _GOLDEN) >> np.uint64(64 - tbits))
+                                    ptag = np.int64(ph >> np.uint64(16))
+                                    v = np.int64(-1)
+                                    while True:
+                                        sl = trie[g]
+                                        if sl == -1:
+                                            break
+                                        if (sl >> 16) & 0xFFFFFFFFFFFF == ptag:
+                                            v = sl & 0xFFFF
+                                            break
+                                        g = (g + 1) & tmask
+                                    if v < 0:
+                                        break
+                                    if v != 0xFFFF:
+                                        cands[nc] = v
+                                        nc += 1
+                                tok = np.int64(-1)
+                                while nc > 0:
+                                    nc -= 1
+                                    t = cands[nc]
+                                    sa = poff[t]
+                                    sb = poff[t + 1]
+                                    ta = cpos[pos]
+                                    same = ta + (sb - sa) <= b
+                                    if same:
+                                        for i in range(sb - sa):
+                                            if pbuf[sa + i] != nb[ta + i]:
+                                                same = False
+                                                break
+                                    if same:
+                                        tok = t
+                                        break
+                                walk = False
+                            ti = tinfo[4 * tok]
+                            end = pos + (ti & TINFO_LEN_MASK)
+                            ok = dead[end] != run_no
+                            if ok and top > k:
+                                # the pair test (.longest): is (x, y) BPE's output for their text?
+                                x = np.int64(out[top - 1])
+                                y = tok
+                                tx = tinfo[4 * x]
+                                bg = bigram_bit(cid[pos - 1], cid[pos])
+                                if ((tinfo[bgbase + (bg >> 6)] >> (bg & 63)) & 1) == 0:
+                                    pass  # no piece has these two characters side by side: no merge across
+                                elif pair_key(x, y, pkey, bits) != _NONE:
+                                    ok = False
+                                elif ((tx | ti) & TINFO_MARKED) != 0:
+                                    # a tree that is not monotone: BPE of the two pieces' characters
+                                    lx = tx & TINFO_LEN_MASK
+                                    mm = lx + (ti & TINFO_LEN_MASK)
+                                    for i in range(mm):
+                                        pairsym[i] = cid[pos - lx + i]
+                                    while mm > 2:
+                                        best = _NONE
+                                        bi = -1
+                                        for i in range(mm - 1):
+                                            v = pair_key(pairsym[i], pairsym[i + 1], pkey, bits)
+                                            if (v >> 16) < (best >> 16):
+                                                best = v
+                                                bi = i
+                                        if bi < 0:
+                                            break
+                                        pairsym[bi] = best & 0xFFFF
+                                        for i in range(bi + 1, mm - 1):
+                                            pairsym[i] = pairsym[i + 1]
+                                        mm -= 1
+                                    ok = mm == 2 and pairsym[0] == x and pairsym[1] == y
+                                else:
+                                    # undo the later of the two merges, test the boundary it left
+                                    while True:
+                                        px = tinfo[4 * x + 1]
+                                        py = tinfo[4 * y + 1]
+                                        if px > py:
+                                            limit = px
+                                            x = tinfo[4 * x + 3]
+                                            tie_loses = False
+                                        else:
+                                            if py < 0:
+                                                break
+                                            limit = py
+                                            y = tinfo[4 * y + 2]
+                                            tie_loses = True
+                                        v = pair_key(x, y, pkey, bits)
+                                        if v != _NONE:
+                                            qr = v >> 16
+                                            if qr < limit or (tie_loses and qr == limit):
+                                                ok = False
+                                                break
+                            if ok:
+                                out[top] = tok
+                                top += 1
+                                pos = end
+                                if pos == e:
+                                    break
+                                walk = True
+                            else:
+                                tok = (ti >> 32) - 1
+                                while tok < 0:
+                                    # nothing fits at pos: dead; the next shorter piece in the top's place
+                                    dead[pos] = run_no
+                                    if top == k:
+                                        break
+                                    top -= 1
+                                    last = out[top]
+                                    tl = tinfo[4 * last]
+                                    pos -= tl & TINFO_LEN_MASK
+                                    tok = (tl >> 32) - 1
+                                if tok < 0:
+                                    # (cannot happen: BPE's output is a path; the characters as they are)
+                                    top = k
+                                    for i in range(e):
+                                        out[top] = cid[i]
+                                        top += 1
+                                    break
+                        k = top
+                        prev_unk = False
+                    if q < b:
+                        # a user-defined symbol, or a character that is no normal piece
+                        used = 0
+                        if has_users:
+                            used = _user_match(nb, q, b, pbuf, poff, ustart, uids)
+                        if used > 0:
+                            out[k] = lookup(nb, q, q + used, pbuf, poff, htab)
+                            k += 1
+                            prev_unk = False
+                        else:
+                            c = nb[q]
+                            used = 1 if c < 0xC0 else 2 if c < 0xE0 else 3 if c < 0xF0 else 4
+                            if q + used > b:
+                                used = b - q
+                            t = lookup(nb, q, q + used, pbuf, poff, htab)
+                            if t < 0 or ptype[t] == T_UNKNOWN:
+                                if byte_fallback:
+                                    for i in range(q, q + used):
+                                        out[k] = byte_ids[nb[i]]
+                                        k += 1
+                                elif not prev_unk:
+                                    out[k] = unk
+                                    k += 1
+                                prev_unk = True
+                            else:
+                                out[k] = t
+                                k += 1
+                                prev_unk = False
+                        q += used
+                    p = q
             elif not fast or b - a > SMALL_BYTES:
                 if big.size < 10 * (b - a) + 4:
                     need_big = 10 * (b - a) + 4
@@ -1207,6 +1466,16 @@ def encode_rows(buf, offs, mb, mi, cache, out, row_ends):
             big = np.empty(max(need_big, 2 * big.size), np.int64)
             k = row_start
             continue
+        if need_bt > 0:
+            size = max(need_bt, 2 * cps.size)
+            cps = np.empty(size, np.int32)
+            cid = np.empty(size, np.int32)
+            cpos = np.empty(size, np.int64)
+            dead = np.zeros(size, np.int64)
+            cands = np.empty(size, np.int64)
+            pairsym = np.empty(2 * flags[F_MAX_CHARS] + 2, np.int64)
+            k = row_start
+            continue
         if row_ends.size > 0:
             row_ends[r] = k
         r += 1
@@ -1228,16 +1497,14 @@ def encode_batch(buf, offs, mb, mi, cache):
 
 def pack(pbuf, nblob, parts) -> tuple:
     """``(mb, mi)`` for :func:`encode_batch`: the bytes, and a header of
-    16 offsets followed by the integer arrays ``parts`` (poff, ptype, prank,
-    htab, ustart, uids, darts, byte_ids, flags, char_ids, pkey, pval), all
-    as int64."""
-    assert len(parts) == 12
+    18 offsets followed by the integer arrays ``parts`` (poff, ptype, prank,
+    htab, ustart, uids, darts, byte_ids, flags, char_ids, pkey, pval, trie,
+    tinfo), all as int64."""
+    assert len(parts) == 14
     mb = np.concatenate([pbuf, nblob]).astype(np.uint8)
     sizes = [int(p.size) for p in parts]
-    header = np.zeros(16, np.int64)
+    header = np.zeros(18, np.int64)
     header[0], header[1], header[2] = 0, pbuf.size, pbuf.size + nblob.size
-    header[3:16] = np.concatenate([[0], np.cumsum(sizes)])
+    header[3:18] = np.concatenate([[0], np.cumsum(sizes)])
     mi = np.concatenate([header] + [np.asarray(p, np.int64) for p in parts])
     return mb, mi
-
-

@@ -19,6 +19,7 @@ import numpy as np
 from ...models.files import ModelFileError
 from ...runtime.jit import kernel
 from . import kernels as K
+from .longest import build_longest
 from ..pipeline.charsmap import check_charsmap, read_charsmap
 
 TYPE_CODES = {"NORMAL": 1, "UNKNOWN": 2, "CONTROL": 3, "USER_DEFINED": 4, "UNUSED": 5, "BYTE": 6}
@@ -49,7 +50,7 @@ class Tables:
     """The arrays the kernels read, and the settings (see :func:`build_tables`)."""
 
     __slots__ = ("pbuf", "poff", "scores", "ptype", "prank", "htab", "ustart", "uids", "darts", "nblob",
-                 "byte_ids", "flags", "settings", "pieces", "char_ids", "pkey", "pval")
+                 "byte_ids", "flags", "settings", "pieces", "char_ids", "pkey", "pval", "trie", "tinfo")
 
 
 SETTINGS = ("add_dummy_prefix", "remove_extra_whitespaces", "escape_whitespaces", "treat_whitespace_as_suffix",
@@ -152,6 +153,16 @@ def build_tables(pbuf: np.ndarray, poff: np.ndarray, scores: np.ndarray, ptype: 
     # Word mode (kernels.split_mode): not with UNUSED pieces, whose
     # resegmentation reads the last registration anywhere in the text.
     flags[K.F_SPLIT] = 0 if flags[K.F_HAS_UNUSED] else int(K.split_mode(pbuf, poff, ptype))
+    # Longest match plus the pair test (.longest): on the id encoder's
+    # models without UNUSED pieces.
+    t.trie, t.tinfo = np.full(1, -1, np.int64), np.zeros(0, np.int64)
+    if fast and not flags[K.F_HAS_UNUSED]:
+        order = np.argsort(lengths, kind="stable").astype(np.int64)
+        trie, tinfo, max_chars, ok = build_longest(pbuf, poff, ptype, t.prank, htab, t.char_ids, t.pkey, bits, order)
+        if ok:
+            t.trie, t.tinfo = trie, tinfo
+            flags[K.F_LONGEST] = 1
+            flags[K.F_MAX_CHARS] = int(max_chars)
     t.flags = flags
     t.settings = dict(settings)
     t.pieces = None
@@ -161,7 +172,7 @@ def build_tables(pbuf: np.ndarray, poff: np.ndarray, scores: np.ndarray, ptype: 
 def packed(t: Tables) -> tuple:
     """The two arrays :func:`.kernels.encode_batch` reads."""
     return K.pack(t.pbuf, t.nblob, [t.poff, t.ptype, t.prank, t.htab, t.ustart, t.uids, t.darts, t.byte_ids, t.flags,
-                                    t.char_ids, t.pkey, t.pval])
+                                    t.char_ids, t.pkey, t.pval, t.trie, t.tinfo])
 
 
 def tables_from_proto(model: dict, source: str) -> Tables:
