@@ -43,21 +43,11 @@ def _fields(e) -> tuple:
 
 
 def _hf_fields(e, theirs) -> tuple:
-    """HF's fields (an added token that took spaces with ``lstrip``/``rstrip``
-    has the text it matched as its token: segkit's too).  Two differences
-    are left (docs/tokenizer_json.rst): an id both in the model's vocabulary
-    and a ``normalized`` added token under another name, where the model
-    (not a match) gave it, is HF's vocabulary string and segkit's the added
-    token's name (HF's ``id_to_token``); and a ``normalized`` token that
-    took spaces in a file with a normalizer keeps its name."""
-    added = theirs.get_added_tokens_decoder()
-    vocab = theirs.get_vocab(with_added_tokens=False)
-    shared = {i for i, a in added.items() if a.normalized and vocab.get(a.content, i) == i and
-              theirs.id_to_token(i) != a.content and a.content in vocab}
-    if theirs.normalizer is not None:  # (the second: a normalized token that took spaces keeps its name)
-        shared |= {i for i, a in added.items() if a.normalized and (a.lstrip or a.rstrip)}
-    tokens = [theirs.id_to_token(i) if i in shared else t for i, t in zip(e.ids, e.tokens)]
-    return e.ids, tokens, e.offsets, e.word_ids, e.type_ids
+    """HF's fields, token strings included as they are (an added token that
+    took spaces is the text it matched, a normalized one the normalized
+    text; an id an added token took from the vocabulary under another name
+    is the vocabulary's string where the model gave it)."""
+    return e.ids, e.tokens, e.offsets, e.word_ids, e.type_ids
 
 
 def _same(ours, theirs, texts, pairs=True) -> list:

@@ -234,14 +234,9 @@ class Tokenizer(HFEncoder, DefaultOptions, TransformersNames):
     def _encode_fast(self, st: Stages, text: str, opts: np.ndarray) -> Encoding | None:
         """One text in one compiled call where the model allows it
         (:meth:`segkit.presets.bpe.rows.BPERows.encode_one`), else None."""
-        m = st.matcher
-        post = st.post
-        if opts is post.single_defaults and post.plain_defaults:
-            # ids now, the rows (offsets, word ids) when first read
-            ids = m.ids_one(text)
-            if ids is not None:
-                return Encoding._of_ids(ids, st.names, (m, text, opts, post))
-        got = m.encode_one(text, opts, post)
+        # (the ids alone, rows made when first read, are the shared
+        # encoder's first try: Stages.ids_only)
+        got = st.matcher.encode_one(text, opts, st.post)
         if got is None:
             return None
         return Encoding(got[0], st.names, 1, got[1])
@@ -250,22 +245,28 @@ class Tokenizer(HFEncoder, DefaultOptions, TransformersNames):
     def _strip_map(self) -> dict | None:  # (the model's added tokens never change: made once, then an attribute)
         return self._strip_tokens() or None
 
-    def _strip_tokens(self) -> dict | None:
+    def _strip_tokens(self) -> Any:
         strip = self.__dict__.get("_strip")
         if strip is None:
-            from .added_matches import word
-
             m = self.model
             added = getattr(m, "_added_list", None) or getattr(m, "_added", None) or []
+            if hasattr(m, "matched"):
+                # A staged file: each text's matches again, with the strings
+                # its own stages made (a normalizer's text around a
+                # normalized token, e.g. under Prepend, is not guessed).
+                from ..results.encoding import MatchedStrings
+
+                took = [a.id for a in added if a.lstrip or a.rstrip]
+                names = m.model_names()
+                strip = self._strip = MatchedStrings(m.matched, took, names) if took or names else {}
+                return strip
+            from .added_matches import word
+
             spaces = _spaces_of(m)
-            # (a normalized token of a staged file's normalizer keeps its
-            # name: the spaces it took are the normalized text's, which a
-            # character-by-character guess gets wrong, e.g. under Prepend)
-            staged = callable(getattr(m, "_normalizer", None))
             strip = self._strip = {
                 a.id: (bool(a.lstrip), bool(a.rstrip), spaces if a.normalized else None,
                        word().match if getattr(a, "single_word", False) else None)
-                for a in added if (a.lstrip or a.rstrip) and not (a.normalized and staged)}
+                for a in added if a.lstrip or a.rstrip}
         return strip
 
     def _set_roles(self, roles: dict, source: str) -> None:

@@ -12,7 +12,7 @@ tokens: word index -1).
 from __future__ import annotations
 
 from bisect import bisect_right
-from collections.abc import Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Iterator, overload
 
 import numpy as np
@@ -172,7 +172,11 @@ class Encoding:
         ids = self._ids
         tokens = [itos[i] for i in (self._data[0].tolist() if ids is None else ids)]
         if self._source is not None:
-            _matched_strings(tokens, _rows(self._data), *self._source)
+            fix, texts = self._source
+            if type(fix) is dict:
+                _matched_strings(tokens, _rows(self._data), fix, texts)
+            else:
+                fix.fix(tokens, _rows(self._data), texts)
         return tokens
 
     @property
@@ -317,6 +321,49 @@ def _white(c: str) -> bool:
     """Rust's ``char::is_whitespace`` (Unicode White_Space), which HF's
     ``lstrip``/``rstrip`` take; Python's ``isspace`` also takes U+001C-001F."""
     return c.isspace() and not "\x1c" <= c <= "\x1f"
+
+
+class MatchedStrings:
+    """HF's token strings of added tokens, exactly, for an encoding's
+    ``tokens`` (where the text a token matched is not its name:
+    ``lstrip``/``rstrip`` spaces, a normalizer's text around it).
+
+    ``strings_of(text)`` gives ``{(id, start, end): string}`` of every added
+    token matched in a text (offsets in the text; the string as HF's
+    encoding holds it).  ``ids``: the ids whose strings may differ from
+    their names.  ``model_names``: ``{id: string}`` where an added token
+    took an id of the model's vocabulary under another name; a token of
+    that id the model gave (no match there) shows the vocabulary's string,
+    as HF's does.  Template tokens keep their names.
+    """
+
+    __slots__ = ("strings_of", "ids", "model_names")
+
+    def __init__(self, strings_of: Callable[[str], dict], ids: Iterable[int], model_names: dict[int, str]) -> None:
+        self.strings_of = strings_of
+        self.ids = np.fromiter(sorted(set(ids) | set(model_names)), dtype=np.int64)
+        self.model_names = model_names
+
+    def fix(self, tokens: list, rows: tuple, texts: tuple) -> None:
+        ids, starts, ends, seqs = rows[0], rows[4], rows[5], rows[7]
+        hits = np.flatnonzero(np.isin(ids, self.ids))
+        found: dict[int, dict] = {}
+        for k in hits.tolist():
+            q = int(seqs[k])
+            text = texts[q] if 0 <= q < len(texts) else None
+            if not isinstance(text, str):
+                continue
+            got = found.get(q)
+            if got is None:
+                got = found[q] = self.strings_of(text)
+            i, a, b = int(ids[k]), int(starts[k]), int(ends[k])
+            string = got.get((i, a, b))
+            if string is None:  # (offsets that trim_offsets moved inside the match)
+                string = next((v for (j, c, d), v in got.items() if j == i and c <= a and b <= d and c < d), None)
+            if string is None:
+                string = self.model_names.get(i)
+            if string is not None:
+                tokens[k] = string
 
 
 def _matched_strings(tokens: list, rows: tuple, strip: dict, texts: tuple) -> None:

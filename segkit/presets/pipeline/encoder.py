@@ -129,10 +129,17 @@ class HFEncoder:
                 and add_special_tokens is True and is_pretokenized is False and pad_to_multiple_of is None
                 and truncation_side is None and padding_side is None):
             # The call with every default, as per-call users make it: the
-            # preset's latency path, with the option vector resolved once.
-            e = self._encode_fast(st, text, st.post.single_defaults)
-            if e is None:
-                e = self._encode(st, text, None, tried_fast=True)  # (the path declined this text: not again)
+            # ids alone when nothing is post-processed (rows made when first
+            # read), else the preset's latency path, with the option vector
+            # resolved once.
+            plain = st.ids_only
+            ids = None if plain is None else plain[0](text)
+            if ids is not None:
+                e = Encoding._of_ids(ids, plain[1], (st.matcher, text, plain[2], plain[3]))
+            else:
+                e = self._encode_fast(st, text, st.post.single_defaults)
+                if e is None:
+                    e = self._encode(st, text, None, tried_fast=True)  # (the path declined this text: not again)
         else:
             e = self._encode(st, text, pair, add_special_tokens, max_length, truncation, padding,
                              pad_to_multiple_of, stride, truncation_side, padding_side, is_pretokenized)

@@ -210,6 +210,24 @@ class StagedModel:
             out.extend(split_on(part.slice(0, len(part.text)), self._norm_find))
         return out
 
+    def matched(self, text: str) -> dict[tuple[int, int, int], str]:
+        """``{(id, start, end): string}`` of the added tokens matched in
+        ``text``: offsets in ``text``, and the text each matched as HF's
+        encoding holds it (normalized for a ``normalized`` token, white
+        space it took included: :attr:`segkit.Encoding.tokens`)."""
+        out: dict[tuple[int, int, int], str] = {}
+        for part, i in self.parts(text):
+            if i is not None:
+                out[(i, *part.original_span(0, len(part.text)))] = part.text
+        return out
+
+    def model_names(self) -> dict[int, str]:
+        """``{id: string}`` of the ids an added token took from the model's
+        vocabulary under another name: what HF's encoding shows where the
+        model (not a match) gives such an id."""
+        strings = {i: t for t, i in self._vocab.items()}
+        return {a.id: strings[a.id] for a in self._added if a.id in strings and strings[a.id] != self._names[a.id]}
+
     def items(self, text: str) -> list[tuple[NormalizedText, int | None]]:
         """The parts of ``text`` after pre-tokenization, in order: ``(part,
         id)``, ``id`` an added token's, or None for a part the model encodes

@@ -44,7 +44,10 @@ class Stages:
         The decoder (:class:`~.decoding.Decoder`).
     """
 
-    __slots__ = ("settings", "derived", "matcher", "plain_matcher", "post", "added", "names", "decoder")
+    __slots__ = ("settings", "derived", "matcher", "plain_matcher", "post", "added", "names", "decoder", "ids_only")
+
+    #: The parts a state is made of (``ids_only`` is derived from them).
+    FIELDS = ("settings", "derived", "matcher", "plain_matcher", "post", "added", "names", "decoder")
 
     def __init__(self, settings: dict, derived: tuple, matcher, plain_matcher, post, added, names, decoder) -> None:
         self.settings = settings
@@ -55,10 +58,17 @@ class Stages:
         self.added = added
         self.names = names
         self.decoder = decoder
+        #: ``(matcher.ids_one, names, opts, post)`` when one text with every
+        #: default gets no post-processing and the matcher has an id-only
+        #: path (the per-call ``encode(t).ids`` of a BPE), else None.
+        self.ids_only = None
+        ids_one = getattr(matcher, "ids_one", None)
+        if ids_one is not None and post.plain_defaults:
+            self.ids_only = (ids_one, names, post.single_defaults, post)
 
     def but(self, **changes) -> "Stages":
         """A new state: this one with ``changes``."""
-        parts = {k: getattr(self, k) for k in self.__slots__}
+        parts = {k: getattr(self, k) for k in self.FIELDS}
         parts.update(changes)
         return Stages(**parts)
 

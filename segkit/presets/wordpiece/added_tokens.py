@@ -330,9 +330,20 @@ class AddedVocabulary:
         matches = zip(starts.tolist(), stops.tolist(), [ids[k] for k in which.tolist()])
         find_matches(sentence, matches, self.tokens.__getitem__, lambda i, a, b: out.append((i, a, b)), plain)
 
-    def split(self, text: str) -> list[tuple[int, int, int]]:
+    def matched(self, text: str) -> dict[tuple[int, int, int], str]:
+        """``{(id, start, end): string}`` of the added tokens :meth:`split`
+        finds in ``text``: the text each matched as HF's encoding holds it
+        (the raw text for a ``normalized=False`` token, the normalized text
+        for the others: BERT's spaces around CJK characters included),
+        white space it took included (:attr:`segkit.Encoding.tokens`)."""
+        strings: dict[tuple[int, int, int], str] = {}
+        self.split(text, strings)
+        return strings
+
+    def split(self, text: str, strings: dict | None = None) -> list[tuple[int, int, int]]:
         """The pieces of ``text``: ``(id, start, end)`` for added tokens and
-        ``(-1, start, end)`` for the text between (character offsets)."""
+        ``(-1, start, end)`` for the text between (character offsets);
+        ``strings``, if given, gets what :meth:`matched` gives."""
         pieces: list[tuple[int, int, int]] = []
         if self._raw_search is not None:
             found: list = []
@@ -342,6 +353,8 @@ class AddedVocabulary:
 
             self._find(text, self._raw_search, found, raw_plain)
             seq = found
+            if strings is not None:
+                strings.update(((i, a, b), text[a:b]) for i, a, b in found if i >= 0)
         else:
             seq = [(-1, 0, len(text))] if text else []
         if self._norm_search is None:
@@ -369,6 +382,8 @@ class AddedVocabulary:
             for j, s, e in out:
                 if j >= 0:
                     pieces.append((j, int(origin[s]), int(origin[e - 1]) + 1))
+                    if strings is not None:
+                        strings[pieces[-1]] = normed[s:e]
                 else:
                     pieces.append((j, s, e))
         return pieces

@@ -517,14 +517,34 @@ class WordPiece(HFEncoder, TransformersNames, TokenizerState, Preset):
             return None
         got = self.__dict__.get("_strip")
         if got is None or got[0] is not added:  # (add_tokens makes a new added vocabulary)
-            # (a normalized one is left as its content: HF's string is then
-            # BERT's normalized text, with the spaces put around CJK characters)
-            from ..added_matches import word
+            took = [i for i, t in added.tokens.items() if t.lstrip or t.rstrip]
+            names = self._model_names(added)
+            if names or any(added.tokens[i].normalized for i in took):
+                # The text's matches again, with the normalized text each
+                # matched (BERT's spaces put around CJK characters included).
+                from ...results.encoding import MatchedStrings
 
-            got = self.__dict__["_strip"] = (added, {
-                i: (t.lstrip, t.rstrip, None, word().match if t.single_word else None)
-                for i, t in added.tokens.items() if (t.lstrip or t.rstrip) and not t.normalized})
+                fix = MatchedStrings(added.matched, took, names)
+            else:
+                from ..added_matches import word
+
+                fix = {i: (t.lstrip, t.rstrip, None, word().match if t.single_word else None)
+                       for i, t in added.tokens.items() if t.lstrip or t.rstrip}
+            got = self.__dict__["_strip"] = (added, fix)
         return got[1]
+
+    def _model_names(self, added) -> dict[int, str]:
+        """``{id: string}`` of the ids an added token took from the
+        vocabulary under another name (see
+        :class:`~segkit.results.encoding.MatchedStrings`)."""
+        itos = self._stages.names
+        out = {}
+        for i in added.tokens:
+            if i < len(self.vocab):
+                own = self.vocab.id_to_token[i]
+                if own != (itos.token(i) if hasattr(itos, "token") else itos[i]):
+                    out[i] = own
+        return out
 
     def _encode_fast(self, st: Stages, text: str, opts: np.ndarray) -> Encoding | None:
         """One text in one compiled call (rewrite, match, template,
