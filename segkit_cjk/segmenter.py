@@ -47,6 +47,15 @@ def _classes() -> np.ndarray:
     return classes
 
 
+#: transformers' names that are about ids (see
+#: :mod:`segkit.presets.transformers_names`): a word segmenter has none.
+_ID_NAMES = frozenset({
+    "encode", "encode_batch", "decode", "batch_decode", "decode_batch", "convert_ids_to_tokens",
+    "convert_tokens_to_ids", "vocab_size", "get_vocab", "get_vocab_size", "token_to_id", "id_to_token",
+    "pad_token_id", "unk_token_id", "cls_token_id", "sep_token_id", "bos_token_id", "eos_token_id",
+    "mask_token_id", "save_pretrained"})
+
+
 class ChineseMaxMatch(Preset):
     """Dictionary-based Chinese word segmentation with MaxMatch, in linear time.
 
@@ -165,6 +174,15 @@ class ChineseMaxMatch(Preset):
 
     def _directions(self) -> tuple[str, ...]:
         return ("forward", "backward") if self.mode == "bidirectional" else (self.mode,)
+
+    def __getattr__(self, name: str) -> Any:
+        # (reached only for a missing attribute)
+        if name in _ID_NAMES:
+            raise AttributeError(
+                f"ChineseMaxMatch has no {name}: it cuts text into words (cut, tokenize, cut_batch), as jieba "
+                "does, and gives no token ids, so transformers' id names do not apply; for a BERT model's ids use "
+                "segkit.from_pretrained('bert-base-chinese'), or map the words through your own vocabulary")
+        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
 
     # ------------------------------------------------------------ dictionary
     @property

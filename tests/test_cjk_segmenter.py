@@ -750,3 +750,17 @@ def test_large_userdict_is_cached_with_its_dictionary(tmp_path, monkeypatch, cap
     assert any("userdict" in p.name for p in cache.iterdir()), sorted(p.name for p in cache.iterdir())
     seg.add_word("起源词")  # changes after that work as before
     assert seg.cut("起源词") == ["起源词"]
+
+
+@pytest.mark.parametrize("name", ["convert_tokens_to_ids", "convert_ids_to_tokens", "vocab_size", "pad_token_id",
+                                  "batch_decode", "save_pretrained", "encode", "decode"])
+def test_transformers_id_names_say_a_word_segmenter_has_no_ids(name):
+    # (issue 34: the names a transformers user types; a segmenter of words
+    # has no ids, and says so in the error instead of a bare AttributeError)
+    seg = ChineseMaxMatch(["研究", "生命"])
+    with pytest.raises(AttributeError, match=rf"ChineseMaxMatch has no {name}: it cuts text into words"):
+        getattr(seg, name)
+    assert not hasattr(seg, name)
+    with pytest.raises(AttributeError, match="'ChineseMaxMatch' object has no attribute 'nonsense'"):
+        seg.nonsense
+    assert seg.cut("研究生命") == ["研究", "生命"] and pickle.loads(pickle.dumps(seg)).cut("研究生命") == ["研究", "生命"]
