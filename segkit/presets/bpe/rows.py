@@ -15,12 +15,13 @@ makes them from a :class:`segkit.BPE` in whole-batch steps, as HF
   the start and the end of a token are left out of its offsets (a token of
   spaces only becomes an empty span at its end);
 * offsets are into the original text.  A normalizer (NFC, ...) that
-  changes a text maps each character it writes back to a character of the
-  input: a run of characters that normalizes on its own (a starter and
-  the marks after it) maps its first character written to its first, and
-  each later one to the input character it is (a mark kept as it was;
-  of equal ones the last), or else to the run's first (HF's alignment,
-  checked under hypothesis).
+  changes a text maps each character it writes back to the input as HF
+  does (the normalization crate's changes applied as
+  ``NormalizedString.transform`` applies them: a reordered mark takes the
+  span of the place it lands on); where this process's Unicode writes
+  another text than those tables, a run of characters that normalizes on
+  its own maps its characters to the input characters they are, else to
+  the run's first.
 
 One call: the pieces (compiled or regex pre-tokenizer), BPE over all of
 them, byte spans and their characters from compiled kernels; Python work
@@ -353,8 +354,12 @@ class BPERows:
         for r in range(n):
             if written[r] is not texts[r]:  # the normalizer changed this text: back to its characters
                 a, b = int(token_rows[r]), int(token_rows[r + 1])
-                align = _alignment(texts[r], self._form)
-                cs[a:b], ce[a:b] = _back(align, cs[a:b], ce[a:b], len(texts[r]))
+                spans = _hf_spans(texts[r], self._form, written[r])
+                if spans is not None:
+                    cs[a:b], ce[a:b] = _back_spans(*spans, cs[a:b], ce[a:b], len(texts[r]))
+                else:
+                    align = _alignment(texts[r], self._form)
+                    cs[a:b], ce[a:b] = _back(align, cs[a:b], ce[a:b], len(texts[r]))
         out = np.empty((4, ids.size), dtype=np.int32)
         out[0] = ids
         out[1] = cs
@@ -365,6 +370,37 @@ class BPERows:
 
 #: texts of more bytes than this take the batch path (the scratch is kept per thread)
 _SINGLE_BYTES = 1 << 16
+
+
+def _hf_spans(original: str, form: str, written: str) -> tuple[np.ndarray, np.ndarray] | None:
+    """The original span of each character ``written`` (``original`` under
+    the normal form ``form``), as HF's alignments give them: the changes of
+    the normalization crate (:func:`~segkit.presets.pipeline.unicode_forms.nf_items`,
+    a mark that canonical ordering moves takes the span of the place it lands
+    on) applied as ``NormalizedString.transform`` does.  None where those
+    tables write another text than :mod:`unicodedata` (a character newer
+    than the crate's Unicode): :func:`_alignment` maps it then."""
+    from ..pipeline.normalized import NormalizedText
+    from ..pipeline.unicode_forms import nf_items
+
+    t = NormalizedText.of(original)
+    t.transform(nf_items(original, form))
+    if t.text != written:
+        return None
+    return np.asarray(t.starts, dtype=np.int64), np.asarray(t.ends, dtype=np.int64)
+
+
+def _back_spans(starts: np.ndarray, ends: np.ndarray, cs: np.ndarray, ce: np.ndarray,
+                length: int) -> tuple[np.ndarray, np.ndarray]:
+    """Offsets in a normalized text mapped to the original's: from the start
+    of the first character's span to the end of the last's (HF's
+    ``convert_offsets``)."""
+    m = starts.size
+    if not m:
+        return np.zeros_like(cs), np.zeros_like(ce)
+    start = np.where(cs < m, starts[np.minimum(cs, m - 1)], length)
+    last = np.where(ce > 0, ends[np.clip(ce - 1, 0, m - 1)], 0)
+    return start, np.where(ce <= cs, start, last)
 
 
 def _back(align: np.ndarray, cs: np.ndarray, ce: np.ndarray, length: int) -> tuple[np.ndarray, np.ndarray]:
